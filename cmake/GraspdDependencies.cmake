@@ -1,0 +1,22 @@
+# Every third-party library comes from a Debian 12 package (deploy/install-deps.sh).
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(OpenSSL 3 REQUIRED)
+find_package(RapidJSON REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)
+pkg_check_modules(SECP256K1 REQUIRED IMPORTED_TARGET libsecp256k1)
+pkg_check_modules(LMDB REQUIRED IMPORTED_TARGET lmdb)
+
+# libcaf-dev ships neither a CMake config nor a .pc file.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+find_library(CAF_CORE_LIB caf_core REQUIRED)
+find_library(CAF_IO_LIB caf_io REQUIRED)
+add_library(caf::core INTERFACE IMPORTED)
+target_include_directories(caf::core SYSTEM INTERFACE ${CAF_INCLUDE_DIR})
+target_link_libraries(caf::core INTERFACE ${CAF_CORE_LIB} Threads::Threads)
+add_library(caf::io INTERFACE IMPORTED)
+target_link_libraries(caf::io INTERFACE ${CAF_IO_LIB} caf::core)
+
+add_library(rapidjson INTERFACE IMPORTED)
+target_include_directories(rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})

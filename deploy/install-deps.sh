@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every build, test and runtime dependency from Debian 12 packages
+# (and the npm packages the interop tests use). Idempotent: does nothing when
+# everything is already present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config ccache ca-certificates git
+  libcaf-dev libboost-dev libssl-dev libsecp256k1-dev liblmdb-dev lmdb-utils rapidjson-dev
+  libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev prometheus
+  clang libclang-rt-14-dev nodejs npm curl procps)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages (${missing[*]}); run as root" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm packages for interop tests (nostr-tools, ws), pinned by the lock file.
+if [ "${GRASPD_SKIP_NPM:-0}" != 1 ] && [ -f tests/interop/package.json ]; then
+  if [ ! -d tests/interop/node_modules ] || [ tests/interop/package-lock.json -nt tests/interop/node_modules ]; then
+    (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+    touch tests/interop/node_modules
+  fi
+fi

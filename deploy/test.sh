@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs dependencies, then builds and runs the whole test suite twice: the
+# default build (g++) and the sanitizer build (clang, ASan + UBSan, fuzzers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deploy/install-deps.sh
+
+jobs=$(nproc)
+run_suite() {
+  local preset=$1
+  echo "=== graspd tests: preset $preset ===" >&2
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  ctest --preset "$preset" -j "$jobs"
+}
+run_suite default
+run_suite asan
+echo "=== graspd tests: all passed ===" >&2
