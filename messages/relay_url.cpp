@@ -1,0 +1,120 @@
+#include "messages/relay_url.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace graspd {
+
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool is_scheme_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+}
+
+bool has_forbidden_char(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](unsigned char c) { return c <= 0x20 || c == 0x7f; });
+}
+
+std::optional<std::uint16_t> parse_port(std::string_view digits) {
+  if (digits.empty() || digits.size() > 5) return std::nullopt;
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || value == 0 || value > 65535)
+    return std::nullopt;
+  return static_cast<std::uint16_t>(value);
+}
+
+// Splits "host[:port]" (host may be a bracketed IPv6 literal).
+std::optional<HostPort> split_authority_host(std::string_view text) {
+  HostPort out;
+  std::string_view rest;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string_view::npos || close < 2) return std::nullopt;
+    out.host = lowercase(text.substr(0, close + 1));
+    rest = text.substr(close + 1);
+  } else {
+    auto colon = text.find(':');
+    out.host = lowercase(text.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view{} : text.substr(colon);
+  }
+  if (out.host.empty()) return std::nullopt;
+  if (!rest.empty()) {
+    if (rest.front() != ':') return std::nullopt;
+    auto port = parse_port(rest.substr(1));
+    if (!port) return std::nullopt;
+    out.port = *port;
+  }
+  for (char c : out.host)
+    if (c == '/' || c == '@' || c == '?' || c == '#' || c == '\\') return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::uint16_t default_port(std::string_view scheme) {
+  if (scheme == "http" || scheme == "ws") return 80;
+  if (scheme == "https" || scheme == "wss") return 443;
+  return 0;
+}
+
+std::optional<ParsedUrl> parse_url(std::string_view url) {
+  if (url.empty() || has_forbidden_char(url)) return std::nullopt;
+  auto sep = url.find("://");
+  if (sep == std::string_view::npos || sep == 0) return std::nullopt;
+  auto scheme = url.substr(0, sep);
+  if (!std::all_of(scheme.begin(), scheme.end(), is_scheme_char)) return std::nullopt;
+  ParsedUrl out;
+  out.scheme = lowercase(scheme);
+  auto rest = url.substr(sep + 3);
+  auto authority_end = rest.find_first_of("/?#");
+  auto authority = rest.substr(0, authority_end);
+  if (authority_end != std::string_view::npos) {
+    auto tail = rest.substr(authority_end);
+    tail = tail.substr(0, tail.find('#'));
+    out.path_and_query = std::string(tail);
+    if (!out.path_and_query.empty() && out.path_and_query.front() == '?')
+      out.path_and_query.insert(out.path_and_query.begin(), '/');
+  }
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    out.has_user_info = true;
+    authority = authority.substr(at + 1);
+  }
+  auto host_port = split_authority_host(authority);
+  if (!host_port) return std::nullopt;
+  out.host = std::move(host_port->host);
+  out.explicit_port = host_port->port.has_value();
+  out.port = host_port->port.value_or(default_port(out.scheme));
+  return out;
+}
+
+std::optional<HostPort> parse_host_port(std::string_view text) {
+  if (text.empty() || has_forbidden_char(text)) return std::nullopt;
+  return split_authority_host(text);
+}
+
+bool url_names_host(const ParsedUrl& url, const HostPort& service) {
+  if (url.host != service.host) return false;
+  if (service.port) return url.port == *service.port;
+  return url.port == default_port(url.scheme);
+}
+
+std::optional<std::string> canonical_relay_url(std::string_view url) {
+  auto parsed = parse_url(url);
+  if (!parsed || (parsed->scheme != "ws" && parsed->scheme != "wss")) return std::nullopt;
+  std::string out = parsed->scheme + "://" + parsed->host;
+  if (parsed->port != default_port(parsed->scheme)) out += ":" + std::to_string(parsed->port);
+  if (parsed->path_and_query != "/") out += parsed->path_and_query;
+  return out;
+}
+
+}  // namespace graspd

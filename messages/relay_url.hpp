@@ -1,0 +1,48 @@
+// URL parsing for relay and clone URLs taken from untrusted events, and the
+// canonical relay key (protocol.md §4.6): one relay = one key = one connection.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace graspd {
+
+/// The parts of an absolute URL that graspd reasons about. `host` is
+/// lowercased (IPv6 literals keep their brackets); `port` is the explicit port
+/// or the scheme's default; `path_and_query` starts with '/' or is empty.
+struct ParsedUrl {
+  std::string scheme;
+  std::string host;
+  std::uint16_t port = 0;
+  bool explicit_port = false;
+  bool has_user_info = false;
+  std::string path_and_query;
+};
+
+/// Parses `scheme://[user@]host[:port][/path][?query]`; nullopt when malformed
+/// (no scheme, empty host, bad port, spaces or control characters).
+std::optional<ParsedUrl> parse_url(std::string_view url);
+
+/// Default port of http/ws (80) and https/wss (443); 0 for other schemes.
+std::uint16_t default_port(std::string_view scheme);
+
+/// A `host[:port]` service identity such as NGIT_DOMAIN. Without a port it
+/// stands for the scheme's default port, so "x.com" equals https://x.com:443/.
+struct HostPort {
+  std::string host;
+  std::optional<std::uint16_t> port;
+};
+std::optional<HostPort> parse_host_port(std::string_view text);
+
+/// True when `url` points at `service` by parsed host and effective port,
+/// never by substring: "x.com.evil.net" and "evil.net/x.com" do not match.
+bool url_names_host(const ParsedUrl& url, const HostPort& service);
+
+/// Canonical relay key: lowercase scheme and host, default port elided, a
+/// lone trailing "/" removed, other paths and queries kept. nullopt for
+/// anything but ws:// and wss:// URLs.
+std::optional<std::string> canonical_relay_url(std::string_view url);
+
+}  // namespace graspd

@@ -1,0 +1,582 @@
+#include "store/acceptance_policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include "messages/nostr/nip19.hpp"
+
+namespace graspd::policy {
+
+using nostr::Event;
+using nostr::EventId;
+using nostr::Filter;
+using nostr::Filters;
+using nostr::Pubkey;
+
+namespace {
+
+constexpr std::uint32_t kind_announcement = 30617;
+constexpr std::uint32_t kind_state = 30618;
+constexpr std::uint32_t kind_deletion = 5;
+constexpr std::array<std::uint32_t, 4> root_kinds = {1617, 1618, 1619, 1621};
+constexpr std::array<std::uint32_t, 3> identity_kinds = {0, 10002, 10317};
+// How far up a reply chain an event may be from its root and still make its
+// author a thread participant; bounds the lookups per committed event.
+constexpr int max_thread_depth = 8;
+constexpr std::size_t max_ids_per_filter = 100;
+
+bool is_root_kind(std::uint32_t kind) {
+  return std::find(root_kinds.begin(), root_kinds.end(), kind) != root_kinds.end();
+}
+bool is_identity_kind(std::uint32_t kind) {
+  return std::find(identity_kinds.begin(), identity_kinds.end(), kind) != identity_kinds.end();
+}
+
+/// A root event tags a repository address (`a` = 30617:owner:d).
+bool is_root(const Event& ev) {
+  if (!is_root_kind(ev.kind)) return false;
+  for (const auto& tag : ev.tags)
+    if (tag.size() >= 2 && tag[0] == "a" && tag[1].rfind("30617:", 0) == 0) return true;
+  return false;
+}
+
+/// Every value of every tag called `name` (NIP-34 puts many values in one tag
+/// and real clients also repeat the tag).
+std::vector<std::string_view> flattened_values(const Event& ev, std::string_view name) {
+  std::vector<std::string_view> out;
+  for (const auto& tag : ev.tags)
+    if (!tag.empty() && tag[0] == name)
+      for (std::size_t i = 1; i < tag.size(); ++i) out.push_back(tag[i]);
+  return out;
+}
+
+struct Address {
+  std::uint32_t kind = 0;
+  Pubkey pubkey{};
+  std::string identifier;
+  std::string text;
+};
+
+std::optional<Address> parse_address(std::string_view text) {
+  auto first = text.find(':');
+  if (first == std::string_view::npos) return std::nullopt;
+  auto second = text.find(':', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  Address out;
+  auto kind_text = text.substr(0, first);
+  auto [end, ec] = std::from_chars(kind_text.data(), kind_text.data() + kind_text.size(), out.kind);
+  if (ec != std::errc{} || end != kind_text.data() + kind_text.size()) return std::nullopt;
+  if (!nostr::from_hex(text.substr(first + 1, second - first - 1), out.pubkey)) return std::nullopt;
+  if (!nostr::is_replaceable(out.kind) && !nostr::is_addressable(out.kind)) return std::nullopt;
+  out.identifier = std::string(text.substr(second + 1));
+  out.text = std::string(text);
+  return out;
+}
+
+struct References {
+  std::vector<EventId> ids;
+  std::vector<Address> addresses;
+};
+
+/// Backward references of §3.5: e/E ids, a/A addresses, q either.
+References references_of(const Event& ev) {
+  References out;
+  for (const auto& tag : ev.tags) {
+    if (tag.size() < 2 || tag[0].size() != 1) continue;
+    char letter = tag[0][0];
+    bool id_tag = letter == 'e' || letter == 'E' || letter == 'q';
+    bool address_tag = letter == 'a' || letter == 'A' || letter == 'q';
+    EventId id;
+    if (id_tag && nostr::from_hex(tag[1], id)) {
+      out.ids.push_back(id);
+    } else if (address_tag) {
+      if (auto address = parse_address(tag[1])) out.addresses.push_back(std::move(*address));
+    }
+  }
+  return out;
+}
+
+Filter address_filter(const Address& address) {
+  Filter f;
+  f.kinds = std::vector<std::uint32_t>{address.kind};
+  f.authors = std::vector<Pubkey>{address.pubkey};
+  if (nostr::is_addressable(address.kind)) f.tags['d'] = {address.identifier};
+  return f;
+}
+
+bool any_stored(const StoreView& store, Filters filters) {
+  bool found = false;
+  for (auto& f : filters) f.normalize();
+  store.scan(filters, [&](const Event&) {
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+Filters id_filters(const std::vector<EventId>& ids, std::optional<Pubkey> author = std::nullopt) {
+  Filters out;
+  for (std::size_t i = 0; i < ids.size(); i += max_ids_per_filter) {
+    Filter f;
+    f.ids = std::vector<EventId>(ids.begin() + i,
+                                 ids.begin() + std::min(ids.size(), i + max_ids_per_filter));
+    if (author) f.authors = std::vector<Pubkey>{*author};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Filter announcements_named(std::string_view identifier) {
+  Filter f;
+  f.kinds = std::vector<std::uint32_t>{kind_announcement};
+  f.tags['d'] = {std::string(identifier)};
+  return f;
+}
+
+Decision accept(Rule rule) {
+  return Decision{Verdict::accept, rule, {}, {}};
+}
+Decision refuse(Rule rule, std::string message) {
+  return Decision{Verdict::refuse, rule, std::move(message), {}};
+}
+Decision wait_for(Rule rule, std::string message, std::vector<std::string> keys) {
+  return Decision{Verdict::refuse_missing_dependency, rule, std::move(message), std::move(keys)};
+}
+
+std::string service_text(const HostPort& service) {
+  return service.port ? service.host + ":" + std::to_string(*service.port) : service.host;
+}
+
+}  // namespace
+
+const char* to_string(Rule rule) {
+  static constexpr std::array<const char*, rule_count> names = {"event_blacklisted",
+                                                                "announcement_lists_service",
+                                                                "announcement_maintainer",
+                                                                "announcement_not_listed",
+                                                                "announcement_bad_identifier",
+                                                                "repository_blacklisted",
+                                                                "repository_not_whitelisted",
+                                                                "state_maintainer",
+                                                                "state_unknown_repository",
+                                                                "state_not_maintainer",
+                                                                "related_backward_address",
+                                                                "related_backward_id",
+                                                                "related_forward",
+                                                                "related_orphan",
+                                                                "deletion_own_target",
+                                                                "deletion_no_own_target",
+                                                                "identity_eligible",
+                                                                "identity_not_eligible",
+                                                                "ephemeral"};
+  return names[static_cast<std::size_t>(rule)];
+}
+
+KindGroup kind_group(std::uint32_t kind) {
+  if (kind == kind_announcement) return KindGroup::announcement;
+  if (kind == kind_state) return KindGroup::state;
+  if (is_root_kind(kind)) return KindGroup::root;
+  if (kind == kind_deletion) return KindGroup::deletion;
+  if (is_identity_kind(kind)) return KindGroup::identity;
+  if (nostr::is_ephemeral(kind)) return KindGroup::ephemeral;
+  return KindGroup::other;
+}
+
+const char* to_string(KindGroup group) {
+  static constexpr std::array<const char*, kind_group_count> names = {
+      "announcement", "state", "root", "deletion", "identity", "ephemeral", "other"};
+  return names[static_cast<std::size_t>(group)];
+}
+
+bool RepositoryRule::covers(const Pubkey& repo_owner, std::string_view repo_identifier) const {
+  if (owner && *owner != repo_owner) return false;
+  return !identifier || *identifier == repo_identifier;
+}
+
+bool is_valid_identifier(std::string_view identifier) {
+  if (identifier.empty() || identifier == "." || identifier == "..") return false;
+  return identifier.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos;
+}
+
+namespace {
+template <class OnEntry>
+std::string for_each_list_entry(std::string_view text, OnEntry on_entry) {
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    auto entry = text.substr(0, comma);
+    while (!entry.empty() && std::isspace(static_cast<unsigned char>(entry.front())))
+      entry.remove_prefix(1);
+    while (!entry.empty() && std::isspace(static_cast<unsigned char>(entry.back())))
+      entry.remove_suffix(1);
+    if (!entry.empty())
+      if (auto error = on_entry(entry); !error.empty()) return error;
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return {};
+}
+}  // namespace
+
+ListParse parse_repository_list(std::string_view text) {
+  ListParse out;
+  out.error = for_each_list_entry(text, [&](std::string_view entry) -> std::string {
+    RepositoryRule rule;
+    auto slash = entry.find('/');
+    auto head = entry.substr(0, slash);
+    if (head.rfind("npub1", 0) == 0) {
+      rule.owner = nostr::parse_pubkey(head);
+      if (!rule.owner) return "\"" + std::string(entry) + "\": not a valid npub";
+      if (slash != std::string_view::npos) rule.identifier = std::string(entry.substr(slash + 1));
+    } else {
+      rule.identifier = std::string(entry);
+    }
+    if (rule.identifier && !is_valid_identifier(*rule.identifier))
+      return "\"" + std::string(entry) + "\": expected npub, npub/identifier or identifier";
+    out.rules.push_back(std::move(rule));
+    return {};
+  });
+  return out;
+}
+
+ListParse parse_pubkey_list(std::string_view text) {
+  ListParse out;
+  out.error = for_each_list_entry(text, [&](std::string_view entry) -> std::string {
+    auto pubkey = nostr::parse_pubkey(entry);
+    if (!pubkey) return "\"" + std::string(entry) + "\": expected an npub or 64 hex digits";
+    out.pubkeys.insert(*pubkey);
+    return {};
+  });
+  return out;
+}
+
+namespace wait_key {
+std::string event(const EventId& id) {
+  return "e:" + nostr::to_hex(id);
+}
+std::string address(std::string_view address) {
+  return "a:" + std::string(address);
+}
+std::string identifier(std::string_view d) {
+  return "d:" + std::string(d);
+}
+std::string author(const Pubkey& pubkey) {
+  return "p:" + nostr::to_hex(pubkey);
+}
+// A parked event that a later event may reference (forward rule of §3.5).
+std::string referenced(std::string_view id_or_address) {
+  return "r:" + std::string(id_or_address);
+}
+}  // namespace wait_key
+
+AcceptancePolicy::AcceptancePolicy(PolicyConfig config, const StoreView& store)
+    : config_(std::move(config)), store_(store) {}
+
+Decision AcceptancePolicy::evaluate(const Event& ev) const {
+  if (config_.event_blacklist.count(ev.pubkey))
+    return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
+  if (nostr::is_ephemeral(ev.kind)) return accept(Rule::ephemeral);
+  switch (kind_group(ev.kind)) {
+    case KindGroup::announcement:
+      return evaluate_announcement(ev);
+    case KindGroup::state:
+      return evaluate_state(ev);
+    case KindGroup::deletion:
+      return evaluate_deletion(ev);
+    case KindGroup::identity:
+      return evaluate_identity(ev);
+    default:
+      return evaluate_related(ev);
+  }
+}
+
+std::optional<Decision> AcceptancePolicy::repository_list_refusal(
+    const Pubkey& owner, std::string_view identifier) const {
+  auto covers = [&](const RepositoryRule& rule) { return rule.covers(owner, identifier); };
+  const auto& black = config_.repository_blacklist;
+  if (std::any_of(black.begin(), black.end(), covers))
+    return refuse(Rule::repository_blacklisted, "blocked: repository '" + std::string(identifier) +
+                                                    "' is on this relay's repository blacklist");
+  const auto& white = config_.repository_whitelist;
+  if (!white.empty() && std::none_of(white.begin(), white.end(), covers))
+    return refuse(Rule::repository_not_whitelisted,
+                  "blocked: repository '" + std::string(identifier) +
+                      "' is not on this relay's repository whitelist");
+  return std::nullopt;
+}
+
+bool AcceptancePolicy::lists_service(const Event& announcement) const {
+  auto any_names_service = [&](std::string_view tag, std::string_view scheme_a,
+                               std::string_view scheme_b) {
+    for (auto value : flattened_values(announcement, tag)) {
+      auto url = parse_url(value);
+      if (url && (url->scheme == scheme_a || url->scheme == scheme_b) &&
+          url_names_host(*url, config_.service))
+        return true;
+    }
+    return false;
+  };
+  return any_names_service("clone", "http", "https") && any_names_service("relays", "ws", "wss");
+}
+
+bool AcceptancePolicy::in_maintainer_set(const Pubkey& author, std::string_view identifier) const {
+  // Every stored announcement was accepted, so being its author or one of its
+  // listed maintainers puts `author` in the (transitive) maintainer set.
+  const std::string author_hex = nostr::to_hex(author);
+  bool found = false;
+  store_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    if (announcement.pubkey == author) found = true;
+    for (auto value : flattened_values(announcement, "maintainers"))
+      if (value == author_hex) found = true;
+    return !found;
+  });
+  return found;
+}
+
+Decision AcceptancePolicy::evaluate_announcement(const Event& ev) const {
+  auto identifier = ev.d_tag();
+  if (!is_valid_identifier(identifier))
+    return refuse(Rule::announcement_bad_identifier,
+                  "invalid: repository identifier (d tag) must not be empty, '.', '..' or contain "
+                  "'/', '\\' or NUL");
+  if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
+  if (lists_service(ev)) return accept(Rule::announcement_lists_service);
+  if (in_maintainer_set(ev.pubkey, identifier)) return accept(Rule::announcement_maintainer);
+  return wait_for(Rule::announcement_not_listed,
+                  "blocked: repository '" + std::string(identifier) + "' does not list " +
+                      service_text(config_.service) +
+                      " in its clone and relays tags, and its author maintains no repository "
+                      "of that name hosted here",
+                  {wait_key::identifier(identifier)});
+}
+
+Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
+  auto identifier = ev.d_tag();
+  if (!is_valid_identifier(identifier))
+    return refuse(Rule::announcement_bad_identifier,
+                  "invalid: repository identifier (d tag) is not valid");
+  if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
+  auto keys = std::vector<std::string>{wait_key::identifier(identifier)};
+  if (!any_stored(store_, {announcements_named(identifier)}))
+    return wait_for(Rule::state_unknown_repository,
+                    "restricted: no announcement of repository '" + std::string(identifier) +
+                        "' is hosted here",
+                    std::move(keys));
+  if (!in_maintainer_set(ev.pubkey, identifier))
+    return wait_for(Rule::state_not_maintainer,
+                    "restricted: only maintainers of repository '" + std::string(identifier) +
+                        "' may publish its state",
+                    std::move(keys));
+  return accept(Rule::state_maintainer);
+}
+
+Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
+  auto refs = references_of(ev);
+  Filters targets = id_filters(refs.ids, ev.pubkey);
+  std::vector<std::string> keys;
+  for (const auto& id : refs.ids) keys.push_back(wait_key::event(id));
+  for (const auto& address : refs.addresses) {
+    if (address.pubkey != ev.pubkey) continue;
+    targets.push_back(address_filter(address));
+    keys.push_back(wait_key::address(address.text));
+  }
+  if (!targets.empty() && any_stored(store_, std::move(targets)))
+    return accept(Rule::deletion_own_target);
+  return wait_for(Rule::deletion_no_own_target,
+                  "blocked: deletion request names no event of its author stored here",
+                  std::move(keys));
+}
+
+Decision AcceptancePolicy::evaluate_identity(const Event& ev) const {
+  if (is_eligible_identity_author(ev.pubkey)) return accept(Rule::identity_eligible);
+  return wait_for(Rule::identity_not_eligible,
+                  "blocked: kind " + std::to_string(ev.kind) +
+                      " is kept only for repository owners, maintainers and thread participants",
+                  {wait_key::author(ev.pubkey)});
+}
+
+Decision AcceptancePolicy::evaluate_related(const Event& ev) const {
+  auto refs = references_of(ev);
+  Filters backward_addresses;
+  for (const auto& address : refs.addresses) backward_addresses.push_back(address_filter(address));
+  if (!backward_addresses.empty() && any_stored(store_, std::move(backward_addresses)))
+    return accept(Rule::related_backward_address);
+  if (!refs.ids.empty() && any_stored(store_, id_filters(refs.ids)))
+    return accept(Rule::related_backward_id);
+
+  const std::string id_hex = nostr::to_hex(ev.id);
+  Filters forward;
+  for (char letter : {'e', 'E', 'q'}) {
+    Filter f;
+    f.tags[letter] = {id_hex};
+    forward.push_back(std::move(f));
+  }
+  const bool has_address = nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind);
+  const std::string own_address = has_address ? nostr::address_of(ev) : std::string{};
+  if (has_address)
+    for (char letter : {'a', 'A', 'q'}) {
+      Filter f;
+      f.tags[letter] = {own_address};
+      forward.push_back(std::move(f));
+    }
+  if (any_stored(store_, std::move(forward))) return accept(Rule::related_forward);
+
+  std::vector<std::string> keys{wait_key::referenced(id_hex)};
+  if (has_address) keys.push_back(wait_key::referenced(own_address));
+  for (const auto& id : refs.ids) keys.push_back(wait_key::event(id));
+  for (const auto& address : refs.addresses) keys.push_back(wait_key::address(address.text));
+  return wait_for(Rule::related_orphan,
+                  "blocked: event references no repository, issue, patch or other event hosted "
+                  "here",
+                  std::move(keys));
+}
+
+bool AcceptancePolicy::is_eligible_identity_author(const Pubkey& author) const {
+  return eligible_authors_.count(author) > 0;
+}
+
+bool AcceptancePolicy::descends_from_root(const Event& ev, int depth_left) const {
+  if (is_root(ev)) return true;
+  if (depth_left == 0) return false;
+  auto refs = references_of(ev);
+  if (refs.ids.empty()) return false;
+  bool found = false;
+  store_.scan(id_filters(refs.ids), [&](const Event& parent) {
+    found = descends_from_root(parent, depth_left - 1);
+    return !found;
+  });
+  return found;
+}
+
+void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::string>& released) {
+  if (eligible_authors_.insert(author).second) released.push_back(wait_key::author(author));
+}
+
+std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
+  std::vector<std::string> released{wait_key::event(ev.id),
+                                    wait_key::referenced(nostr::to_hex(ev.id))};
+  if (nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind))
+    released.push_back(wait_key::address(nostr::address_of(ev)));
+  auto refs = references_of(ev);
+  for (const auto& id : refs.ids) released.push_back(wait_key::referenced(nostr::to_hex(id)));
+  for (const auto& address : refs.addresses) released.push_back(wait_key::referenced(address.text));
+
+  if (ev.kind == kind_announcement) {
+    released.push_back(wait_key::identifier(ev.d_tag()));
+    make_eligible(ev.pubkey, released);
+    for (auto value : flattened_values(ev, "maintainers")) {
+      Pubkey maintainer;
+      if (nostr::from_hex(value, maintainer)) make_eligible(maintainer, released);
+    }
+  } else if (!is_identity_kind(ev.kind) && ev.kind != kind_deletion &&
+             !eligible_authors_.count(ev.pubkey) && descends_from_root(ev, max_thread_depth)) {
+    make_eligible(ev.pubkey, released);
+  }
+  return released;
+}
+
+void AcceptancePolicy::load_from_store() {
+  std::vector<std::string> ignored;
+  Filter announcements;
+  announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
+  store_.scan({announcements}, [&](const Event& ev) {
+    on_committed(ev);
+    return true;
+  });
+  // Roots, then their descendants breadth-first, up to the thread depth.
+  Filter roots;
+  roots.kinds = std::vector<std::uint32_t>(root_kinds.begin(), root_kinds.end());
+  std::vector<EventId> frontier;
+  std::set<EventId> visited;
+  store_.scan({roots}, [&](const Event& ev) {
+    if (!is_root(ev)) return true;
+    make_eligible(ev.pubkey, ignored);
+    if (visited.insert(ev.id).second) frontier.push_back(ev.id);
+    return true;
+  });
+  for (int depth = 0; depth < max_thread_depth && !frontier.empty(); ++depth) {
+    std::vector<EventId> next;
+    for (std::size_t i = 0; i < frontier.size(); i += max_ids_per_filter) {
+      std::vector<std::string> hex;
+      for (std::size_t j = i; j < std::min(frontier.size(), i + max_ids_per_filter); ++j)
+        hex.push_back(nostr::to_hex(frontier[j]));
+      Filters children;
+      for (char letter : {'e', 'E', 'q'}) {
+        Filter f;
+        f.tags[letter] = hex;
+        f.normalize();
+        children.push_back(std::move(f));
+      }
+      store_.scan(children, [&](const Event& child) {
+        if (is_identity_kind(child.kind) || child.kind == kind_deletion) return true;
+        make_eligible(child.pubkey, ignored);
+        if (visited.insert(child.id).second) next.push_back(child.id);
+        return true;
+      });
+    }
+    frontier = std::move(next);
+  }
+}
+
+// -- RetryCache ---------------------------------------------------------------
+
+void RetryCache::park(nostr::EventPtr ev, std::size_t bytes, const std::vector<std::string>& keys,
+                      std::int64_t now) {
+  if (!ev || keys.empty() || bytes > limits_.max_bytes || limits_.max_events == 0) return;
+  erase(ev->id);
+  while (entries_.size() >= limits_.max_events || bytes_ + bytes > limits_.max_bytes)
+    evict_oldest();
+  auto id = ev->id;
+  auto sequence = next_sequence_++;
+  entries_.emplace(id, Entry{std::move(ev), bytes, keys, now, sequence});
+  for (const auto& key : keys) waiting_.emplace(key, id);
+  by_age_.emplace(sequence, id);
+  bytes_ += bytes;
+  ++stats_.parked;
+}
+
+std::vector<nostr::EventPtr> RetryCache::release(const std::vector<std::string>& keys) {
+  std::vector<nostr::EventPtr> out;
+  for (const auto& key : keys) {
+    auto [first, last] = waiting_.equal_range(key);
+    std::vector<EventId> ids;
+    for (auto it = first; it != last; ++it) ids.push_back(it->second);
+    for (const auto& id : ids) {
+      auto entry = entries_.find(id);
+      if (entry == entries_.end()) continue;
+      out.push_back(entry->second.event);
+      erase(id);
+      ++stats_.released;
+    }
+  }
+  return out;
+}
+
+void RetryCache::expire(std::int64_t now) {
+  while (!by_age_.empty()) {
+    const auto& entry = entries_.at(by_age_.begin()->second);
+    if (now - entry.parked_at < limits_.ttl_seconds) break;
+    erase(entry.event->id);
+    ++stats_.expired;
+  }
+}
+
+void RetryCache::evict_oldest() {
+  if (by_age_.empty()) return;
+  erase(by_age_.begin()->second);
+  ++stats_.evicted;
+}
+
+void RetryCache::erase(const EventId& id) {
+  auto entry = entries_.find(id);
+  if (entry == entries_.end()) return;
+  for (const auto& key : entry->second.keys) {
+    auto [first, last] = waiting_.equal_range(key);
+    for (auto it = first; it != last;) it = it->second == id ? waiting_.erase(it) : std::next(it);
+  }
+  by_age_.erase(entry->second.sequence);
+  bytes_ -= entry->second.bytes;
+  entries_.erase(entry);
+}
+
+}  // namespace graspd::policy

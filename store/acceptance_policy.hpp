@@ -1,0 +1,214 @@
+// GRASP-01 event acceptance policy (protocol.md §3): which events graspd stores.
+// One component for the client path and the sync path. It lives in store/
+// because every rule is a lookup against what is already stored; it sees the
+// store only through StoreView so it can be tested against a plain vector.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+#include "messages/relay_url.hpp"
+
+namespace graspd::policy {
+
+/// Read access to the committed events the policy reasons about.
+class StoreView {
+ public:
+  virtual ~StoreView() = default;
+  /// Calls `visit` for stored events matching any of `filters` until it returns false.
+  virtual void scan(const nostr::Filters& filters,
+                    const std::function<bool(const nostr::Event&)>& visit) const = 0;
+};
+
+/// Why an event was accepted or refused. A fixed set: it labels metrics.
+enum class Rule : std::uint8_t {
+  event_blacklisted,
+  announcement_lists_service,
+  announcement_maintainer,
+  announcement_not_listed,
+  announcement_bad_identifier,
+  repository_blacklisted,
+  repository_not_whitelisted,
+  state_maintainer,
+  state_unknown_repository,
+  state_not_maintainer,
+  related_backward_address,
+  related_backward_id,
+  related_forward,
+  related_orphan,
+  deletion_own_target,
+  deletion_no_own_target,
+  identity_eligible,
+  identity_not_eligible,
+  ephemeral,
+};
+inline constexpr std::size_t rule_count = static_cast<std::size_t>(Rule::ephemeral) + 1;
+const char* to_string(Rule rule);
+
+/// The fixed set of kind classes used as a metrics label.
+enum class KindGroup : std::uint8_t {
+  announcement,
+  state,
+  root,
+  deletion,
+  identity,
+  ephemeral,
+  other
+};
+inline constexpr std::size_t kind_group_count = static_cast<std::size_t>(KindGroup::other) + 1;
+KindGroup kind_group(std::uint32_t kind);
+const char* to_string(KindGroup group);
+
+enum class Verdict : std::uint8_t {
+  accept,
+  refuse,
+  /// Refused only because something it depends on is not stored yet; worth a
+  /// retry when one of `wait_keys` is satisfied (see RetryCache).
+  refuse_missing_dependency,
+};
+
+struct Decision {
+  Verdict verdict = Verdict::refuse;
+  Rule rule = Rule::related_orphan;
+  /// For refusals: the OK message with its NIP-01 prefix.
+  std::string message;
+  /// For refuse_missing_dependency: keys whose arrival makes a retry useful.
+  std::vector<std::string> wait_keys;
+  bool accepted() const { return verdict == Verdict::accept; }
+};
+
+/// One entry of NGIT_REPOSITORY_WHITELIST / NGIT_REPOSITORY_BLACKLIST:
+/// `npub`, `npub/identifier` or `identifier`.
+struct RepositoryRule {
+  std::optional<nostr::Pubkey> owner;
+  std::optional<std::string> identifier;
+  bool covers(const nostr::Pubkey& repo_owner, std::string_view repo_identifier) const;
+};
+
+struct PolicyConfig {
+  HostPort service;
+  std::set<nostr::Pubkey> event_blacklist;
+  std::vector<RepositoryRule> repository_whitelist;
+  std::vector<RepositoryRule> repository_blacklist;
+};
+
+/// Parses a comma-separated curation list; the error names the bad entry.
+struct ListParse {
+  std::vector<RepositoryRule> rules;
+  std::set<nostr::Pubkey> pubkeys;
+  std::string error;
+};
+ListParse parse_repository_list(std::string_view text);
+ListParse parse_pubkey_list(std::string_view text);
+
+/// Identifier rule of §3.2: not empty, not "." or "..", no '/', '\' or NUL.
+bool is_valid_identifier(std::string_view identifier);
+
+/// Keys events wait on in the retry cache. One place builds them so the
+/// producer (evaluate) and the consumer (on_committed) cannot disagree.
+namespace wait_key {
+std::string event(const nostr::EventId& id);
+std::string address(std::string_view address);
+std::string identifier(std::string_view d);
+std::string author(const nostr::Pubkey& pubkey);
+/// An event parked for the forward rule: a later event may reference it.
+std::string referenced(std::string_view id_or_address);
+}  // namespace wait_key
+
+/// The policy plus the incremental state it needs beyond the store's indexes:
+/// the authors eligible for identity kinds (§3.7). Owned by one actor.
+class AcceptancePolicy {
+ public:
+  AcceptancePolicy(PolicyConfig config, const StoreView& store);
+
+  /// Decides whether `ev` (already structurally valid, id and signature
+  /// checked, not expired) may be stored.
+  Decision evaluate(const nostr::Event& ev) const;
+
+  /// Feeds one committed event (from the store's change feed, in commit
+  /// order). Returns the wait keys it satisfies, for RetryCache::release.
+  std::vector<std::string> on_committed(const nostr::Event& ev);
+
+  /// Rebuilds the identity-eligibility state from the store at startup.
+  void load_from_store();
+
+  bool is_eligible_identity_author(const nostr::Pubkey& author) const;
+  std::size_t eligible_author_count() const { return eligible_authors_.size(); }
+  const PolicyConfig& config() const { return config_; }
+
+ private:
+  Decision evaluate_announcement(const nostr::Event& ev) const;
+  Decision evaluate_state(const nostr::Event& ev) const;
+  Decision evaluate_deletion(const nostr::Event& ev) const;
+  Decision evaluate_identity(const nostr::Event& ev) const;
+  Decision evaluate_related(const nostr::Event& ev) const;
+  std::optional<Decision> repository_list_refusal(const nostr::Pubkey& owner,
+                                                  std::string_view identifier) const;
+  bool lists_service(const nostr::Event& announcement) const;
+  bool in_maintainer_set(const nostr::Pubkey& author, std::string_view identifier) const;
+  bool descends_from_root(const nostr::Event& ev, int depth_left) const;
+  void make_eligible(const nostr::Pubkey& author, std::vector<std::string>& released);
+
+  PolicyConfig config_;
+  const StoreView& store_;
+  std::set<nostr::Pubkey> eligible_authors_;
+};
+
+/// Events refused only for a missing dependency, kept (bounded in count,
+/// bytes and time) and handed back when a dependency is committed. Owned by
+/// the same actor as the policy.
+class RetryCache {
+ public:
+  struct Limits {
+    std::size_t max_events = 10000;
+    std::size_t max_bytes = 64u << 20;
+    std::int64_t ttl_seconds = 600;
+  };
+  struct Stats {
+    std::uint64_t parked = 0, released = 0, expired = 0, evicted = 0;
+  };
+
+  explicit RetryCache(Limits limits) : limits_(limits) {}
+
+  /// Keeps `ev` until one of `keys` is released or it expires. The oldest
+  /// entries make room when a bound is reached.
+  void park(nostr::EventPtr ev, std::size_t bytes, const std::vector<std::string>& keys,
+            std::int64_t now);
+  /// Removes and returns the events waiting on any of `keys`.
+  std::vector<nostr::EventPtr> release(const std::vector<std::string>& keys);
+  /// Drops entries older than the TTL.
+  void expire(std::int64_t now);
+
+  std::size_t size() const { return entries_.size(); }
+  std::size_t bytes() const { return bytes_; }
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Entry {
+    nostr::EventPtr event;
+    std::size_t bytes;
+    std::vector<std::string> keys;
+    std::int64_t parked_at;
+    std::uint64_t sequence;
+  };
+  void erase(const nostr::EventId& id);
+  void evict_oldest();
+
+  Limits limits_;
+  Stats stats_;
+  std::size_t bytes_ = 0;
+  std::uint64_t next_sequence_ = 0;
+  std::map<nostr::EventId, Entry> entries_;
+  std::multimap<std::string, nostr::EventId> waiting_;
+  std::map<std::uint64_t, nostr::EventId> by_age_;
+};
+
+}  // namespace graspd::policy

@@ -1,0 +1,51 @@
+#include "messages/relay_url.hpp"
+
+#include <gtest/gtest.h>
+
+namespace graspd {
+namespace {
+
+TEST(RelayUrl, CanonicalFormIsOneKeyPerRelay) {
+  const char* variants[] = {"wss://Relay.Example.com", "wss://relay.example.com/",
+                            "WSS://relay.example.com:443", "wss://relay.example.com:443/"};
+  for (const char* url : variants)
+    EXPECT_EQ(canonical_relay_url(url).value_or("?"), "wss://relay.example.com") << url;
+  EXPECT_EQ(canonical_relay_url("ws://h:80/").value_or("?"), "ws://h");
+  EXPECT_EQ(canonical_relay_url("ws://h:8080").value_or("?"), "ws://h:8080");
+  EXPECT_EQ(canonical_relay_url("wss://h/nostr/").value_or("?"), "wss://h/nostr/");
+  EXPECT_EQ(canonical_relay_url("wss://h/?a=1").value_or("?"), "wss://h/?a=1");
+  EXPECT_EQ(canonical_relay_url("wss://[::1]:7000").value_or("?"), "wss://[::1]:7000");
+}
+
+TEST(RelayUrl, RejectsWhatIsNotARelay) {
+  for (const char* url : {"https://h", "wss://", "wss://h:0", "wss://h:99999", "wss://h :1",
+                          "relay.example.com", "wss://h:12a", "wss://[::1", "://h"})
+    EXPECT_FALSE(canonical_relay_url(url).has_value()) << url;
+}
+
+TEST(RelayUrl, ParsesUserInfoAndDefaultPorts) {
+  auto url = parse_url("https://me:pw@Host.net/x.git?y#frag");
+  ASSERT_TRUE(url);
+  EXPECT_TRUE(url->has_user_info);
+  EXPECT_EQ(url->host, "host.net");
+  EXPECT_EQ(url->port, 443);
+  EXPECT_FALSE(url->explicit_port);
+  EXPECT_EQ(url->path_and_query, "/x.git?y");
+}
+
+TEST(RelayUrl, HostMatchingNeverUsesSubstrings) {
+  auto service = *parse_host_port("x.com");
+  EXPECT_TRUE(url_names_host(*parse_url("https://x.com/r.git"), service));
+  EXPECT_TRUE(url_names_host(*parse_url("wss://X.COM:443"), service));
+  EXPECT_FALSE(url_names_host(*parse_url("https://x.com.evil.net/r"), service));
+  EXPECT_FALSE(url_names_host(*parse_url("https://evil.net/x.com"), service));
+  EXPECT_FALSE(url_names_host(*parse_url("https://x.com:8443/"), service));
+  auto with_port = *parse_host_port("127.0.0.1:7334");
+  EXPECT_TRUE(url_names_host(*parse_url("ws://127.0.0.1:7334"), with_port));
+  EXPECT_FALSE(url_names_host(*parse_url("ws://127.0.0.1"), with_port));
+  EXPECT_FALSE(parse_host_port("x.com/path").has_value());
+  EXPECT_FALSE(parse_host_port("x.com:").has_value());
+}
+
+}  // namespace
+}  // namespace graspd

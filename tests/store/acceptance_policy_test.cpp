@@ -1,0 +1,396 @@
+#include "store/acceptance_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace graspd::policy {
+namespace {
+
+using nostr::Event;
+using nostr::Pubkey;
+
+/// The policy's view of a store, answered by brute force over a vector.
+class VectorStore : public StoreView {
+ public:
+  void scan(const nostr::Filters& filters,
+            const std::function<bool(const Event&)>& visit) const override {
+    for (const auto& ev : events)
+      if (nostr::matches_any(filters, ev) && !visit(ev)) return;
+  }
+  std::vector<Event> events;
+};
+
+Pubkey key(std::uint8_t n) {
+  Pubkey out{};
+  out.fill(n);
+  return out;
+}
+
+std::string hex(const Pubkey& p) {
+  return nostr::to_hex(p);
+}
+
+class PolicyTest : public ::testing::Test {
+ protected:
+  PolicyTest() : policy_(make_config(), store_) {}
+
+  static PolicyConfig make_config() {
+    PolicyConfig config;
+    config.service = *parse_host_port("relay.example.com");
+    return config;
+  }
+
+  Event make(std::uint32_t kind, const Pubkey& author, nostr::Tags tags) {
+    Event ev;
+    ++counter_;
+    std::memcpy(ev.id.data(), &counter_, sizeof counter_);
+    ev.id[31] = 0xee;
+    ev.pubkey = author;
+    ev.kind = kind;
+    ev.created_at = 1700000000 + counter_;
+    ev.tags = std::move(tags);
+    return ev;
+  }
+
+  Event announcement(const Pubkey& owner, const std::string& d, nostr::Tags extra = {},
+                     bool listed = true) {
+    nostr::Tags tags{{"d", d}};
+    if (listed) {
+      tags.push_back({"clone", "https://relay.example.com/" + hex(owner) + "/" + d + ".git"});
+      tags.push_back({"relays", "wss://relay.example.com"});
+    }
+    for (auto& t : extra) tags.push_back(t);
+    return make(30617, owner, std::move(tags));
+  }
+
+  /// Evaluates and, when accepted, commits like the ingest path does.
+  Decision submit(const Event& ev) {
+    auto decision = policy_.evaluate(ev);
+    if (decision.accepted()) commit(ev);
+    return decision;
+  }
+  std::vector<std::string> commit(const Event& ev) {
+    store_.events.push_back(ev);
+    return policy_.on_committed(ev);
+  }
+
+  static std::string address(const Event& ev) { return nostr::address_of(ev); }
+
+  VectorStore store_;
+  AcceptancePolicy policy_;
+  std::uint64_t counter_ = 0;
+};
+
+// -- announcements ----------------------------------------------------------
+
+TEST_F(PolicyTest, AnnouncementListingServiceIsAccepted) {
+  auto d = submit(announcement(key(1), "repo"));
+  EXPECT_TRUE(d.accepted());
+  EXPECT_EQ(d.rule, Rule::announcement_lists_service);
+}
+
+TEST_F(PolicyTest, ListingComparesParsedHostsNotSubstrings) {
+  struct Case {
+    const char* clone;
+    const char* relay;
+    bool accepted;
+  };
+  const Case cases[] = {
+      {"https://relay.example.com.evil.net/r.git", "wss://relay.example.com", false},
+      {"https://evil.net/relay.example.com/r.git", "wss://relay.example.com", false},
+      {"https://relay.example.com/r.git", "wss://relay.example.com.evil.net", false},
+      {"https://RELAY.example.com:443/r.git", "wss://relay.example.com:443/", true},
+      {"https://relay.example.com:8443/r.git", "wss://relay.example.com", false},
+      {"ftp://relay.example.com/r.git", "wss://relay.example.com", false},
+      {"https://relay.example.com/r.git", "https://relay.example.com", false},
+      {"https://user@relay.example.com/r.git", "wss://relay.example.com", true},
+      {"https://relay.example.com/r.git", "ws://relay.example.com:443", false},
+  };
+  std::uint8_t n = 10;
+  for (const auto& c : cases) {
+    auto ev = announcement(key(n++), "repo", {{"clone", c.clone}, {"relays", c.relay}}, false);
+    EXPECT_EQ(policy_.evaluate(ev).accepted(), c.accepted) << c.clone << " " << c.relay;
+  }
+}
+
+TEST_F(PolicyTest, ListedOnlyInCloneOrOnlyInRelaysIsRefused) {
+  auto only_clone = announcement(
+      key(1), "a", {{"clone", "https://relay.example.com/a.git"}, {"relays", "wss://other.net"}},
+      false);
+  auto only_relays = announcement(
+      key(2), "b", {{"clone", "https://other.net/b.git"}, {"relays", "wss://relay.example.com"}},
+      false);
+  for (const auto& ev : {only_clone, only_relays}) {
+    auto d = policy_.evaluate(ev);
+    EXPECT_FALSE(d.accepted());
+    EXPECT_EQ(d.rule, Rule::announcement_not_listed);
+    EXPECT_EQ(d.message.rfind("blocked: ", 0), 0u) << d.message;
+  }
+}
+
+TEST_F(PolicyTest, ValuesOfSeveralCloneAndRelaysTagsAreFlattened) {
+  auto ev = announcement(key(1), "multi",
+                         {{"clone", "https://github.com/x/multi.git"},
+                          {"clone", "https://a.net/m.git", "https://relay.example.com/m.git"},
+                          {"relays", "wss://nos.lol"},
+                          {"relays", "wss://x.net", "wss://relay.example.com/"}},
+                         false);
+  EXPECT_TRUE(policy_.evaluate(ev).accepted());
+}
+
+TEST_F(PolicyTest, ServiceWithPortMatchesOnlyThatPort) {
+  PolicyConfig config;
+  config.service = *parse_host_port("127.0.0.1:7334");
+  AcceptancePolicy policy(config, store_);
+  auto listed = announcement(
+      key(1), "r", {{"clone", "http://127.0.0.1:7334/r.git"}, {"relays", "ws://127.0.0.1:7334"}},
+      false);
+  auto default_port = announcement(
+      key(2), "r", {{"clone", "http://127.0.0.1/r.git"}, {"relays", "ws://127.0.0.1"}}, false);
+  EXPECT_TRUE(policy.evaluate(listed).accepted());
+  EXPECT_FALSE(policy.evaluate(default_port).accepted());
+}
+
+TEST_F(PolicyTest, BadIdentifiersAreInvalid) {
+  for (std::string d : {std::string(""), std::string("."), std::string(".."), std::string("a/b"),
+                        std::string("a\\b"), std::string("a\0b", 3)}) {
+    auto decision = policy_.evaluate(announcement(key(1), d));
+    EXPECT_EQ(decision.rule, Rule::announcement_bad_identifier) << d;
+    EXPECT_EQ(decision.verdict, Verdict::refuse);
+    EXPECT_EQ(decision.message.rfind("invalid: ", 0), 0u);
+  }
+}
+
+TEST_F(PolicyTest, MaintainerChainOfThreeAndCycle) {
+  auto owner = key(1), m1 = key(2), m2 = key(3), stranger = key(4);
+  ASSERT_TRUE(submit(announcement(owner, "r", {{"maintainers", hex(m1)}})).accepted());
+  auto m1_ann = announcement(m1, "r", {{"maintainers", hex(m2), hex(owner)}}, false);
+  auto d1 = submit(m1_ann);
+  EXPECT_TRUE(d1.accepted());
+  EXPECT_EQ(d1.rule, Rule::announcement_maintainer);
+  // m2 is listed only by m1's (unlisted) announcement: transitive closure.
+  auto d2 = submit(announcement(m2, "r", {{"maintainers", hex(owner)}}, false));
+  EXPECT_TRUE(d2.accepted());
+  // The cycle owner -> m1 -> m2 -> owner terminates and admits nobody else.
+  auto d3 = policy_.evaluate(announcement(stranger, "r", {}, false));
+  EXPECT_FALSE(d3.accepted());
+  // Same identifier is what matters: m1 maintains nothing named "other".
+  EXPECT_FALSE(policy_.evaluate(announcement(m1, "other", {}, false)).accepted());
+}
+
+TEST_F(PolicyTest, RepositoryBlacklistWinsOverWhitelist) {
+  PolicyConfig config = make_config();
+  auto white = parse_repository_list("repo, other");
+  ASSERT_TRUE(white.error.empty());
+  config.repository_whitelist = white.rules;
+  RepositoryRule black;
+  black.owner = key(1);
+  black.identifier = "repo";
+  config.repository_blacklist = {black};
+  AcceptancePolicy policy(config, store_);
+  EXPECT_EQ(policy.evaluate(announcement(key(1), "repo")).rule, Rule::repository_blacklisted);
+  EXPECT_TRUE(policy.evaluate(announcement(key(2), "repo")).accepted());
+  EXPECT_EQ(policy.evaluate(announcement(key(2), "nope")).rule, Rule::repository_not_whitelisted);
+}
+
+TEST_F(PolicyTest, CurationListErrorsNameTheEntry) {
+  auto list = parse_repository_list("good, npub1notreally/x");
+  EXPECT_NE(list.error.find("npub1notreally/x"), std::string::npos) << list.error;
+  auto bad_id = parse_repository_list("../etc");
+  EXPECT_NE(bad_id.error.find("../etc"), std::string::npos) << bad_id.error;
+  auto keys = parse_pubkey_list(hex(key(7)) + ",zz");
+  EXPECT_NE(keys.error.find("\"zz\""), std::string::npos) << keys.error;
+}
+
+TEST_F(PolicyTest, EventBlacklistBlocksEverything) {
+  PolicyConfig config = make_config();
+  config.event_blacklist = {key(9)};
+  AcceptancePolicy policy(config, store_);
+  auto d = policy.evaluate(announcement(key(9), "r"));
+  EXPECT_EQ(d.rule, Rule::event_blacklisted);
+  EXPECT_EQ(d.message.rfind("blocked: ", 0), 0u);
+}
+
+// -- state ------------------------------------------------------------------
+
+TEST_F(PolicyTest, StateOnlyFromMaintainers) {
+  auto owner = key(1), m1 = key(2), stranger = key(3);
+  auto state_of = [&](const Pubkey& who) { return make(30618, who, {{"d", "r"}}); };
+  auto early = policy_.evaluate(state_of(owner));
+  EXPECT_EQ(early.rule, Rule::state_unknown_repository);
+  EXPECT_EQ(early.verdict, Verdict::refuse_missing_dependency);
+  ASSERT_TRUE(submit(announcement(owner, "r", {{"maintainers", hex(m1)}})).accepted());
+  EXPECT_EQ(policy_.evaluate(state_of(owner)).rule, Rule::state_maintainer);
+  EXPECT_TRUE(policy_.evaluate(state_of(m1)).accepted());
+  auto refused = policy_.evaluate(state_of(stranger));
+  EXPECT_EQ(refused.rule, Rule::state_not_maintainer);
+  EXPECT_EQ(refused.message.rfind("restricted: ", 0), 0u);
+}
+
+// -- related events -----------------------------------------------------------
+
+TEST_F(PolicyTest, IssueReplyAndReplyToReply) {
+  auto repo = announcement(key(1), "r");
+  ASSERT_TRUE(submit(repo).accepted());
+  auto issue = make(1621, key(2), {{"a", address(repo)}});
+  auto d_issue = submit(issue);
+  EXPECT_EQ(d_issue.rule, Rule::related_backward_address);
+  auto reply = make(1111, key(3), {{"E", nostr::to_hex(issue.id)}, {"e", nostr::to_hex(issue.id)}});
+  EXPECT_EQ(submit(reply).rule, Rule::related_backward_id);
+  auto reply2 = make(1, key(4), {{"e", nostr::to_hex(reply.id)}});
+  EXPECT_EQ(submit(reply2).rule, Rule::related_backward_id);
+  auto orphan = make(1, key(5), {{"e", std::string(64, 'a')}});
+  auto d = policy_.evaluate(orphan);
+  EXPECT_EQ(d.rule, Rule::related_orphan);
+  EXPECT_EQ(d.verdict, Verdict::refuse_missing_dependency);
+}
+
+TEST_F(PolicyTest, QuoteTagsCountAsIdOrAddress) {
+  auto repo = announcement(key(1), "r");
+  ASSERT_TRUE(submit(repo).accepted());
+  EXPECT_EQ(policy_.evaluate(make(1, key(2), {{"q", address(repo)}})).rule,
+            Rule::related_backward_address);
+  EXPECT_EQ(policy_.evaluate(make(1, key(2), {{"q", nostr::to_hex(repo.id)}})).rule,
+            Rule::related_backward_id);
+}
+
+TEST_F(PolicyTest, ForwardReferencesForRegularReplaceableAndAddressable) {
+  auto repo = announcement(key(1), "r");
+  ASSERT_TRUE(submit(repo).accepted());
+  auto regular = make(1, key(5), {});
+  auto replaceable = make(10002, key(6), {});  // identity kinds have their own rule; use 3
+  replaceable.kind = 3;
+  auto addressable = make(30023, key(7), {{"d", "post"}});
+  // A stored comment referencing all three (it is anchored by the repo).
+  auto comment = make(1111, key(8),
+                      {{"A", address(repo)},
+                       {"q", nostr::to_hex(regular.id)},
+                       {"a", address(replaceable)},
+                       {"q", address(addressable)}});
+  ASSERT_TRUE(submit(comment).accepted());
+  EXPECT_EQ(policy_.evaluate(regular).rule, Rule::related_forward);
+  EXPECT_EQ(policy_.evaluate(replaceable).rule, Rule::related_forward);
+  EXPECT_EQ(policy_.evaluate(addressable).rule, Rule::related_forward);
+  auto unrelated = make(30023, key(7), {{"d", "other"}});
+  EXPECT_EQ(policy_.evaluate(unrelated).rule, Rule::related_orphan);
+}
+
+// -- deletion and identity ------------------------------------------------------
+
+TEST_F(PolicyTest, DeletionOnlyOfOwnStoredEvents) {
+  auto repo = announcement(key(1), "r");
+  ASSERT_TRUE(submit(repo).accepted());
+  auto by_owner = make(5, key(1), {{"e", nostr::to_hex(repo.id)}});
+  auto by_stranger = make(5, key(2), {{"e", nostr::to_hex(repo.id)}, {"a", address(repo)}});
+  auto by_address = make(5, key(1), {{"a", address(repo)}});
+  EXPECT_EQ(policy_.evaluate(by_owner).rule, Rule::deletion_own_target);
+  EXPECT_EQ(policy_.evaluate(by_address).rule, Rule::deletion_own_target);
+  auto refused = policy_.evaluate(by_stranger);
+  EXPECT_EQ(refused.rule, Rule::deletion_no_own_target);
+  EXPECT_FALSE(refused.accepted());
+}
+
+TEST_F(PolicyTest, IdentityKindsOnlyFromEligibleAuthors) {
+  auto owner = key(1), maintainer = key(2), participant = key(3), commenter = key(4),
+       stranger = key(5);
+  auto repo = announcement(owner, "r", {{"maintainers", hex(maintainer)}});
+  ASSERT_TRUE(submit(repo).accepted());
+  auto issue = submit(make(1621, participant, {{"a", address(repo)}}));
+  ASSERT_TRUE(issue.accepted());
+  auto issue_event = store_.events.back();
+  ASSERT_TRUE(submit(make(1111, commenter, {{"E", nostr::to_hex(issue_event.id)}})).accepted());
+  for (const auto& who : {owner, maintainer, participant, commenter})
+    for (std::uint32_t kind : {0u, 10002u, 10317u})
+      EXPECT_EQ(policy_.evaluate(make(kind, who, {})).rule, Rule::identity_eligible);
+  auto refused = policy_.evaluate(make(0, stranger, {}));
+  EXPECT_EQ(refused.rule, Rule::identity_not_eligible);
+  EXPECT_EQ(refused.verdict, Verdict::refuse_missing_dependency);
+  // A reaction to the announcement itself is not thread participation.
+  ASSERT_TRUE(submit(make(7, stranger, {{"e", nostr::to_hex(repo.id)}})).accepted());
+  EXPECT_FALSE(policy_.evaluate(make(0, stranger, {})).accepted());
+}
+
+TEST_F(PolicyTest, EligibilityIsRebuiltFromTheStore) {
+  auto repo = announcement(key(1), "r", {{"maintainers", hex(key(2))}});
+  ASSERT_TRUE(submit(repo).accepted());
+  auto issue = make(1621, key(3), {{"a", address(repo)}});
+  ASSERT_TRUE(submit(issue).accepted());
+  auto reply = make(1111, key(4), {{"E", nostr::to_hex(issue.id)}});
+  ASSERT_TRUE(submit(reply).accepted());
+  ASSERT_TRUE(submit(make(7, key(5), {{"e", nostr::to_hex(reply.id)}})).accepted());
+  AcceptancePolicy fresh(make_config(), store_);
+  fresh.load_from_store();
+  for (std::uint8_t n : {1, 2, 3, 4, 5}) EXPECT_TRUE(fresh.is_eligible_identity_author(key(n)));
+  EXPECT_FALSE(fresh.is_eligible_identity_author(key(6)));
+}
+
+TEST_F(PolicyTest, EphemeralKindsPass) {
+  EXPECT_EQ(policy_.evaluate(make(20001, key(1), {})).rule, Rule::ephemeral);
+}
+
+// -- retry cache ----------------------------------------------------------------
+
+TEST_F(PolicyTest, RetryCacheReleasesMaintainerAnnouncementWhenOwnersArrives) {
+  RetryCache cache({});
+  auto owner = key(1), maintainer = key(2);
+  auto early = announcement(maintainer, "r", {}, false);
+  auto decision = policy_.evaluate(early);
+  ASSERT_EQ(decision.verdict, Verdict::refuse_missing_dependency);
+  cache.park(std::make_shared<const Event>(early), 500, decision.wait_keys, 1000);
+  EXPECT_EQ(cache.size(), 1u);
+  auto released =
+      cache.release(commit(announcement(owner, "r", {{"maintainers", hex(maintainer)}})));
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0]->id, early.id);
+  EXPECT_TRUE(policy_.evaluate(*released[0]).accepted());
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+TEST_F(PolicyTest, RetryCacheReleasesReplyWhenRootArrivesAndIdentityWhenEligible) {
+  RetryCache cache({});
+  auto repo = announcement(key(1), "r");
+  ASSERT_TRUE(submit(repo).accepted());
+  auto issue = make(1621, key(3), {{"a", address(repo)}});
+  auto reply = make(1111, key(4), {{"E", nostr::to_hex(issue.id)}});
+  auto profile = make(0, key(4), {});
+  for (const auto& ev : {reply, profile}) {
+    auto d = policy_.evaluate(ev);
+    ASSERT_EQ(d.verdict, Verdict::refuse_missing_dependency);
+    cache.park(std::make_shared<const Event>(ev), 100, d.wait_keys, 1000);
+  }
+  auto released = cache.release(commit(issue));
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0]->id, reply.id);
+  ASSERT_TRUE(policy_.evaluate(reply).accepted());
+  auto second = cache.release(commit(reply));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0]->id, profile.id);
+  EXPECT_TRUE(policy_.evaluate(profile).accepted());
+}
+
+TEST(RetryCache, ExpiresAndStaysBounded) {
+  RetryCache cache({.max_events = 3, .max_bytes = 250, .ttl_seconds = 60});
+  auto ev = [](std::uint8_t n) {
+    Event e;
+    e.id.fill(n);
+    return std::make_shared<const Event>(e);
+  };
+  cache.park(ev(1), 100, {"k1"}, 0);
+  cache.park(ev(2), 100, {"k2"}, 10);
+  cache.park(ev(3), 100, {"k3"}, 20);  // bytes bound evicts the oldest
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_LE(cache.bytes(), 250u);
+  EXPECT_EQ(cache.stats().evicted, 1u);
+  EXPECT_TRUE(cache.release({"k1"}).empty());
+  cache.expire(70);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.stats().expired, 1u);
+  cache.expire(80);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace graspd::policy
