@@ -14,4 +14,14 @@ using shutdown = caf::atom_constant<caf::atom("shutdown")>;
 /// Periodic timer tick an actor sends to itself.
 using tick = caf::atom_constant<caf::atom("tick")>;
 
+// Relay (client sessions): what the WebSocket transport reports.
+/// A text frame from the client.
+using ws_text = caf::atom_constant<caf::atom("ws_text")>;
+/// A binary frame (refused with a NOTICE).
+using ws_binary = caf::atom_constant<caf::atom("ws_binary")>;
+/// A message over the size limit was discarded (NOTICE).
+using ws_oversize = caf::atom_constant<caf::atom("ws_oversz")>;
+/// The connection is gone.
+using ws_closed = caf::atom_constant<caf::atom("ws_closed")>;
+
 }  // namespace graspd::atom

@@ -1,0 +1,314 @@
+#include "actors/client_session.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <chrono>
+#include <map>
+
+#include "messages/nostr/client_message.hpp"
+#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/verify.hpp"
+#include "runtime/ws_metrics.hpp"
+#include "store/event_store.hpp"
+
+namespace graspd {
+
+nostr::ParseLimits RelayContext::parse_limits() const {
+  nostr::ParseLimits p;
+  p.max_message_bytes = limits.max_message_bytes;
+  p.max_event_bytes = limits.max_event_bytes;
+  p.max_tags = limits.max_event_tags;
+  p.max_content_bytes = limits.max_content_length;
+  p.max_subscription_id_length = limits.max_subid_length;
+  p.max_filters_per_req = limits.max_filters;
+  return p;
+}
+
+namespace {
+
+using runtime::ClientMessageType;
+using runtime::EventResult;
+using Clock = std::chrono::steady_clock;
+
+FramePtr frame(std::string text) {
+  return std::make_shared<const std::string>(std::move(text));
+}
+
+EventResult result_of(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+      return EventResult::stored;
+    case WriteOutcome::duplicate:
+      return EventResult::duplicate;
+    case WriteOutcome::replaced_older:
+      return EventResult::replaced;
+    case WriteOutcome::ephemeral_not_stored:
+      return EventResult::ephemeral;
+    case WriteOutcome::rejected_older_version:
+    case WriteOutcome::deleted:
+    case WriteOutcome::expired:
+      return EventResult::rejected;
+    case WriteOutcome::error:
+      break;
+  }
+  return EventResult::error;
+}
+
+struct SessionState {
+  static inline const char* name = "client_session";
+
+  client_session_actor::pointer self = nullptr;
+  std::shared_ptr<const RelayContext> ctx;
+  nostr::ParseLimits parse_limits;
+  std::uint64_t connection_id = 0;
+  FrameSinkPtr sink;
+  runtime::TokenBucket bucket{1, 1};
+  /// Open subscriptions and the generation of their latest REQ, so a stale
+  /// fan-out acknowledgement (REQ replaced or CLOSEd meanwhile) is ignored.
+  std::map<std::string, std::uint64_t> subscriptions;
+  std::uint64_t generation = 0;
+  bool closed = false;
+
+  runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
+  void count(ClientMessageType type) const {
+    if (auto* m = metrics()) m->message(type);
+  }
+  void count(EventResult result) const {
+    if (auto* m = metrics()) m->event_result(result);
+  }
+  void send(std::string text) const { sink->send(frame(std::move(text))); }
+  void notice(std::string_view message) const { send(nostr::relay_notice(message)); }
+
+  void on_text(const std::string& text) {
+    auto parsed = nostr::parse_client_message(text, parse_limits);
+    if (!parsed) return on_parse_error(parsed.error());
+    std::visit([this](auto& msg) { handle(msg); }, parsed.value());
+  }
+
+  void on_parse_error(const nostr::ClientMessageError& error) {
+    using Kind = nostr::ClientMessageError::Kind;
+    switch (error.kind) {
+      case Kind::invalid_event:
+        count(ClientMessageType::event);
+        count(EventResult::invalid);
+        if (error.event_id) return send(nostr::relay_ok(*error.event_id, false, error.message));
+        return notice(error.message);
+      case Kind::invalid_filter:
+        count(ClientMessageType::req);
+        return send(nostr::relay_closed(error.subscription_id, error.message));
+      case Kind::malformed:
+      case Kind::unknown_verb:
+        break;
+    }
+    count(ClientMessageType::malformed);
+    notice(error.message);
+  }
+
+  void handle(nostr::ClientEvent& msg) {
+    count(ClientMessageType::event);
+    if (auto* m = metrics()) m->event_received();
+    auto event = std::make_shared<const nostr::Event>(std::move(msg.event));
+    if (!bucket.try_take(Clock::now())) {
+      count(EventResult::rate_limited);
+      return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
+    }
+    if (auto check = nostr::check_event(*event); check != nostr::EventCheck::ok) {
+      count(EventResult::invalid);
+      return send(nostr::relay_ok(event->id, false, nostr::describe(check)));
+    }
+    if (!ctx->acceptance) return store(std::move(event));
+    self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event})
+        .then(
+            [this, event](const AcceptanceVerdict& verdict) {
+              if (verdict.accepted) return store(event);
+              count(EventResult::blocked);
+              send(nostr::relay_ok(event->id, false, verdict.message));
+            },
+            [this, event](const caf::error&) {
+              count(EventResult::error);
+              send(nostr::relay_ok(event->id, false, "error: acceptance check failed"));
+            });
+  }
+
+  void store(nostr::EventPtr event) {
+    if (nostr::is_ephemeral(event->kind)) {
+      // Ephemeral events are never stored: broadcast and acknowledge at once.
+      self->send(ctx->fanout, FanoutEphemeral{event, frame(nostr::serialize_event(*event))});
+      count(EventResult::ephemeral);
+      return send(nostr::relay_ok(event->id, true, ""));
+    }
+    self->request(ctx->writer, caf::infinite, StoreWrite{event})
+        .then(
+            [this, event](WriteOutcome outcome) {
+              count(result_of(outcome));
+              send(nostr::relay_ok(event->id, store::is_accepted(outcome),
+                                   store::ok_message(outcome)));
+            },
+            [this, event](const caf::error&) {
+              count(EventResult::error);
+              send(nostr::relay_ok(event->id, false, "error: could not store the event"));
+            });
+  }
+
+  void handle(nostr::ClientReq& msg) {
+    count(ClientMessageType::req);
+    const auto& limits = ctx->limits;
+    if (!subscriptions.count(msg.subscription_id) &&
+        subscriptions.size() >= limits.max_subscriptions) {
+      return send(nostr::relay_closed(msg.subscription_id,
+                                      "rate-limited: too many open subscriptions (max " +
+                                          std::to_string(limits.max_subscriptions) + ")"));
+    }
+    for (auto& filter : msg.filters)
+      filter.limit = std::min(filter.limit.value_or(limits.default_limit), limits.max_limit);
+    auto gen = ++generation;
+    subscriptions[msg.subscription_id] = gen;
+    auto started = Clock::now();
+    auto subid = msg.subscription_id;
+    auto filters = std::make_shared<const nostr::Filters>(msg.filters);
+    self->request(ctx->fanout, caf::infinite,
+                  FanoutSubscribe{connection_id, subid, std::move(msg.filters), sink})
+        .then([this, gen, subid, filters, started](bool) {
+          auto it = subscriptions.find(subid);
+          if (it == subscriptions.end() || it->second != gen || closed) return;
+          run_stored_query(subid, *filters, started);
+        });
+  }
+
+  void run_stored_query(const std::string& subid, const nostr::Filters& filters,
+                        Clock::time_point started) {
+    std::vector<nostr::EventId> delivered;
+    try {
+      store::QueryOptions options;
+      options.max_limit = ctx->limits.max_limit;
+      ctx->store->query(
+          filters,
+          [&](const store::QueryHit& hit) {
+            delivered.push_back(hit.id);
+            send(nostr::relay_event(subid, hit.json));
+          },
+          options);
+    } catch (const std::exception&) {
+      subscriptions.erase(subid);
+      self->send(ctx->fanout, FanoutUnsubscribe{connection_id, subid});
+      return send(nostr::relay_closed(subid, "error: could not run the query"));
+    }
+    send(nostr::relay_eose(subid));
+    self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered)});
+    if (auto* m = metrics())
+      m->req_latency(std::chrono::duration<double>(Clock::now() - started).count());
+  }
+
+  void handle(nostr::ClientClose& msg) {
+    count(ClientMessageType::close);
+    if (subscriptions.erase(msg.subscription_id) == 0) return;
+    self->send(ctx->fanout, FanoutUnsubscribe{connection_id, msg.subscription_id});
+  }
+
+  void handle(nostr::ClientCount& msg) {
+    count(ClientMessageType::count);
+    try {
+      send(nostr::relay_count(msg.subscription_id, ctx->store->count(msg.filters)));
+    } catch (const std::exception&) {
+      send(nostr::relay_closed(msg.subscription_id, "error: could not count"));
+    }
+  }
+
+  void on_closed() {
+    closed = true;
+    subscriptions.clear();
+    self->send(ctx->fanout, FanoutDisconnect{connection_id});
+  }
+};
+
+client_session_actor::behavior_type client_session(
+    client_session_actor::stateful_pointer<SessionState> self,
+    std::shared_ptr<const RelayContext> ctx, std::uint64_t connection_id, FrameSinkPtr sink) {
+  auto& st = self->state;
+  st.self = self;
+  st.parse_limits = ctx->parse_limits();
+  st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
+  st.ctx = std::move(ctx);
+  st.connection_id = connection_id;
+  st.sink = std::move(sink);
+  return {
+      [self](atom::ws_text, const std::string& text) { self->state.on_text(text); },
+      [self](atom::ws_binary) {
+        self->state.count(ClientMessageType::binary);
+        self->state.notice("invalid: binary frames are not supported, send JSON text");
+      },
+      [self](atom::ws_oversize) {
+        self->state.count(ClientMessageType::oversize);
+        self->state.notice("invalid: message too large (max " +
+                           std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
+      },
+      [self](atom::ws_closed) {
+        self->state.on_closed();
+        // Pending store replies still arrive (their OK is dropped by the
+        // closed transport); quitting now is fine, the writer stores anyway.
+        self->quit();
+      },
+  };
+}
+
+/// FrameSink over the transport's connection handle.
+class ConnectionSink final : public FrameSink {
+ public:
+  explicit ConnectionSink(std::shared_ptr<runtime::WsConnection> connection)
+      : connection_(std::move(connection)) {}
+  void send(FramePtr frame) override { connection_->send(std::move(frame)); }
+  void close(FramePtr last_frame) override { connection_->close(std::move(last_frame)); }
+
+ private:
+  std::shared_ptr<runtime::WsConnection> connection_;
+};
+
+/// The transport-facing bridge: forwards each connection's frames to its
+/// session actor in order (anon_send is thread-safe and FIFO per sender).
+class SessionBridge final : public runtime::WsSessionHandler {
+ public:
+  SessionBridge(caf::actor_system& system, std::shared_ptr<const RelayContext> ctx)
+      : system_(system), ctx_(std::move(ctx)) {}
+  ~SessionBridge() override { on_close(); }
+
+  void on_open(std::shared_ptr<runtime::WsConnection> connection) override {
+    auto id = connection->id();
+    actor_ = spawn_client_session(system_, ctx_, id,
+                                  std::make_shared<ConnectionSink>(std::move(connection)));
+  }
+  void on_text(std::string&& text) override {
+    caf::anon_send(actor_, atom::ws_text::value, std::move(text));
+  }
+  void on_binary() override { caf::anon_send(actor_, atom::ws_binary::value); }
+  void on_oversize() override { caf::anon_send(actor_, atom::ws_oversize::value); }
+  void on_close() override {
+    if (!actor_) return;
+    caf::anon_send(actor_, atom::ws_closed::value);
+    actor_ = nullptr;
+  }
+
+ private:
+  caf::actor_system& system_;
+  std::shared_ptr<const RelayContext> ctx_;
+  client_session_actor actor_;
+};
+
+}  // namespace
+
+client_session_actor spawn_client_session(caf::actor_system& system,
+                                          std::shared_ptr<const RelayContext> context,
+                                          std::uint64_t connection_id, FrameSinkPtr sink) {
+  return system.spawn(client_session, std::move(context), connection_id, std::move(sink));
+}
+
+runtime::WsHandlerFactory make_client_session_factory(caf::actor_system& system,
+                                                      std::shared_ptr<const RelayContext> context) {
+  return [&system, context](const std::string&) -> std::unique_ptr<runtime::WsSessionHandler> {
+    return std::make_unique<SessionBridge>(system, context);
+  };
+}
+
+}  // namespace graspd

@@ -1,0 +1,53 @@
+// One actor per WebSocket connection: the NIP-01 state of that client
+// (subscriptions, EVENT rate bucket) mutated serially. EVENT: parse -> id and
+// signature check (here, on a CAF worker, so connections verify in parallel)
+// -> limits -> acceptance hook -> store writer -> OK after commit. REQ:
+// register with the fan-out (buffering), stored query, EOSE, then live.
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include <cstdint>
+#include <memory>
+
+#include "messages/interfaces.hpp"
+#include "messages/nostr/json.hpp"
+#include "runtime/relay_limits.hpp"
+#include "runtime/ws_session.hpp"
+
+namespace graspd {
+
+namespace store {
+class EventStore;
+}
+namespace runtime {
+class RelayMetrics;
+}
+
+/// What every session shares; immutable after boot.
+struct RelayContext {
+  std::shared_ptr<const store::EventStore> store;
+  /// The store writer: answers StoreWrite with a WriteOutcome after commit.
+  caf::actor writer;
+  fanout_actor fanout;
+  /// Optional: without a hook every valid event is accepted.
+  acceptance_actor acceptance;
+  runtime::RelayLimits limits;
+  /// Null in tests that do not look at metrics.
+  std::shared_ptr<runtime::RelayMetrics> metrics;
+
+  /// Parser bounds derived from `limits`.
+  nostr::ParseLimits parse_limits() const;
+};
+
+client_session_actor spawn_client_session(caf::actor_system& system,
+                                          std::shared_ptr<const RelayContext> context,
+                                          std::uint64_t connection_id, FrameSinkPtr sink);
+
+/// Bridges the WebSocket transport to client session actors: the transport
+/// calls the returned factory for each new connection.
+runtime::WsHandlerFactory make_client_session_factory(caf::actor_system& system,
+                                                      std::shared_ptr<const RelayContext> context);
+
+}  // namespace graspd

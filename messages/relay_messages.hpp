@@ -1,0 +1,97 @@
+// Payloads of the relay actors' messages (client sessions, fan-out, the
+// acceptance hook). See messages/interfaces.hpp for who handles what.
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+
+namespace graspd {
+
+/// Immutable outbound frame text, shared by every recipient.
+using FramePtr = std::shared_ptr<const std::string>;
+
+/// The way back to one client connection; thread-safe. Implemented over the
+/// WebSocket transport (and by a recorder in tests).
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  virtual void send(FramePtr frame) = 0;
+  /// Sends `last_frame` (if any) and closes the connection.
+  virtual void close(FramePtr last_frame) = 0;
+};
+using FrameSinkPtr = std::shared_ptr<FrameSink>;
+
+/// A client session registers one subscription for live events. The fan-out
+/// buffers matches until FanoutLive, so nothing committed between the stored
+/// query and going live is lost or sent before EOSE.
+struct FanoutSubscribe {
+  std::uint64_t connection_id = 0;
+  std::string subscription_id;
+  nostr::Filters filters;
+  FrameSinkPtr sink;
+};
+
+/// The stored phase of a subscription is done (EOSE sent); `delivered` are
+/// the ids already sent, so buffered duplicates are skipped.
+struct FanoutLive {
+  std::uint64_t connection_id = 0;
+  std::string subscription_id;
+  std::vector<nostr::EventId> delivered;
+};
+
+struct FanoutUnsubscribe {
+  std::uint64_t connection_id = 0;
+  std::string subscription_id;
+};
+
+/// Drops every subscription of a closed connection.
+struct FanoutDisconnect {
+  std::uint64_t connection_id = 0;
+};
+
+/// An ephemeral event: broadcast to live subscriptions, never stored.
+struct FanoutEphemeral {
+  nostr::EventPtr event;
+  FramePtr json;
+};
+
+/// Asks the acceptance hook (GRASP-01 policy later) about a valid event.
+struct AcceptanceQuery {
+  nostr::EventPtr event;
+};
+
+struct AcceptanceVerdict {
+  bool accepted = true;
+  /// On refusal: the OK message with its NIP-01 prefix ("blocked: ...").
+  std::string message;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AcceptanceVerdict& x) {
+  return f(caf::meta::type_name("AcceptanceVerdict"), x.accepted, x.message);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, FanoutUnsubscribe& x) {
+  return f(caf::meta::type_name("FanoutUnsubscribe"), x.connection_id, x.subscription_id);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, FanoutDisconnect& x) {
+  return f(caf::meta::type_name("FanoutDisconnect"), x.connection_id);
+}
+
+}  // namespace graspd
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutSubscribe)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutLive)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutEphemeral)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::AcceptanceQuery)

@@ -1,0 +1,66 @@
+// The relay's per-connection limits (configured, advertised in NIP-11
+// `limitation`) and the EVENT rate limiter. No Beast, no CAF: plain values.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace graspd::runtime {
+
+struct RelayLimits {
+  std::size_t max_message_bytes = 1048576;
+  std::size_t max_event_bytes = 524288;
+  std::size_t max_subscriptions = 50;
+  std::size_t max_filters = 20;
+  std::uint64_t max_limit = 5000;
+  std::uint64_t default_limit = 500;
+  std::size_t max_subid_length = 64;
+  std::size_t max_event_tags = 10000;
+  std::size_t max_content_length = 524288;
+  std::size_t max_connections = 0;  // 0 = unlimited
+  std::size_t max_connections_per_ip = 0;
+  /// Sustained EVENTs per second per connection and the burst allowed above it.
+  double events_per_second = 1000;
+  double event_burst = 5000;
+  std::size_t max_outbound_bytes = 16u << 20;
+  std::chrono::seconds idle_ping_interval{60};
+};
+
+/// Classic token bucket; time is passed in so tests control it.
+class TokenBucket {
+ public:
+  using Clock = std::chrono::steady_clock;
+  TokenBucket(double rate_per_second, double burst)
+      : rate_(rate_per_second), burst_(burst), tokens_(burst) {}
+
+  /// Takes one token if available.
+  bool try_take(Clock::time_point now) {
+    refill(now);
+    if (tokens_ < 1.0) return false;
+    tokens_ -= 1.0;
+    return true;
+  }
+  double tokens() const { return tokens_; }
+
+ private:
+  void refill(Clock::time_point now) {
+    if (!started_) {
+      started_ = true;
+      last_ = now;
+      return;
+    }
+    std::chrono::duration<double> elapsed = now - last_;
+    last_ = now;
+    if (elapsed.count() > 0) tokens_ = std::min(burst_, tokens_ + elapsed.count() * rate_);
+  }
+
+  double rate_;
+  double burst_;
+  double tokens_;
+  bool started_ = false;
+  Clock::time_point last_{};
+};
+
+}  // namespace graspd::runtime

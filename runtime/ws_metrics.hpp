@@ -1,0 +1,69 @@
+// Relay metrics on the process registry. Every label value comes from the
+// fixed enums below, so cardinality never depends on clients.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace prometheus {
+class Registry;
+class Counter;
+class Gauge;
+class Histogram;
+}  // namespace prometheus
+
+namespace graspd::runtime {
+
+enum class ClientMessageType : std::uint8_t {
+  event,
+  req,
+  close,
+  count,
+  malformed,
+  binary,
+  oversize
+};
+inline constexpr std::size_t client_message_type_count = 7;
+
+enum class EventResult : std::uint8_t {
+  stored,
+  duplicate,
+  replaced,
+  ephemeral,
+  invalid,
+  blocked,
+  rate_limited,
+  rejected,  // older version, deleted or expired
+  error,
+};
+inline constexpr std::size_t event_result_count = 9;
+
+const char* to_string(ClientMessageType type);
+const char* to_string(EventResult result);
+
+class RelayMetrics {
+ public:
+  explicit RelayMetrics(prometheus::Registry& registry);
+
+  void message(ClientMessageType type);
+  void event_received();
+  void event_result(EventResult result);
+  void connections(std::size_t open);
+  void connection_refused();
+  void slow_reader_closed();
+  void req_latency(double seconds);
+  void fanout_latency(double seconds);
+
+ private:
+  std::array<prometheus::Counter*, client_message_type_count> messages_{};
+  std::array<prometheus::Counter*, event_result_count> results_{};
+  prometheus::Counter* events_received_ = nullptr;
+  prometheus::Gauge* connections_ = nullptr;
+  prometheus::Counter* refused_ = nullptr;
+  prometheus::Counter* slow_readers_ = nullptr;
+  prometheus::Histogram* req_latency_ = nullptr;
+  prometheus::Histogram* fanout_latency_ = nullptr;
+};
+
+}  // namespace graspd::runtime

@@ -1,0 +1,266 @@
+#include "runtime/ws_session.hpp"
+
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <deque>
+
+namespace graspd::runtime {
+
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+
+bool ConnectionLimiter::try_acquire(const std::string& ip) {
+  std::lock_guard lock(mutex_);
+  if (max_total_ != 0 && total_ >= max_total_) return false;
+  auto& count = per_ip_[ip];
+  if (max_per_ip_ != 0 && count >= max_per_ip_) {
+    if (count == 0) per_ip_.erase(ip);
+    return false;
+  }
+  ++count;
+  ++total_;
+  return true;
+}
+
+void ConnectionLimiter::release(const std::string& ip) {
+  std::lock_guard lock(mutex_);
+  auto it = per_ip_.find(ip);
+  if (it == per_ip_.end()) return;
+  if (--it->second == 0) per_ip_.erase(it);
+  --total_;
+}
+
+std::size_t ConnectionLimiter::open() const {
+  std::lock_guard lock(mutex_);
+  return total_;
+}
+
+namespace {
+
+/// State shared by every session created by one upgrade handler.
+struct Shared {
+  WsOptions options;
+  WsHandlerFactory factory;
+  WsObserver observer;
+  ConnectionLimiter limiter;
+  std::atomic<std::uint64_t> next_id{1};
+
+  Shared(WsOptions o, WsHandlerFactory f, WsObserver obs)
+      : options(std::move(o)),
+        factory(std::move(f)),
+        observer(std::move(obs)),
+        limiter(options.max_connections, options.max_connections_per_ip) {}
+
+  void connections_changed() {
+    if (observer.on_connections_changed) observer.on_connections_changed(limiter.open());
+  }
+};
+
+/// One WebSocket connection: a read loop, one outstanding write and a bounded
+/// outbound queue, all on the stream's strand.
+class WsSession final : public WsConnection, public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(std::shared_ptr<Shared> shared, beast::tcp_stream&& stream, beast::flat_buffer&& buffer,
+            std::string remote_ip)
+      : shared_(std::move(shared)),
+        ws_(std::move(stream)),
+        buffer_(std::move(buffer)),
+        remote_ip_(std::move(remote_ip)),
+        id_(shared_->next_id++) {}
+
+  void start(beast::http::request<beast::http::string_body>&& request) {
+    const auto& options = shared_->options;
+    // The websocket stream has its own timeouts; the HTTP ones must not fire.
+    beast::get_lowest_layer(ws_).expires_never();
+    websocket::stream_base::timeout timeouts{};
+    timeouts.handshake_timeout = std::chrono::seconds(30);
+    // Beast pings after half the idle time and drops the peer if the whole
+    // interval passes without any traffic (pong included).
+    timeouts.idle_timeout = options.idle_ping_interval * 2;
+    timeouts.keep_alive_pings = true;
+    ws_.set_option(timeouts);
+    if (options.compression) {
+      websocket::permessage_deflate pmd;
+      pmd.server_enable = true;
+      ws_.set_option(pmd);
+    }
+    // Our own bound (read_some + discard) lets us answer with a NOTICE and keep
+    // the connection; this hard cap only guards a single frame header.
+    ws_.read_message_max(0);
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(beast::http::field::server, "graspd"); }));
+    ws_.async_accept(request,
+                     [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
+  }
+
+  void send(WsFrame frame) override {
+    net::post(ws_.get_executor(), [self = shared_from_this(), frame = std::move(frame)]() mutable {
+      self->enqueue(std::move(frame));
+    });
+  }
+
+  void close(WsFrame last_frame) override {
+    net::post(ws_.get_executor(),
+              [self = shared_from_this(), frame = std::move(last_frame)]() mutable {
+                self->close_after(std::move(frame));
+              });
+  }
+
+  std::uint64_t id() const override { return id_; }
+  const std::string& remote_ip() const override { return remote_ip_; }
+
+ private:
+  void on_accept(beast::error_code ec) {
+    if (ec) return;
+    if (!shared_->limiter.try_acquire(remote_ip_)) {
+      if (shared_->observer.on_refused) shared_->observer.on_refused();
+      close_after(shared_->options.refused_frame);
+      do_read();
+      return;
+    }
+    counted_ = true;
+    shared_->connections_changed();
+    handler_ = shared_->factory(remote_ip_);
+    handler_->on_open(shared_from_this());
+    do_read();
+  }
+
+  void do_read() {
+    // read_some keeps each read bounded so an oversized message is dropped
+    // piecewise instead of being buffered whole.
+    ws_.async_read_some(
+        buffer_, 64 * 1024,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) return on_closed();
+    if (discarding_ || buffer_.size() > shared_->options.max_message_bytes) {
+      discarding_ = true;
+      buffer_.consume(buffer_.size());
+    }
+    if (!ws_.is_message_done()) return do_read();
+    if (handler_ && !closing_) dispatch_message();
+    buffer_.consume(buffer_.size());
+    discarding_ = false;
+    do_read();
+  }
+
+  void dispatch_message() {
+    if (discarding_) return handler_->on_oversize();
+    if (!ws_.got_text()) return handler_->on_binary();
+    handler_->on_text(beast::buffers_to_string(buffer_.data()));
+  }
+
+  void enqueue(WsFrame frame) {
+    if (closing_ || !frame) return;
+    const auto& options = shared_->options;
+    if (queue_.size() + 1 > options.max_outbound_frames ||
+        queued_bytes_ + frame->size() > options.max_outbound_bytes) {
+      if (shared_->observer.on_overflow) shared_->observer.on_overflow();
+      // Frames not yet started are dropped: the reader is too slow to matter.
+      while (queue_.size() > (writing_ ? 1u : 0u)) {
+        queued_bytes_ -= queue_.back()->size();
+        queue_.pop_back();
+      }
+      return close_after(options.overflow_frame);
+    }
+    push(std::move(frame));
+  }
+
+  void push(WsFrame frame) {
+    queued_bytes_ += frame->size();
+    queue_.push_back(std::move(frame));
+    if (!writing_) do_write();
+  }
+
+  void close_after(WsFrame last_frame) {
+    if (closing_) return;
+    closing_ = true;
+    if (last_frame) queue_.push_back(std::move(last_frame));
+    if (!writing_) do_write();
+  }
+
+  void do_write() {
+    if (queue_.empty()) {
+      if (closing_) start_close();
+      return;
+    }
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(
+        net::buffer(*queue_.front()),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+  }
+
+  void on_write(beast::error_code ec) {
+    writing_ = false;
+    if (!queue_.empty()) {
+      queued_bytes_ -= std::min(queued_bytes_, queue_.front()->size());
+      queue_.pop_front();
+    }
+    if (ec) {
+      queue_.clear();
+      queued_bytes_ = 0;
+      return;  // the read loop sees the failure and ends the session
+    }
+    do_write();
+  }
+
+  void start_close() {
+    if (close_started_) return;
+    close_started_ = true;
+    ws_.async_close(websocket::close_code::policy_error,
+                    [self = shared_from_this()](beast::error_code) {});
+  }
+
+  void on_closed() {
+    if (finished_) return;
+    finished_ = true;
+    closing_ = true;
+    queue_.clear();
+    queued_bytes_ = 0;
+    if (handler_) handler_->on_close();
+    handler_.reset();
+    if (counted_) {
+      shared_->limiter.release(remote_ip_);
+      shared_->connections_changed();
+    }
+  }
+
+  std::shared_ptr<Shared> shared_;
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buffer_;
+  std::string remote_ip_;
+  std::uint64_t id_;
+  std::unique_ptr<WsSessionHandler> handler_;
+  std::deque<WsFrame> queue_;
+  std::size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool close_started_ = false;
+  bool discarding_ = false;
+  bool counted_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+WebSocketUpgradeHandler make_websocket_upgrade_handler(WsOptions options, WsHandlerFactory factory,
+                                                       WsObserver observer) {
+  auto shared =
+      std::make_shared<Shared>(std::move(options), std::move(factory), std::move(observer));
+  return
+      [shared](beast::tcp_stream&& stream, beast::http::request<beast::http::string_body>&& request,
+               beast::flat_buffer&& buffer, std::string remote_ip) {
+        auto session = std::make_shared<WsSession>(shared, std::move(stream), std::move(buffer),
+                                                   std::move(remote_ip));
+        session->start(std::move(request));
+      };
+}
+
+}  // namespace graspd::runtime
