@@ -1,0 +1,53 @@
+// Payloads of the store writer actor's messages (see store_writer_actor in
+// messages/interfaces.hpp) and the store's per-event write outcome.
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+
+namespace graspd {
+
+/// What the store did with one submitted event.
+enum class WriteOutcome : std::uint8_t {
+  stored,                  // committed
+  duplicate,               // the id is already stored
+  replaced_older,          // committed; it superseded an older replaceable/addressable version
+  rejected_older_version,  // a newer (or equal with lower id) version is stored
+  deleted,                 // refused: deleted by a NIP-09 request
+  expired,                 // refused: NIP-40 expiration in the past
+  ephemeral_not_stored,    // ephemeral kind: never stored (still broadcast by the relay)
+  error,                   // the write transaction failed; nothing was committed
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, WriteOutcome& x) {
+  auto v = static_cast<std::uint8_t>(x);
+  auto result = f(caf::meta::type_name("WriteOutcome"), v);
+  x = static_cast<WriteOutcome>(v);
+  return result;
+}
+
+/// Request to store one event; answered with a WriteOutcome after commit.
+struct StoreWrite {
+  nostr::EventPtr event;
+};
+
+/// An event committed to the store, published once to every feed subscriber
+/// in commit order. `json` is the exact stored text (what REQ answers send).
+struct StoreCommitted {
+  nostr::EventPtr event;
+  std::shared_ptr<const std::string> json;
+  WriteOutcome outcome = WriteOutcome::stored;  // stored or replaced_older
+};
+
+}  // namespace graspd
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::StoreWrite)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::StoreCommitted)

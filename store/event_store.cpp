@@ -1,0 +1,811 @@
+#include "store/event_store.hpp"
+
+#include <lmdb.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <unordered_set>
+
+#include "store/record.hpp"
+
+namespace graspd::store {
+
+using detail::RecordView;
+
+struct EventStore::Dbs {
+  MDB_dbi meta = 0;     // "schema_version" -> decimal text, "next_seq" -> be64
+  MDB_dbi events = 0;   // seq (native u64, MDB_INTEGERKEY) -> record
+  MDB_dbi ids = 0;      // id[32] -> seq be64
+  MDB_dbi created = 0;  // time be64 | seq be64
+  MDB_dbi pubkey = 0;   // pubkey[32] | time | seq
+  MDB_dbi kind = 0;     // kind be32 | time | seq
+  MDB_dbi pubkind = 0;  // pubkey[32] | kind be32 | time | seq
+  MDB_dbi tags = 0;     // letter | len | value | time | seq
+  MDB_dbi expiry = 0;   // expiration be64 | seq be64
+  MDB_dbi heads = 0;    // address key -> seq be64 (current replaceable/addressable version)
+  MDB_dbi deleted = 0;  // 'i' id pubkey -> "" ; 'a' address key -> deletion created_at be64
+};
+
+namespace {
+
+constexpr std::string_view kSchemaKey = "schema_version";
+constexpr std::string_view kNextSeqKey = "next_seq";
+
+void check(int rc, const char* what) {
+  if (rc != MDB_SUCCESS)
+    throw StoreError(std::string("error: store: ") + what + ": " + mdb_strerror(rc), rc);
+}
+
+MDB_val to_val(std::string_view s) {
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
+std::string_view to_view(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+std::string be64_string(std::uint64_t v) {
+  std::string out;
+  detail::append_be64(out, v);
+  return out;
+}
+
+/// Owns a transaction; aborts it unless committed.
+class Txn {
+ public:
+  Txn(MDB_env* env, unsigned flags) {
+    int rc = mdb_txn_begin(env, nullptr, flags, &txn_);
+    if (rc == MDB_MAP_RESIZED) {
+      // Another process grew the map: adopt its size and retry once.
+      check(mdb_env_set_mapsize(env, 0), "adopt map size");
+      rc = mdb_txn_begin(env, nullptr, flags, &txn_);
+    }
+    check(rc, "begin transaction");
+  }
+  ~Txn() {
+    if (txn_) mdb_txn_abort(txn_);
+  }
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
+  MDB_txn* get() const { return txn_; }
+  void commit() {
+    int rc = mdb_txn_commit(txn_);
+    txn_ = nullptr;
+    check(rc, "commit");
+  }
+
+ private:
+  MDB_txn* txn_ = nullptr;
+};
+
+class Cursor {
+ public:
+  Cursor(MDB_txn* txn, MDB_dbi dbi) { check(mdb_cursor_open(txn, dbi, &cursor_), "open cursor"); }
+  ~Cursor() { mdb_cursor_close(cursor_); }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+  MDB_cursor* get() const { return cursor_; }
+
+ private:
+  MDB_cursor* cursor_ = nullptr;
+};
+
+std::optional<std::string_view> lookup(MDB_txn* txn, MDB_dbi dbi, std::string_view key) {
+  MDB_val k = to_val(key), v;
+  int rc = mdb_get(txn, dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::nullopt;
+  check(rc, "get");
+  return to_view(v);
+}
+
+std::optional<std::uint64_t> lookup_seq(MDB_txn* txn, MDB_dbi dbi, std::string_view key) {
+  auto v = lookup(txn, dbi, key);
+  if (!v || v->size() != 8) return std::nullopt;
+  return detail::read_be64(v->data());
+}
+
+bool load_record(MDB_txn* txn, MDB_dbi events, std::uint64_t seq, RecordView& out) {
+  MDB_val k{sizeof seq, &seq}, v;
+  int rc = mdb_get(txn, events, &k, &v);
+  if (rc == MDB_NOTFOUND) return false;
+  check(rc, "get event");
+  return detail::decode_record(to_view(v), out);
+}
+
+std::string_view id_view(const std::uint8_t* id) {
+  return std::string_view(reinterpret_cast<const char*>(id), 32);
+}
+
+bool is_expired(const RecordView& r, std::int64_t now) {
+  return r.expiration != 0 && r.expiration <= now;
+}
+
+/// (created_at desc, id asc): NIP-01 order of a REQ's stored events.
+bool newer_first(std::int64_t ts_a, const std::uint8_t* id_a, std::int64_t ts_b,
+                 const std::uint8_t* id_b) {
+  if (ts_a != ts_b) return ts_a > ts_b;
+  return std::memcmp(id_a, id_b, 32) < 0;
+}
+
+std::string_view address_d(std::uint32_t kind, std::string_view d) {
+  return nostr::is_addressable(kind) ? d : std::string_view{};
+}
+
+bool has_address(std::uint32_t kind) {
+  return nostr::is_replaceable(kind) || nostr::is_addressable(kind);
+}
+
+// ---- filter matching on records -----------------------------------------
+
+template <class T>
+bool in_sorted(const std::optional<std::vector<T>>& values, const T& x) {
+  return !values || std::binary_search(values->begin(), values->end(), x);
+}
+
+/// Same semantics as nostr::Filter::matches, evaluated on a stored record.
+bool record_matches(const nostr::Filter& f, const RecordView& r) {
+  if (f.since && r.created_at < *f.since) return false;
+  if (f.until && r.created_at > *f.until) return false;
+  if (!in_sorted(f.kinds, r.kind)) return false;
+  if (f.authors) {
+    nostr::Pubkey pk;
+    std::memcpy(pk.data(), r.pubkey, 32);
+    if (!in_sorted(f.authors, pk)) return false;
+  }
+  if (!in_sorted(f.ids, r.event_id())) return false;
+  for (const auto& [letter, wanted] : f.tags) {
+    bool found = r.any_tag([&](char l, std::string_view value) {
+      return l == letter &&
+             std::binary_search(wanted.begin(), wanted.end(), value,
+                                [](std::string_view a, std::string_view b) { return a < b; });
+    });
+    if (!found) return false;
+  }
+  return true;
+}
+
+// ---- index scans ---------------------------------------------------------
+
+/// Walks one index range `prefix | time | seq` from `until` down to `since`.
+class RangeCursor {
+ public:
+  RangeCursor(MDB_txn* txn, MDB_dbi dbi, std::string prefix, std::uint64_t since,
+              std::uint64_t until)
+      : cursor_(txn, dbi), prefix_(std::move(prefix)), since_(since) {
+    std::string upper = prefix_;
+    detail::append_be64(upper, until);
+    detail::append_be64(upper, std::numeric_limits<std::uint64_t>::max());
+    MDB_val k = to_val(upper), v;
+    int rc = mdb_cursor_get(cursor_.get(), &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND)
+      rc = mdb_cursor_get(cursor_.get(), &k, &v, MDB_LAST);
+    else if (rc == MDB_SUCCESS)
+      rc = mdb_cursor_get(cursor_.get(), &k, &v, MDB_PREV);
+    settle(rc, k);
+  }
+  bool valid() const { return valid_; }
+  std::uint64_t time() const { return time_; }
+  std::uint64_t seq() const { return seq_; }
+  void next() {
+    MDB_val k, v;
+    settle(mdb_cursor_get(cursor_.get(), &k, &v, MDB_PREV), k);
+  }
+
+ private:
+  void settle(int rc, const MDB_val& k) {
+    valid_ = false;
+    if (rc == MDB_NOTFOUND) return;
+    check(rc, "index scan");
+    if (k.mv_size != prefix_.size() + 16) return;
+    auto bytes = static_cast<const char*>(k.mv_data);
+    if (std::memcmp(bytes, prefix_.data(), prefix_.size()) != 0) return;
+    time_ = detail::read_be64(bytes + prefix_.size());
+    if (time_ < since_) return;
+    seq_ = detail::read_be64(bytes + prefix_.size() + 8);
+    valid_ = true;
+  }
+
+  Cursor cursor_;
+  std::string prefix_;
+  std::uint64_t since_;
+  std::uint64_t time_ = 0;
+  std::uint64_t seq_ = 0;
+  bool valid_ = false;
+};
+
+struct Candidate {
+  std::int64_t created_at;
+  const std::uint8_t* id;
+  std::string_view json;
+  std::uint64_t seq;
+  std::uint32_t kind;
+};
+
+bool candidate_order(const Candidate& a, const Candidate& b) {
+  return newer_first(a.created_at, a.id, b.created_at, b.id);
+}
+
+/// An index plan: which DB and which key prefixes cover a filter.
+struct Plan {
+  MDB_dbi dbi;
+  std::vector<std::string> prefixes;
+};
+
+Plan plan_for(const nostr::Filter& f, const EventStore::Dbs& db) {
+  Plan plan{db.created, {""}};
+  if (f.authors && f.kinds) {
+    plan = {db.pubkind, {}};
+    for (const auto& pk : *f.authors)
+      for (auto kind : *f.kinds) {
+        std::string p;
+        detail::append_bytes(p, pk.data(), 32);
+        detail::append_be32(p, kind);
+        plan.prefixes.push_back(std::move(p));
+      }
+  } else if (!f.tags.empty()) {
+    // The letter with the fewest values needs the fewest cursors.
+    auto best = std::min_element(f.tags.begin(), f.tags.end(), [](const auto& a, const auto& b) {
+      return a.second.size() < b.second.size();
+    });
+    plan = {db.tags, {}};
+    for (const auto& value : best->second)
+      plan.prefixes.push_back(detail::tag_prefix(best->first, value));
+    // Truncated long values can collide; one cursor per distinct prefix.
+    std::sort(plan.prefixes.begin(), plan.prefixes.end());
+    plan.prefixes.erase(std::unique(plan.prefixes.begin(), plan.prefixes.end()),
+                        plan.prefixes.end());
+  } else if (f.authors) {
+    plan = {db.pubkey, {}};
+    for (const auto& pk : *f.authors)
+      plan.prefixes.emplace_back(reinterpret_cast<const char*>(pk.data()), 32);
+  } else if (f.kinds) {
+    plan = {db.kind, {}};
+    for (auto kind : *f.kinds) {
+      std::string p;
+      detail::append_be32(p, kind);
+      plan.prefixes.push_back(std::move(p));
+    }
+  }
+  return plan;
+}
+
+/// The read side: runs filters inside one read transaction.
+class Reader {
+ public:
+  Reader(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now)
+      : txn_(txn), db_(db), now_(now) {}
+
+  /// Appends to `out` the events matching `f`, at least the `limit` newest
+  /// (plus every event tied with the limit-th on created_at), unsorted.
+  void collect(const nostr::Filter& f, std::uint64_t limit, std::vector<Candidate>& out) {
+    if (limit == 0 || f.is_unsatisfiable()) return;
+    if (f.ids) return collect_ids(f, out);
+    Plan plan = plan_for(f, db_);
+    std::uint64_t since = f.since ? detail::sortable_time(*f.since) : 0;
+    std::uint64_t until =
+        f.until ? detail::sortable_time(*f.until) : std::numeric_limits<std::uint64_t>::max();
+    std::vector<std::unique_ptr<RangeCursor>> cursors;
+    for (auto& prefix : plan.prefixes) {
+      auto c = std::make_unique<RangeCursor>(txn_, plan.dbi, std::move(prefix), since, until);
+      if (c->valid()) cursors.push_back(std::move(c));
+    }
+    auto by_time = [](const auto& a, const auto& b) { return a->time() < b->time(); };
+    std::make_heap(cursors.begin(), cursors.end(), by_time);
+    std::unordered_set<std::uint64_t> seen;
+    std::uint64_t matched = 0;
+    std::uint64_t boundary = 0;
+    while (!cursors.empty()) {
+      std::pop_heap(cursors.begin(), cursors.end(), by_time);
+      auto& c = cursors.back();
+      std::uint64_t time = c->time();
+      std::uint64_t seq = c->seq();
+      if (matched >= limit && time < boundary) break;
+      c->next();
+      if (c->valid())
+        std::push_heap(cursors.begin(), cursors.end(), by_time);
+      else
+        cursors.pop_back();
+      if (plan.prefixes.size() > 1 && !seen.insert(seq).second) continue;
+      if (!accept(f, seq, out)) continue;
+      if (++matched == limit) boundary = time;
+    }
+  }
+
+  bool load(std::uint64_t seq, RecordView& r) const {
+    return load_record(txn_, db_.events, seq, r);
+  }
+
+ private:
+  void collect_ids(const nostr::Filter& f, std::vector<Candidate>& out) {
+    for (const auto& id : *f.ids) {
+      auto seq = lookup_seq(txn_, db_.ids, id_view(id.data()));
+      if (seq) accept(f, *seq, out);
+    }
+  }
+
+  bool accept(const nostr::Filter& f, std::uint64_t seq, std::vector<Candidate>& out) {
+    RecordView r;
+    if (!load(seq, r) || is_expired(r, now_) || !record_matches(f, r)) return false;
+    out.push_back(Candidate{r.created_at, r.id, r.json, seq, r.kind});
+    return true;
+  }
+
+  MDB_txn* txn_;
+  const EventStore::Dbs& db_;
+  std::int64_t now_;
+};
+
+// ---- the write side ------------------------------------------------------
+
+/// Applies events inside one write transaction.
+class Writer {
+ public:
+  Writer(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now)
+      : txn_(txn), db_(db), now_(now) {
+    auto v = lookup(txn_, db_.meta, kNextSeqKey);
+    next_seq_ = v && v->size() == 8 ? detail::read_be64(v->data()) : 1;
+  }
+
+  void finish() { put(db_.meta, kNextSeqKey, be64_string(next_seq_)); }
+
+  WriteOutcome apply(const nostr::Event& ev, std::string_view json) {
+    if (nostr::is_ephemeral(ev.kind)) return WriteOutcome::ephemeral_not_stored;
+    std::int64_t expiration = detail::expiration_of(ev);
+    if (expiration != 0 && expiration <= now_) return WriteOutcome::expired;
+    if (lookup(txn_, db_.ids, id_view(ev.id.data()))) return WriteOutcome::duplicate;
+    if (lookup(txn_, db_.deleted, deleted_id_key(ev.id.data(), ev.pubkey.data())))
+      return WriteOutcome::deleted;
+    WriteOutcome outcome = WriteOutcome::stored;
+    if (has_address(ev.kind)) {
+      std::string address =
+          detail::address_key(ev.pubkey.data(), ev.kind, address_d(ev.kind, ev.d_tag()));
+      if (auto deleted_until = lookup(txn_, db_.deleted, "a" + address);
+          deleted_until && deleted_until->size() == 8 &&
+          ev.created_at <= detail::time_from_sortable(detail::read_be64(deleted_until->data())))
+        return WriteOutcome::deleted;
+      if (auto head = lookup_seq(txn_, db_.heads, address)) {
+        RecordView current;
+        if (load(*head, current)) {
+          if (!newer_first(ev.created_at, ev.id.data(), current.created_at, current.id))
+            return WriteOutcome::rejected_older_version;
+          erase(*head);
+          outcome = WriteOutcome::replaced_older;
+        }
+      }
+    }
+    insert(ev, expiration, json);
+    if (ev.kind == 5) apply_deletion(ev);
+    return outcome;
+  }
+
+  /// Deletes events with expiration <= now, at most `max` of them.
+  std::size_t sweep(std::int64_t now, std::size_t max) {
+    std::vector<std::uint64_t> doomed;
+    {
+      Cursor c(txn_, db_.expiry);
+      MDB_val k, v;
+      int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+      while (rc == MDB_SUCCESS && doomed.size() < max) {
+        if (k.mv_size != 16) break;
+        auto bytes = static_cast<const char*>(k.mv_data);
+        if (detail::time_from_sortable(detail::read_be64(bytes)) > now) break;
+        doomed.push_back(detail::read_be64(bytes + 8));
+        rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT);
+      }
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "expiry scan");
+    }
+    for (auto seq : doomed) erase(seq);
+    return doomed.size();
+  }
+
+ private:
+  static std::string deleted_id_key(const std::uint8_t* id, const std::uint8_t* pubkey) {
+    std::string key = "i";
+    detail::append_bytes(key, id, 32);
+    detail::append_bytes(key, pubkey, 32);
+    return key;
+  }
+
+  bool load(std::uint64_t seq, RecordView& r) const {
+    return load_record(txn_, db_.events, seq, r);
+  }
+
+  void put(MDB_dbi dbi, std::string_view key, std::string_view value) {
+    MDB_val k = to_val(key), v = to_val(value);
+    check(mdb_put(txn_, dbi, &k, &v, 0), "put");
+  }
+  void del(MDB_dbi dbi, std::string_view key) {
+    MDB_val k = to_val(key);
+    int rc = mdb_del(txn_, dbi, &k, nullptr);
+    if (rc != MDB_NOTFOUND) check(rc, "delete");
+  }
+
+  /// Calls fn(dbi, key) for every index entry of a record.
+  template <class Fn>
+  void for_each_index_key(const RecordView& r, std::uint64_t seq, Fn&& fn) {
+    std::string suffix;
+    detail::append_be64(suffix, detail::sortable_time(r.created_at));
+    detail::append_be64(suffix, seq);
+    std::string kind;
+    detail::append_be32(kind, r.kind);
+    std::string pubkey(reinterpret_cast<const char*>(r.pubkey), 32);
+    fn(db_.created, suffix);
+    fn(db_.pubkey, pubkey + suffix);
+    fn(db_.kind, kind + suffix);
+    fn(db_.pubkind, pubkey + kind + suffix);
+    r.any_tag([&](char letter, std::string_view value) {
+      fn(db_.tags, detail::tag_prefix(letter, value) + suffix);
+      return false;
+    });
+    if (r.expiration != 0) {
+      std::string key;
+      detail::append_be64(key, detail::sortable_time(r.expiration));
+      detail::append_be64(key, seq);
+      fn(db_.expiry, key);
+    }
+  }
+
+  void insert(const nostr::Event& ev, std::int64_t expiration, std::string_view json) {
+    std::uint64_t seq = next_seq_++;
+    std::string record = detail::encode_record(ev, expiration, json);
+    MDB_val k{sizeof seq, &seq}, v = to_val(record);
+    check(mdb_put(txn_, db_.events, &k, &v, MDB_APPEND), "put event");
+    std::string seq_be = be64_string(seq);
+    put(db_.ids, id_view(ev.id.data()), seq_be);
+    RecordView r;
+    detail::decode_record(record, r);
+    for_each_index_key(r, seq, [&](MDB_dbi dbi, const std::string& key) { put(dbi, key, {}); });
+    if (has_address(ev.kind))
+      put(db_.heads, detail::address_key(ev.pubkey.data(), ev.kind, address_d(ev.kind, ev.d_tag())),
+          seq_be);
+  }
+
+  void erase(std::uint64_t seq) {
+    RecordView view;
+    if (!load(seq, view)) return;
+    // Deleting the record may free its page; work on a copy.
+    std::string record(reinterpret_cast<const char*>(view.id),
+                       detail::kHeaderSize + view.tags.size());
+    RecordView r;
+    detail::decode_record(record, r);
+    for_each_index_key(r, seq, [&](MDB_dbi dbi, const std::string& key) { del(dbi, key); });
+    del(db_.ids, id_view(r.id));
+    if (has_address(r.kind)) {
+      std::string address = detail::address_key(r.pubkey, r.kind, address_d(r.kind, r.d_tag()));
+      if (lookup_seq(txn_, db_.heads, address) == seq) del(db_.heads, address);
+    }
+    MDB_val k{sizeof seq, &seq};
+    check(mdb_del(txn_, db_.events, &k, nullptr), "delete event");
+  }
+
+  void apply_deletion(const nostr::Event& request) {
+    for (const auto& tag : request.tags) {
+      if (tag.size() < 2) continue;
+      if (tag[0] == "e") delete_by_id(request, tag[1]);
+      if (tag[0] == "a") delete_by_address(request, tag[1]);
+    }
+  }
+
+  void delete_by_id(const nostr::Event& request, std::string_view id_hex) {
+    nostr::EventId id;
+    if (!nostr::from_hex(id_hex, id)) return;
+    // Remembered per (id, author): only the author's own re-submission is refused.
+    put(db_.deleted, deleted_id_key(id.data(), request.pubkey.data()), {});
+    auto seq = lookup_seq(txn_, db_.ids, id_view(id.data()));
+    RecordView target;
+    if (!seq || !load(*seq, target)) return;
+    // Deleting a deletion request has no effect (NIP-09).
+    if (target.kind == 5 || std::memcmp(target.pubkey, request.pubkey.data(), 32) != 0) return;
+    erase(*seq);
+  }
+
+  void delete_by_address(const nostr::Event& request, std::string_view address) {
+    auto first = address.find(':');
+    if (first == std::string_view::npos) return;
+    auto second = address.find(':', first + 1);
+    if (second == std::string_view::npos) return;
+    std::uint32_t kind = 0;
+    std::string_view kind_text = address.substr(0, first);
+    if (kind_text.empty() || kind_text.size() > 10) return;
+    for (char c : kind_text) {
+      if (c < '0' || c > '9') return;
+      kind = kind * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    nostr::Pubkey pubkey;
+    if (!nostr::from_hex(address.substr(first + 1, second - first - 1), pubkey)) return;
+    if (pubkey != request.pubkey || !has_address(kind)) return;
+    std::string key =
+        detail::address_key(pubkey.data(), kind, address_d(kind, address.substr(second + 1)));
+    std::int64_t until = request.created_at;
+    if (auto previous = lookup(txn_, db_.deleted, "a" + key); previous && previous->size() == 8)
+      until = std::max(until, detail::time_from_sortable(detail::read_be64(previous->data())));
+    put(db_.deleted, "a" + key, be64_string(detail::sortable_time(until)));
+    auto head = lookup_seq(txn_, db_.heads, key);
+    RecordView current;
+    if (head && load(*head, current) && current.created_at <= request.created_at) erase(*head);
+  }
+
+  MDB_txn* txn_;
+  const EventStore::Dbs& db_;
+  std::int64_t now_;
+  std::uint64_t next_seq_ = 1;
+};
+
+std::int64_t system_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// ---- EventStore ----------------------------------------------------------
+
+EventStore::EventStore(StoreOptions options) : options_(std::move(options)), dbs_(new Dbs) {
+  if (!options_.clock) options_.clock = system_now;
+  std::error_code ec;
+  std::filesystem::create_directories(options_.path, ec);
+  if (ec)
+    throw StoreError("error: store: cannot create directory " + options_.path.string() + ": " +
+                     ec.message());
+  check(mdb_env_create(&env_), "create environment");
+  try {
+    check(mdb_env_set_maxdbs(env_, 16), "set max dbs");
+    check(mdb_env_set_maxreaders(env_, options_.max_readers), "set max readers");
+    check(mdb_env_set_mapsize(env_, options_.initial_map_size), "set map size");
+    unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options_.durable ? 0 : MDB_NOSYNC);
+    int rc = mdb_env_open(env_, options_.path.c_str(), flags, 0644);
+    if (rc != MDB_SUCCESS)
+      throw StoreError("error: store: cannot open LMDB environment at " + options_.path.string() +
+                           ": " + mdb_strerror(rc),
+                       rc);
+    MDB_envinfo info;
+    mdb_env_info(env_, &info);
+    map_size_ = info.me_mapsize;
+
+    Txn txn(env_, 0);
+    auto open = [&](const char* name, unsigned db_flags, MDB_dbi& dbi) {
+      check(mdb_dbi_open(txn.get(), name, db_flags | MDB_CREATE, &dbi), name);
+    };
+    open("meta", 0, dbs_->meta);
+    open("events", MDB_INTEGERKEY, dbs_->events);
+    open("ids", 0, dbs_->ids);
+    open("created", 0, dbs_->created);
+    open("pubkey", 0, dbs_->pubkey);
+    open("kind", 0, dbs_->kind);
+    open("pubkind", 0, dbs_->pubkind);
+    open("tags", 0, dbs_->tags);
+    open("expiry", 0, dbs_->expiry);
+    open("heads", 0, dbs_->heads);
+    open("deleted", 0, dbs_->deleted);
+    std::string expected = std::to_string(kSchemaVersion);
+    if (auto version = lookup(txn.get(), dbs_->meta, kSchemaKey)) {
+      if (*version != expected)
+        throw StoreError("error: store at " + options_.path.string() + " has schema version " +
+                         std::string(*version) + " but this graspd supports only version " +
+                         expected + "; export it with the matching graspd and import it again");
+    } else {
+      MDB_val k = to_val(kSchemaKey), v = to_val(expected);
+      check(mdb_put(txn.get(), dbs_->meta, &k, &v, 0), "write schema version");
+    }
+    txn.commit();
+  } catch (...) {
+    mdb_env_close(env_);
+    throw;
+  }
+}
+
+EventStore::~EventStore() {
+  mdb_env_close(env_);
+}
+
+template <class Fn>
+auto EventStore::read(Fn&& fn) const {
+  std::shared_lock lock(remap_mutex_);
+  Txn txn(env_, MDB_RDONLY);
+  return fn(txn.get());
+}
+
+void EventStore::grow_map() {
+  std::unique_lock lock(remap_mutex_);
+  std::size_t next = std::min(map_size_ * 2, options_.max_map_size);
+  check(mdb_env_set_mapsize(env_, next), "grow map");
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  map_size_ = info.me_mapsize;
+}
+
+std::vector<WriteReport> EventStore::write_batch_with_json(
+    std::span<const nostr::EventPtr> events) {
+  std::vector<std::shared_ptr<const std::string>> jsons(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (events[i] && !nostr::is_ephemeral(events[i]->kind))
+      jsons[i] = std::make_shared<const std::string>(detail::serialize_event_json(*events[i]));
+  std::vector<WriteReport> reports(events.size());
+  for (;;) {
+    try {
+      Txn txn(env_, 0);
+      Writer writer(txn.get(), *dbs_, now());
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        if (!events[i]) {
+          reports[i] = {WriteOutcome::error, nullptr};
+          continue;
+        }
+        WriteOutcome outcome = writer.apply(*events[i], jsons[i] ? *jsons[i] : std::string_view{});
+        bool committed = outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
+        reports[i] = {outcome, committed ? jsons[i] : nullptr};
+      }
+      writer.finish();
+      txn.commit();
+      return reports;
+    } catch (const StoreError& e) {
+      if (e.code() == MDB_MAP_FULL && map_size_ < options_.max_map_size) {
+        grow_map();
+        continue;
+      }
+      std::string message = e.code() == MDB_MAP_FULL
+                                ? "error: store full: map size limit of " +
+                                      std::to_string(options_.max_map_size) + " bytes reached"
+                                : e.what();
+      {
+        std::lock_guard lock(error_mutex_);
+        last_error_ = message;
+      }
+      for (auto& r : reports) r = {WriteOutcome::error, nullptr};
+      return reports;
+    }
+  }
+}
+
+std::vector<WriteOutcome> EventStore::write_batch(std::span<const nostr::EventPtr> events) {
+  std::vector<WriteOutcome> outcomes;
+  outcomes.reserve(events.size());
+  for (auto& report : write_batch_with_json(events)) outcomes.push_back(report.outcome);
+  return outcomes;
+}
+
+std::string EventStore::last_error() const {
+  std::lock_guard lock(error_mutex_);
+  return last_error_;
+}
+
+std::size_t EventStore::sweep_expired(std::int64_t now) {
+  constexpr std::size_t kPerTxn = 10000;
+  std::size_t total = 0;
+  for (;;) {
+    std::size_t swept = 0;
+    try {
+      Txn txn(env_, 0);
+      Writer writer(txn.get(), *dbs_, now);
+      swept = writer.sweep(now, kPerTxn);
+      txn.commit();
+    } catch (const StoreError& e) {
+      if (e.code() == MDB_MAP_FULL && map_size_ < options_.max_map_size) {
+        grow_map();
+        continue;
+      }
+      throw;
+    }
+    total += swept;
+    if (swept < kPerTxn) return total;
+  }
+}
+
+void EventStore::query(const nostr::Filters& filters,
+                       const std::function<void(const QueryHit&)>& sink,
+                       const QueryOptions& options) const {
+  read([&](MDB_txn* txn) {
+    Reader reader(txn, *dbs_, now());
+    std::vector<Candidate> all;
+    std::vector<Candidate> one;
+    for (const auto& filter : filters) {
+      std::uint64_t limit = std::min(filter.limit.value_or(options.max_limit), options.max_limit);
+      one.clear();
+      reader.collect(filter, limit, one);
+      std::sort(one.begin(), one.end(), candidate_order);
+      if (one.size() > limit) one.resize(limit);
+      all.insert(all.end(), one.begin(), one.end());
+    }
+    if (filters.size() > 1) {
+      std::sort(all.begin(), all.end(), candidate_order);
+      all.erase(std::unique(all.begin(), all.end(),
+                            [](const Candidate& a, const Candidate& b) { return a.seq == b.seq; }),
+                all.end());
+    }
+    for (const auto& c : all)
+      sink(QueryHit{c.json, *reinterpret_cast<const nostr::EventId*>(c.id), c.created_at, c.kind});
+    return 0;
+  });
+}
+
+std::uint64_t EventStore::count(const nostr::Filters& filters) const {
+  return read([&](MDB_txn* txn) {
+    Reader reader(txn, *dbs_, now());
+    std::vector<Candidate> all;
+    for (const auto& filter : filters)
+      reader.collect(filter, std::numeric_limits<std::uint64_t>::max(), all);
+    if (filters.size() <= 1) return static_cast<std::uint64_t>(all.size());
+    std::unordered_set<std::uint64_t> distinct;
+    for (const auto& c : all) distinct.insert(c.seq);
+    return static_cast<std::uint64_t>(distinct.size());
+  });
+}
+
+std::optional<std::string> EventStore::get(const nostr::EventId& id) const {
+  return read([&](MDB_txn* txn) -> std::optional<std::string> {
+    auto seq = lookup_seq(txn, dbs_->ids, id_view(id.data()));
+    RecordView r;
+    if (!seq || !load_record(txn, dbs_->events, *seq, r) || is_expired(r, now()))
+      return std::nullopt;
+    return std::string(r.json);
+  });
+}
+
+bool EventStore::contains(const nostr::EventId& id) const {
+  return get(id).has_value();
+}
+
+void EventStore::for_each(const std::function<bool(std::string_view json)>& sink) const {
+  read([&](MDB_txn* txn) {
+    Cursor c(txn, dbs_->events);
+    std::int64_t t = now();
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+    for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      RecordView r;
+      if (!detail::decode_record(to_view(v), r) || is_expired(r, t)) continue;
+      if (!sink(r.json)) return 0;
+    }
+    if (rc != MDB_NOTFOUND) check(rc, "scan events");
+    return 0;
+  });
+}
+
+std::uint64_t EventStore::size() const {
+  return read([&](MDB_txn* txn) {
+    MDB_stat stat;
+    check(mdb_stat(txn, dbs_->events, &stat), "stat");
+    return static_cast<std::uint64_t>(stat.ms_entries);
+  });
+}
+
+std::size_t EventStore::map_size() const {
+  std::shared_lock lock(remap_mutex_);
+  return map_size_;
+}
+
+bool is_accepted(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+    case WriteOutcome::duplicate:
+    case WriteOutcome::replaced_older:
+    case WriteOutcome::ephemeral_not_stored:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view ok_message(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+    case WriteOutcome::replaced_older:
+    case WriteOutcome::ephemeral_not_stored:
+      return "";
+    case WriteOutcome::duplicate:
+      return "duplicate: already have this event";
+    case WriteOutcome::rejected_older_version:
+      return "duplicate: an older version (a newer one is stored)";
+    case WriteOutcome::deleted:
+      return "blocked: this event was deleted by its author";
+    case WriteOutcome::expired:
+      return "invalid: event has expired";
+    case WriteOutcome::error:
+      break;
+  }
+  return "error: could not store the event";
+}
+
+}  // namespace graspd::store

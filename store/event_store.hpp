@@ -1,0 +1,147 @@
+// LMDB event store: durable storage of Nostr events with the indexes that let
+// every NIP-01 filter be answered without a full scan, and the NIP-01/09/40
+// write rules (replaceable heads, deletions, expiration, ephemeral kinds).
+//
+// Threading: one writer (write_batch / sweep_expired, normally only the store
+// writer actor) and any number of concurrent readers on any thread (query /
+// count / get). Readers never block the writer: each query runs in its own
+// read transaction (the env is opened with MDB_NOTLS).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+#include "messages/store_messages.hpp"
+
+struct MDB_env;
+struct MDB_txn;
+
+namespace graspd::store {
+
+/// Version of the on-disk layout. Bump it whenever keys or records change;
+/// opening a store written with another version is refused.
+inline constexpr std::uint32_t kSchemaVersion = 1;
+
+/// Thrown when the store cannot be opened or an LMDB call fails.
+class StoreError : public std::runtime_error {
+ public:
+  StoreError(const std::string& what, int code = 0) : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+struct StoreOptions {
+  std::filesystem::path path;
+  /// Initial LMDB map size; the map grows (doubling) on MDB_MAP_FULL.
+  std::size_t initial_map_size = std::size_t{1} << 30;
+  /// Hard ceiling for map growth; reaching it makes writes fail with an error.
+  std::size_t max_map_size = std::size_t{1} << 40;
+  unsigned max_readers = 512;
+  /// false sets MDB_NOSYNC: commits survive a process crash but not an OS
+  /// crash. Only for benchmarks and bulk tooling; the relay keeps it true.
+  bool durable = true;
+  /// Seconds since the epoch; injectable so tests control NIP-40 expiration.
+  std::function<std::int64_t()> clock;
+};
+
+/// One event handed to a query callback. Views point into the read
+/// transaction's memory map and are valid only during the callback.
+struct QueryHit {
+  std::string_view json;
+  const nostr::EventId& id;
+  std::int64_t created_at;
+  std::uint32_t kind;
+};
+
+struct QueryOptions {
+  /// Cap on events returned per filter, also applied when a filter has no
+  /// `limit` (the relay passes its configured maximum).
+  std::uint64_t max_limit = 500;
+};
+
+/// Per-event result of write_batch, with the stored JSON when the event was
+/// committed (stored or replaced_older) so the change feed needs no copy.
+struct WriteReport {
+  WriteOutcome outcome = WriteOutcome::error;
+  std::shared_ptr<const std::string> json;
+};
+
+class EventStore {
+ public:
+  /// Opens (creating if needed) the store in options.path. Throws StoreError
+  /// with a clear message on schema mismatch or LMDB failure.
+  explicit EventStore(StoreOptions options);
+  ~EventStore();
+  EventStore(const EventStore&) = delete;
+  EventStore& operator=(const EventStore&) = delete;
+
+  /// Applies the events in order inside ONE write transaction and returns
+  /// after the commit. Events later in the batch see the earlier ones.
+  std::vector<WriteReport> write_batch_with_json(std::span<const nostr::EventPtr> events);
+  std::vector<WriteOutcome> write_batch(std::span<const nostr::EventPtr> events);
+
+  /// Deletes events whose NIP-40 expiration is <= now; returns how many.
+  std::size_t sweep_expired(std::int64_t now);
+
+  /// Streams the events matching any filter: per filter newest-first by
+  /// created_at then lowest id, at most min(limit, max_limit) each; the union
+  /// is delivered deduplicated in that same order. Expired events are hidden.
+  void query(const nostr::Filters& filters, const std::function<void(const QueryHit&)>& sink,
+             const QueryOptions& options = {}) const;
+  /// NIP-45 COUNT: distinct events matching any filter (limits ignored).
+  std::uint64_t count(const nostr::Filters& filters) const;
+
+  /// Stored JSON of one event, if present and not expired.
+  std::optional<std::string> get(const nostr::EventId& id) const;
+  bool contains(const nostr::EventId& id) const;
+  /// Every stored, unexpired event in storage order (for export); the sink
+  /// returns false to stop.
+  void for_each(const std::function<bool(std::string_view json)>& sink) const;
+
+  /// Message of the last failed write transaction ("error: ...").
+  std::string last_error() const;
+
+  std::uint64_t size() const;
+  std::size_t map_size() const;
+  const std::filesystem::path& path() const { return options_.path; }
+  std::int64_t now() const { return options_.clock(); }
+
+  struct Dbs;  // LMDB database handles (internal)
+
+ private:
+  template <class Fn>
+  auto read(Fn&& fn) const;
+  void grow_map();
+
+  StoreOptions options_;
+  MDB_env* env_ = nullptr;
+  std::unique_ptr<Dbs> dbs_;
+  std::size_t map_size_ = 0;
+  // Remapping (map growth) invalidates pointers of in-flight readers, so
+  // readers hold this shared and growth holds it exclusively.
+  mutable std::shared_mutex remap_mutex_;
+  mutable std::mutex error_mutex_;
+  std::string last_error_;
+};
+
+/// True for outcomes that answer `OK true`.
+bool is_accepted(WriteOutcome outcome);
+/// NIP-01 OK message for an outcome ("duplicate: already have this event", ...).
+std::string_view ok_message(WriteOutcome outcome);
+
+}  // namespace graspd::store

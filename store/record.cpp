@@ -1,0 +1,157 @@
+#include "store/record.hpp"
+
+#include <openssl/evp.h>
+
+#include <charconv>
+
+namespace graspd::store::detail {
+
+namespace {
+
+void append_pod(std::string& out, const void* p, std::size_t n) {
+  out.append(static_cast<const char*>(p), n);
+}
+
+bool is_single_letter_tag(const nostr::Tag& tag) {
+  if (tag.size() < 2 || tag[0].size() != 1) return false;
+  char c = tag[0][0];
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// JSON.stringify escaping: short escapes for " \ \b \f \n \r \t, lowercase
+// \u00xx for other control characters, everything else verbatim.
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(hex[c >> 4]);
+          out.push_back(hex[c & 0x0f]);
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+std::string serialize_event_json(const nostr::Event& ev) {
+  std::string out;
+  out.reserve(200 + ev.content.size() + ev.tags.size() * 80);
+  out += "{\"id\":\"";
+  out += nostr::to_hex(ev.id);
+  out += "\",\"pubkey\":\"";
+  out += nostr::to_hex(ev.pubkey);
+  out += "\",\"created_at\":";
+  out += std::to_string(ev.created_at);
+  out += ",\"kind\":";
+  out += std::to_string(ev.kind);
+  out += ",\"tags\":[";
+  for (std::size_t i = 0; i < ev.tags.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('[');
+    for (std::size_t j = 0; j < ev.tags[i].size(); ++j) {
+      if (j) out.push_back(',');
+      append_json_string(out, ev.tags[i][j]);
+    }
+    out.push_back(']');
+  }
+  out += "],\"content\":";
+  append_json_string(out, ev.content);
+  out += ",\"sig\":\"";
+  out += nostr::to_hex(ev.sig);
+  out += "\"}";
+  return out;
+}
+
+std::int64_t expiration_of(const nostr::Event& ev) {
+  std::string_view value = ev.first_tag_value("expiration");
+  std::int64_t t = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), t);
+  if (ec != std::errc{} || end != value.data() + value.size() || t <= 0) return 0;
+  return t;
+}
+
+std::string encode_record(const nostr::Event& ev, std::int64_t expiration, std::string_view json) {
+  std::string tags;
+  for (const auto& tag : ev.tags) {
+    if (!is_single_letter_tag(tag)) continue;
+    tags.push_back(tag[0][0]);
+    auto len = static_cast<std::uint32_t>(tag[1].size());
+    append_pod(tags, &len, 4);
+    tags += tag[1];
+  }
+  std::string out;
+  out.reserve(kHeaderSize + tags.size() + json.size());
+  append_pod(out, ev.id.data(), 32);
+  append_pod(out, ev.pubkey.data(), 32);
+  append_pod(out, &ev.created_at, 8);
+  append_pod(out, &expiration, 8);
+  append_pod(out, &ev.kind, 4);
+  auto tags_len = static_cast<std::uint32_t>(tags.size());
+  append_pod(out, &tags_len, 4);
+  out += tags;
+  out += json;
+  return out;
+}
+
+bool decode_record(std::string_view bytes, RecordView& out) {
+  if (bytes.size() < kHeaderSize) return false;
+  auto p = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  out.id = p;
+  out.pubkey = p + 32;
+  std::memcpy(&out.created_at, p + 64, 8);
+  std::memcpy(&out.expiration, p + 72, 8);
+  std::memcpy(&out.kind, p + 80, 4);
+  std::uint32_t tags_len;
+  std::memcpy(&tags_len, p + 84, 4);
+  if (bytes.size() < kHeaderSize + tags_len) return false;
+  out.tags = bytes.substr(kHeaderSize, tags_len);
+  out.json = bytes.substr(kHeaderSize + tags_len);
+  return true;
+}
+
+std::string address_key(const std::uint8_t* pubkey, std::uint32_t kind, std::string_view d) {
+  std::string out;
+  append_bytes(out, pubkey, 32);
+  append_be32(out, kind);
+  if (d.size() <= 200) {
+    out.push_back('\0');
+    out.append(d);
+  } else {
+    unsigned char digest[32];
+    EVP_Digest(d.data(), d.size(), digest, nullptr, EVP_sha256(), nullptr);
+    out.push_back('\1');
+    append_bytes(out, digest, 32);
+  }
+  return out;
+}
+
+}  // namespace graspd::store::detail

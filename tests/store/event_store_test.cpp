@@ -1,0 +1,380 @@
+// EventStore write rules (NIP-01 replaceable/addressable, NIP-09, NIP-40,
+// ephemeral), query basics, schema version and map growth.
+#include "store/event_store.hpp"
+
+#include <gtest/gtest.h>
+#include <lmdb.h>
+
+#include <fstream>
+
+#include "store/record.hpp"
+#include "tests/store/store_test_util.hpp"
+
+namespace graspd::store {
+namespace {
+
+using nostr::EventPtr;
+using test::make_event;
+using test::TempDir;
+
+class EventStoreTest : public ::testing::Test {
+ protected:
+  EventStoreTest() : store_(std::make_unique<EventStore>(test::options_for(dir_, &now_))) {}
+
+  WriteOutcome write(const EventPtr& ev) {
+    auto outcomes = store_->write_batch(std::span<const EventPtr>(&ev, 1));
+    return outcomes.at(0);
+  }
+
+  std::vector<nostr::EventId> query(nostr::Filter f, std::uint64_t max_limit = 500) {
+    f.normalize();
+    std::vector<nostr::EventId> out;
+    store_->query({f}, [&](const QueryHit& hit) { out.push_back(hit.id); }, {max_limit});
+    return out;
+  }
+
+  std::vector<nostr::EventId> all() { return query({}); }
+
+  static nostr::EventId id(std::uint64_t n) { return test::bytes_of(n, 0xee); }
+  static nostr::Pubkey author(std::uint64_t n) { return test::bytes_of(n, 0xaa); }
+  static std::string hex_id(std::uint64_t n) { return nostr::to_hex(id(n)); }
+  static std::string address(std::uint32_t kind, std::uint64_t who, const std::string& d) {
+    return std::to_string(kind) + ":" + nostr::to_hex(author(who)) + ":" + d;
+  }
+
+  std::int64_t now_ = 1'700'000'000;
+  TempDir dir_;
+  std::unique_ptr<EventStore> store_;
+};
+
+using Ids = std::vector<nostr::EventId>;
+
+TEST_F(EventStoreTest, StoresAndReturnsNormalizedJson) {
+  auto ev = make_event(1, 1, 100, 1, {{"t", "x\ny"}}, "he said \"hi\"\x01/");
+  EXPECT_EQ(write(ev), WriteOutcome::stored);
+  auto json = store_->get(ev->id);
+  ASSERT_TRUE(json);
+  EXPECT_EQ(*json, "{\"id\":\"" + hex_id(1) + "\",\"pubkey\":\"" + nostr::to_hex(author(1)) +
+                       "\",\"created_at\":100,\"kind\":1,\"tags\":[[\"t\",\"x\\ny\"]],"
+                       "\"content\":\"he said \\\"hi\\\"\\u0001/\",\"sig\":\"" +
+                       std::string(128, '0') + "\"}");
+  EXPECT_EQ(store_->size(), 1u);
+}
+
+TEST_F(EventStoreTest, DuplicateIsReported) {
+  auto ev = make_event(1, 1, 100, 1);
+  EXPECT_EQ(write(ev), WriteOutcome::stored);
+  EXPECT_EQ(write(ev), WriteOutcome::duplicate);
+  EXPECT_EQ(store_->size(), 1u);
+}
+
+TEST_F(EventStoreTest, BatchSeesEarlierEventsOfTheSameBatch) {
+  std::vector<EventPtr> batch{make_event(1, 1, 100, 1), make_event(1, 1, 100, 1),
+                              make_event(2, 1, 100, 0), make_event(3, 1, 90, 0)};
+  auto outcomes = store_->write_batch(batch);
+  EXPECT_EQ(outcomes, (std::vector<WriteOutcome>{WriteOutcome::stored, WriteOutcome::duplicate,
+                                                 WriteOutcome::stored,
+                                                 WriteOutcome::rejected_older_version}));
+}
+
+TEST_F(EventStoreTest, NullEventIsAnErrorNotACrash) {
+  std::vector<EventPtr> batch{nullptr, make_event(1, 1, 100, 1)};
+  auto outcomes = store_->write_batch(batch);
+  EXPECT_EQ(outcomes[0], WriteOutcome::error);
+  EXPECT_EQ(outcomes[1], WriteOutcome::stored);
+}
+
+TEST_F(EventStoreTest, ReplaceableLatestWins) {
+  EXPECT_EQ(write(make_event(1, 7, 100, 0)), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(2, 7, 200, 0)), WriteOutcome::replaced_older);
+  EXPECT_EQ(all(), Ids{id(2)});
+  EXPECT_FALSE(store_->contains(id(1)));
+  EXPECT_EQ(write(make_event(3, 7, 150, 0)), WriteOutcome::rejected_older_version);
+  // Another author and another kind are separate heads.
+  EXPECT_EQ(write(make_event(4, 8, 50, 0)), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(5, 7, 50, 10002)), WriteOutcome::stored);
+  EXPECT_EQ(all().size(), 3u);
+}
+
+TEST_F(EventStoreTest, ReplaceableEqualCreatedAtKeepsLowestId) {
+  EXPECT_EQ(write(make_event(5, 7, 100, 3)), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(9, 7, 100, 3)), WriteOutcome::rejected_older_version);
+  EXPECT_EQ(write(make_event(2, 7, 100, 3)), WriteOutcome::replaced_older);
+  EXPECT_EQ(all(), Ids{id(2)});
+}
+
+TEST_F(EventStoreTest, AddressableIsKeyedByDTag) {
+  EXPECT_EQ(write(make_event(1, 7, 100, 30617, {{"d", "repo"}})), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(2, 7, 100, 30617, {{"d", "other"}})), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(3, 7, 101, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(make_event(4, 7, 99, 30617, {{"d", "repo"}})),
+            WriteOutcome::rejected_older_version);
+  // Missing d tag = empty d; a second tag named d does not count.
+  EXPECT_EQ(write(make_event(5, 7, 100, 30617)), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(6, 7, 101, 30617, {{"x", "y"}, {"d", ""}, {"d", "repo"}})),
+            WriteOutcome::replaced_older);
+  EXPECT_EQ(all(), (Ids{id(3), id(6), id(2)}));
+  // Equal created_at: lowest id wins.
+  EXPECT_EQ(write(make_event(0, 7, 101, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+  EXPECT_FALSE(store_->contains(id(3)));
+}
+
+TEST_F(EventStoreTest, AddressableWithLongDTagIsExact) {
+  std::string long_a(300, 'a'), long_b = std::string(299, 'a') + "b";
+  EXPECT_EQ(write(make_event(1, 7, 100, 30000, {{"d", long_a}})), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(2, 7, 100, 30000, {{"d", long_b}})), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(3, 7, 101, 30000, {{"d", long_a}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(all(), (Ids{id(3), id(2)}));
+}
+
+TEST_F(EventStoreTest, EphemeralNeverStored) {
+  EXPECT_EQ(write(make_event(1, 7, 100, 20000)), WriteOutcome::ephemeral_not_stored);
+  EXPECT_EQ(write(make_event(2, 7, 100, 29999)), WriteOutcome::ephemeral_not_stored);
+  EXPECT_EQ(store_->size(), 0u);
+  EXPECT_FALSE(store_->contains(id(1)));
+}
+
+TEST_F(EventStoreTest, DeletionByIdRemovesOwnEventsOnly) {
+  write(make_event(1, 7, 100, 1));
+  write(make_event(2, 8, 100, 1));
+  EXPECT_EQ(write(make_event(3, 7, 200, 5, {{"e", hex_id(1)}, {"e", hex_id(2)}})),
+            WriteOutcome::stored);
+  EXPECT_FALSE(store_->contains(id(1)));
+  EXPECT_TRUE(store_->contains(id(2))) << "deletion by another author must be ignored";
+  EXPECT_TRUE(store_->contains(id(3))) << "the deletion request itself is stored";
+  EXPECT_EQ(write(make_event(1, 7, 100, 1)), WriteOutcome::deleted);
+  EXPECT_EQ(write(make_event(2, 8, 100, 1)), WriteOutcome::duplicate);
+}
+
+TEST_F(EventStoreTest, DeletionBeforeTheEventArrivesRefusesIt) {
+  write(make_event(3, 7, 200, 5, {{"e", hex_id(1)}, {"e", hex_id(2)}}));
+  EXPECT_EQ(write(make_event(1, 7, 100, 1)), WriteOutcome::deleted);
+  // Same id but another author cannot exist for real; a foreign deletion does not block.
+  EXPECT_EQ(write(make_event(2, 8, 100, 1)), WriteOutcome::stored);
+}
+
+TEST_F(EventStoreTest, DeletingADeletionHasNoEffect) {
+  write(make_event(1, 7, 100, 1));
+  write(make_event(2, 7, 110, 5, {{"e", hex_id(1)}}));
+  write(make_event(3, 7, 120, 5, {{"e", hex_id(2)}}));
+  EXPECT_TRUE(store_->contains(id(2)));
+  EXPECT_FALSE(store_->contains(id(1)));
+}
+
+TEST_F(EventStoreTest, DeletionByAddressUpToItsCreatedAt) {
+  write(make_event(1, 7, 100, 30617, {{"d", "repo"}}));
+  EXPECT_EQ(write(make_event(9, 7, 150, 5, {{"a", address(30617, 7, "repo")}})),
+            WriteOutcome::stored);
+  EXPECT_FALSE(store_->contains(id(1)));
+  // Versions up to the deletion's created_at are refused, later ones accepted.
+  EXPECT_EQ(write(make_event(2, 7, 150, 30617, {{"d", "repo"}})), WriteOutcome::deleted);
+  EXPECT_EQ(write(make_event(3, 7, 151, 30617, {{"d", "repo"}})), WriteOutcome::stored);
+}
+
+TEST_F(EventStoreTest, DeletionDoesNotRemoveALaterVersion) {
+  write(make_event(1, 7, 300, 30617, {{"d", "repo"}}));
+  write(make_event(9, 7, 200, 5, {{"a", address(30617, 7, "repo")}}));
+  EXPECT_TRUE(store_->contains(id(1)));
+  // A replaceable kind with an empty d.
+  write(make_event(2, 7, 100, 10002));
+  write(make_event(8, 7, 200, 5, {{"a", address(10002, 7, "")}}));
+  EXPECT_FALSE(store_->contains(id(2)));
+  EXPECT_EQ(write(make_event(4, 7, 200, 10002)), WriteOutcome::deleted);
+  EXPECT_EQ(write(make_event(5, 7, 201, 10002)), WriteOutcome::stored);
+}
+
+TEST_F(EventStoreTest, DeletionByAddressOfAnotherAuthorIgnored) {
+  write(make_event(1, 7, 100, 30617, {{"d", "repo"}}));
+  write(make_event(9, 8, 150, 5, {{"a", address(30617, 7, "repo")}}));
+  EXPECT_TRUE(store_->contains(id(1)));
+  EXPECT_EQ(write(make_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+}
+
+TEST_F(EventStoreTest, MalformedDeletionTagsAreIgnored) {
+  write(make_event(1, 7, 100, 1));
+  EXPECT_EQ(write(make_event(9, 7, 150, 5,
+                             {{"e"},
+                              {"e", "zz"},
+                              {"a", "x"},
+                              {"a", "1:zz:"},
+                              {"a", "::"},
+                              {"a", "99999999999:" + nostr::to_hex(author(7)) + ":"}})),
+            WriteOutcome::stored);
+  EXPECT_TRUE(store_->contains(id(1)));
+}
+
+TEST_F(EventStoreTest, ExpiredEventsRefusedHiddenAndSwept) {
+  auto exp = [](std::int64_t t) { return nostr::Tag{"expiration", std::to_string(t)}; };
+  EXPECT_EQ(write(make_event(1, 7, 100, 1, {exp(now_ - 1)})), WriteOutcome::expired);
+  EXPECT_EQ(write(make_event(2, 7, 100, 1, {exp(now_)})), WriteOutcome::expired);
+  EXPECT_EQ(write(make_event(3, 7, 100, 1, {exp(now_ + 10)})), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(4, 7, 100, 1, {exp(now_ + 100)})), WriteOutcome::stored);
+  EXPECT_EQ(write(make_event(5, 7, 100, 1, {{"expiration", "garbage"}})), WriteOutcome::stored);
+  EXPECT_EQ(all().size(), 3u);
+  now_ += 10;  // event 3 now expired: hidden at once, before any sweep
+  EXPECT_EQ(all(), (Ids{id(4), id(5)}));
+  EXPECT_FALSE(store_->get(id(3)));
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{1};
+  EXPECT_EQ(store_->count({f}), 2u);
+  EXPECT_EQ(store_->size(), 3u);
+  EXPECT_EQ(store_->sweep_expired(now_), 1u);
+  EXPECT_EQ(store_->size(), 2u);
+  EXPECT_EQ(store_->sweep_expired(now_ + 1000), 1u);
+  EXPECT_EQ(all(), Ids{id(5)});
+  // Swept events can be re-submitted only if not expired: they are refused.
+  EXPECT_EQ(write(make_event(3, 7, 100, 1, {exp(now_)})), WriteOutcome::expired);
+}
+
+TEST_F(EventStoreTest, LimitOrdersNewestFirstThenLowestId) {
+  write(make_event(5, 1, 100, 1));
+  write(make_event(3, 1, 100, 1));
+  write(make_event(4, 1, 200, 1));
+  write(make_event(1, 1, 50, 1));
+  write(make_event(2, 1, 100, 1));
+  nostr::Filter f;
+  f.limit = 3;
+  EXPECT_EQ(query(f), (Ids{id(4), id(2), id(3)}));
+  f.limit = 0;
+  EXPECT_TRUE(query(f).empty());
+  f.limit.reset();
+  EXPECT_EQ(query(f, 2), (Ids{id(4), id(2)})) << "max_limit caps a filter without limit";
+  f.limit = 100;
+  EXPECT_EQ(query(f, 2).size(), 2u) << "max_limit caps a larger limit";
+}
+
+TEST_F(EventStoreTest, SinceUntilInclusive) {
+  for (int i = 1; i <= 5; ++i) write(make_event(i, 1, 100 + i, 1));
+  nostr::Filter f;
+  f.since = 102;
+  f.until = 104;
+  EXPECT_EQ(query(f), (Ids{id(4), id(3), id(2)}));
+  f.kinds = std::vector<std::uint32_t>{1};
+  EXPECT_EQ(query(f), (Ids{id(4), id(3), id(2)}));
+  f.since = 105;
+  f.until = 104;
+  EXPECT_TRUE(query(f).empty());
+}
+
+TEST_F(EventStoreTest, MultipleFiltersDeduplicated) {
+  write(make_event(1, 1, 100, 1, {{"t", "a"}}));
+  write(make_event(2, 2, 101, 1, {{"t", "b"}}));
+  nostr::Filter by_tag;
+  by_tag.tags['t'] = {"a", "b"};
+  nostr::Filter by_author;
+  by_author.authors = std::vector<nostr::Pubkey>{author(1)};
+  std::vector<nostr::EventId> out;
+  store_->query({by_tag, by_author}, [&](const QueryHit& h) { out.push_back(h.id); });
+  EXPECT_EQ(out, (Ids{id(2), id(1)}));
+  EXPECT_EQ(store_->count({by_tag, by_author}), 2u);
+}
+
+TEST_F(EventStoreTest, LongTagValuesMatchExactly) {
+  std::string long_a(400, 'a'), long_b = std::string(399, 'a') + "b";
+  write(make_event(1, 1, 100, 1, {{"r", long_a}}));
+  write(make_event(2, 1, 100, 1, {{"r", long_b}}));
+  nostr::Filter f;
+  f.tags['r'] = {long_b};
+  EXPECT_EQ(query(f), Ids{id(2)});
+}
+
+TEST_F(EventStoreTest, ReopenKeepsEverything) {
+  write(make_event(1, 1, 100, 1));
+  write(make_event(2, 1, 100, 0));
+  store_.reset();
+  store_ = std::make_unique<EventStore>(test::options_for(dir_, &now_));
+  EXPECT_EQ(all(), (Ids{id(1), id(2)}));
+  EXPECT_EQ(write(make_event(3, 1, 101, 0)), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(make_event(2, 1, 100, 0)), WriteOutcome::rejected_older_version);
+}
+
+TEST_F(EventStoreTest, SchemaVersionMismatchIsRefused) {
+  store_.reset();
+  {
+    MDB_env* env;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 16);
+    ASSERT_EQ(mdb_env_open(env, dir_.path().c_str(), 0, 0644), 0);
+    MDB_txn* txn;
+    MDB_dbi dbi;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+    std::string key = "schema_version", value = "999";
+    MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
+    ASSERT_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  try {
+    EventStore reopened(test::options_for(dir_, &now_));
+    FAIL() << "a store with another schema version must not open";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 999"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("supports only version 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(EventStoreTest, UnopenablePathGivesClearError) {
+  auto file = dir_.path() / "a-file";
+  { std::ofstream(file) << "x"; }
+  StoreOptions options;
+  options.path = file / "sub";
+  EXPECT_THROW(EventStore{options}, StoreError);
+}
+
+TEST(EventStoreMapTest, MapGrowsWhenFull) {
+  TempDir dir;
+  StoreOptions options;
+  options.path = dir.path();
+  options.initial_map_size = 256 * 1024;
+  options.durable = false;
+  EventStore store(options);
+  std::size_t initial = store.map_size();
+  std::vector<EventPtr> batch;
+  for (int i = 0; i < 3000; ++i)
+    batch.push_back(
+        make_event(i + 1, i % 10, 1000 + i, 1, {{"t", "topic"}}, std::string(200, 'x')));
+  auto outcomes = store.write_batch(batch);
+  for (auto o : outcomes) ASSERT_EQ(o, WriteOutcome::stored) << store.last_error();
+  EXPECT_GT(store.map_size(), initial);
+  EXPECT_EQ(store.size(), 3000u);
+  nostr::Filter f;
+  f.tags['t'] = {"topic"};
+  EXPECT_EQ(store.count({f}), 3000u);
+}
+
+TEST(EventStoreMapTest, MapFullAtCeilingFailsCleanly) {
+  TempDir dir;
+  StoreOptions options;
+  options.path = dir.path();
+  options.initial_map_size = 128 * 1024;
+  options.max_map_size = 256 * 1024;
+  EventStore store(options);
+  std::vector<EventPtr> small{make_event(1, 1, 1, 1)};
+  ASSERT_EQ(store.write_batch(small)[0], WriteOutcome::stored);
+  std::vector<EventPtr> batch;
+  for (int i = 0; i < 3000; ++i)
+    batch.push_back(make_event(i + 10, 1, 1000 + i, 1, {}, std::string(500, 'x')));
+  auto outcomes = store.write_batch(batch);
+  for (auto o : outcomes) EXPECT_EQ(o, WriteOutcome::error);
+  EXPECT_NE(store.last_error().find("store full"), std::string::npos) << store.last_error();
+  // Nothing of the failed batch was committed and the store still works.
+  EXPECT_EQ(store.size(), 1u);
+  EXPECT_TRUE(store.contains(test::bytes_of(1, 0xee)));
+  std::vector<EventPtr> after{make_event(2, 1, 2, 1)};
+  EXPECT_EQ(store.write_batch(after)[0], WriteOutcome::stored);
+}
+
+TEST(EventStoreOkMessages, PrefixesAndAcceptance) {
+  EXPECT_TRUE(is_accepted(WriteOutcome::stored));
+  EXPECT_TRUE(is_accepted(WriteOutcome::duplicate));
+  EXPECT_FALSE(is_accepted(WriteOutcome::deleted));
+  EXPECT_FALSE(is_accepted(WriteOutcome::expired));
+  EXPECT_FALSE(is_accepted(WriteOutcome::error));
+  EXPECT_EQ(ok_message(WriteOutcome::duplicate).substr(0, 10), "duplicate:");
+  EXPECT_EQ(ok_message(WriteOutcome::error).substr(0, 6), "error:");
+  EXPECT_EQ(ok_message(WriteOutcome::expired).substr(0, 8), "invalid:");
+}
+
+}  // namespace
+}  // namespace graspd::store
