@@ -1,1 +1,45 @@
-int main() { return 0; }
+// graspd entry point: parse the configuration, then run the daemon (or a subcommand).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "runtime/config.hpp"
+#include "runtime/daemon.hpp"
+#include "runtime/log.hpp"
+#include "runtime/version.hpp"
+
+namespace {
+
+/// Exit code for configuration and usage errors.
+constexpr int usage_error = 2;
+
+int run_daemon(const std::vector<std::string>& args) {
+  using namespace graspd::runtime;
+  auto loaded = load_config(args, process_environment());
+  if (auto* error = std::get_if<ConfigError>(&loaded)) {
+    std::cerr << "graspd: " << error->message << "\n";
+    return usage_error;
+  }
+  auto& result = std::get<LoadedConfig>(loaded);
+  switch (result.action) {
+    case Action::help:
+      std::cout << help_text();
+      return 0;
+    case Action::version:
+      std::cout << "graspd " << version() << "\n";
+      return 0;
+    case Action::run:
+      break;
+  }
+  graspd::log::set_level(result.config.log_level);
+  return Daemon{std::move(result.config)}.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // Subcommands dispatch here on args[0] (e.g. "export", "import"), before the daemon's options
+  // are parsed; anything else runs the daemon.
+  return run_daemon(args);
+}

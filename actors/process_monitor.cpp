@@ -1,0 +1,49 @@
+#include "actors/process_monitor.hpp"
+
+#include <sstream>
+
+#include "runtime/log.hpp"
+
+namespace graspd::actors {
+
+namespace {
+
+void take_sample(ProcessMonitorActor self) {
+  auto& state = self->state;
+  state.uptime_seconds = std::chrono::duration<double>(self->clock().now() - state.started).count();
+  state.last = state.options.sample();
+  ++state.samples;
+  if (auto* gauges = state.options.gauges) {
+    gauges->uptime_seconds.Set(state.uptime_seconds);
+    gauges->resident_memory_bytes.Set(static_cast<double>(state.last.resident_memory_bytes));
+    gauges->open_fds.Set(static_cast<double>(state.last.open_fds));
+  }
+}
+
+std::string status_json(const ProcessMonitorState& state) {
+  std::ostringstream json;
+  json << "{\"uptime_seconds\":" << static_cast<std::uint64_t>(state.uptime_seconds)
+       << ",\"resident_memory_bytes\":" << state.last.resident_memory_bytes
+       << ",\"open_fds\":" << state.last.open_fds << ",\"samples\":" << state.samples << "}";
+  return json.str();
+}
+
+}  // namespace
+
+process_monitor_actor::behavior_type process_monitor(ProcessMonitorActor self,
+                                                     ProcessMonitorOptions options) {
+  self->state.options = std::move(options);
+  self->state.started = self->clock().now();
+  take_sample(self);
+  self->delayed_send(self, self->state.options.interval, atom::tick::value);
+  log::debug("process_monitor", "sampling every ", self->state.options.interval.count(), " s");
+  return {
+      [=](atom::tick) {
+        take_sample(self);
+        self->delayed_send(self, self->state.options.interval, atom::tick::value);
+      },
+      [=](atom::status) { return status_json(self->state); },
+  };
+}
+
+}  // namespace graspd::actors

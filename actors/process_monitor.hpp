@@ -1,0 +1,54 @@
+// ProcessMonitor: samples this process's uptime, resident memory and open descriptors every
+// `interval` (a delayed tick to itself) into the process gauges of runtime/metrics.hpp, and answers
+// `status` with a JSON snapshot. Holds no other state; one instance per daemon.
+#pragma once
+
+#include <caf/actor_clock.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "messages/atoms.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/process_stats.hpp"
+
+namespace graspd {
+
+// Typed interface (kept here rather than in messages/interfaces.hpp while that file is being
+// extended concurrently; move it there when convenient).
+using process_monitor_actor = caf::typed_actor<
+    // Timer: sample now and schedule the next tick.
+    caf::reacts_to<atom::tick>,
+    // JSON snapshot: {"uptime_seconds","resident_memory_bytes","open_fds","samples"}.
+    caf::replies_to<atom::status>::with<std::string>>;
+
+}  // namespace graspd
+
+namespace graspd::actors {
+
+struct ProcessMonitorOptions {
+  runtime::ProcessGauges* gauges = nullptr;  ///< owned by runtime::Metrics, outlives the actor
+  std::chrono::seconds interval{5};
+  /// Source of the samples; tests substitute a fake.
+  std::function<runtime::ProcessStats()> sample = runtime::sample_process_stats;
+};
+
+struct ProcessMonitorState {
+  static inline const char* name = "process_monitor";
+  ProcessMonitorOptions options;
+  caf::actor_clock::time_point started;
+  double uptime_seconds = 0;
+  runtime::ProcessStats last;
+  std::uint64_t samples = 0;
+};
+
+using ProcessMonitorActor = process_monitor_actor::stateful_pointer<ProcessMonitorState>;
+
+process_monitor_actor::behavior_type process_monitor(ProcessMonitorActor self,
+                                                     ProcessMonitorOptions options);
+
+}  // namespace graspd::actors

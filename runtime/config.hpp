@@ -1,0 +1,126 @@
+// graspd's configuration: one table (option_table() in config.cpp) declares every option with its
+// environment variable, command-line flag, config-file key, default, description and validation.
+// Precedence: flag > environment (NGIT_*) > config file (--config FILE) > default.
+//
+// Adding an option = one field in Config + one entry in the table + one line in
+// docs/configuration.md and deploy/graspd.conf.example (tests/runtime/config_docs_test.cpp checks).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "runtime/log.hpp"
+
+namespace graspd::runtime {
+
+/// Every option, typed. Field defaults here are placeholders: the table's default strings are what
+/// load_config() applies, so a default is declared exactly once.
+struct Config {
+  // Network and identity.
+  std::string bind_address;  ///< "host:port" as given
+  std::string bind_host;     ///< host part of bind_address (brackets of an IPv6 literal removed)
+  std::uint16_t bind_port = 0;
+  std::string domain;  ///< public host[:port]; defaults to bind_address
+  std::string data_path;
+  std::string relay_name;
+  std::string relay_description;
+  std::string owner_npub;
+
+  // Operations.
+  log::Level log_level = log::Level::info;
+  bool metrics_enabled = true;
+  std::uint64_t scheduler_threads = 0;  ///< 0 = CAF default (one per core, at least 2)
+  std::uint64_t io_threads = 0;         ///< 0 = one per core
+  std::uint64_t max_connections = 0;    ///< 0 = unlimited
+
+  // Sizes.
+  std::uint64_t max_message_bytes = 0;
+  std::uint64_t max_event_bytes = 0;
+
+  // Curation.
+  std::vector<std::string> event_blacklist;
+  std::vector<std::string> repository_whitelist;
+  std::vector<std::string> repository_blacklist;
+
+  // GRASP-02 sync.
+  bool sync_enabled = true;
+  std::string sync_bootstrap_relay_url;
+  std::uint64_t sync_base_backoff_secs = 0;
+  std::uint64_t sync_max_backoff_secs = 0;
+  std::uint64_t sync_batch_window_ms = 0;
+  std::uint64_t sync_quick_reconnect_secs = 0;
+  std::uint64_t sync_consolidation_threshold = 0;
+  std::uint64_t sync_daily_resync_min_secs = 0;
+  std::uint64_t sync_daily_resync_max_secs = 0;
+  std::uint64_t sync_disconnect_check_interval_secs = 0;
+  std::uint64_t sync_dead_after_secs = 0;
+  std::uint64_t sync_rate_limit_cooldown_secs = 0;
+  bool sync_allow_private_addresses = false;
+
+  // GRASP-03 Sync+ overlay.
+  bool sync_plus_enabled = true;
+  std::vector<std::string> sync_plus_user_index_relays;
+  std::vector<std::string> sync_plus_fallback_relays;
+  std::uint64_t sync_plus_reconcile_secs = 0;
+  std::uint64_t sync_plus_refresh_secs = 0;
+  std::uint64_t sync_plus_retry_secs = 0;
+
+  /// Path of the config file that was read, empty when none.
+  std::string config_file;
+};
+
+/// Parses `text` into the option's field of `config`; returns what was expected on failure
+/// (e.g. "expected host:port"), std::nullopt on success.
+using OptionSetter =
+    std::function<std::optional<std::string>(Config& config, std::string_view text)>;
+
+/// One declared option.
+struct OptionSpec {
+  std::string_view key;            ///< config-file key, e.g. "bind_address"
+  std::string_view env;            ///< environment variable, e.g. "NGIT_BIND_ADDRESS"
+  std::string_view flag;           ///< command-line flag, e.g. "--bind-address"
+  std::string_view type;           ///< human readable type for --help and docs
+  std::string_view default_value;  ///< as text; "" means empty / none
+  std::string_view description;
+  OptionSetter set;
+};
+
+/// The table of every option, in documentation order.
+const std::vector<OptionSpec>& option_table();
+
+/// What the command line asked for.
+enum class Action { run, help, version };
+
+struct LoadedConfig {
+  Action action = Action::run;
+  Config config;
+};
+
+/// A configuration error: one line, already naming the option, the value and what is expected.
+struct ConfigError {
+  std::string message;
+};
+
+/// Reads an environment variable; std::nullopt when unset.
+using EnvironmentLookup = std::function<std::optional<std::string>(std::string_view name)>;
+
+/// The process environment (getenv).
+EnvironmentLookup process_environment();
+
+/// Builds the configuration from flags (`args` excludes the program name), the environment and the
+/// optional config file, over the table defaults.
+std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& args,
+                                                    const EnvironmentLookup& environment);
+
+/// Text of `graspd --help`.
+std::string help_text();
+
+/// Splits a comma separated list, trimming blanks and dropping empty items.
+std::vector<std::string> split_list(std::string_view text);
+
+}  // namespace graspd::runtime

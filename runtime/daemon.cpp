@@ -1,0 +1,209 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/daemon.hpp"
+
+#include <signal.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/all.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "actors/process_monitor.hpp"
+#include "runtime/http_server.hpp"
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/nip11.hpp"
+#include "runtime/version.hpp"
+
+namespace graspd::runtime {
+
+namespace {
+
+constexpr std::string_view component = "daemon";
+
+// ---------------------------------------------------------------------------------------------
+// Registry of long-lived actors. Each entry spawns one actor from the Services; the daemon keeps
+// the handles, stops them in reverse order on shutdown and reports them in logs. Later issues add
+// their actors (store writer, relay, sync, ...) here, and wire WebSocket upgrades through
+// services.http.set_websocket_handler() from an entry.
+// ---------------------------------------------------------------------------------------------
+struct LongLivedActor {
+  std::string name;
+  std::function<caf::actor(Services&)> spawn;
+};
+
+std::vector<LongLivedActor> long_lived_actors() {
+  return {
+      {"process_monitor",
+       [](Services& services) {
+         actors::ProcessMonitorOptions options;
+         options.gauges = &services.metrics.process();
+         options.interval = std::chrono::seconds{5};
+         return caf::actor_cast<caf::actor>(
+             services.system.spawn(actors::process_monitor, std::move(options)));
+       }},
+  };
+}
+
+std::size_t default_thread_count() {
+  auto cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 2 : cores;
+}
+
+std::string endpoint_text(const std::string& host, std::uint16_t port) {
+  auto shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return shown + ":" + std::to_string(port);
+}
+
+SiteContent site_content(const Config& config, Metrics& metrics) {
+  auto info = relay_information(config);
+  SiteContent content;
+  content.landing_page = landing_page_html(info.name, info.description, config.domain, version());
+  // The configuration is fixed for the process lifetime: render the document once.
+  content.nip11 = [document = nip11_json(info)] { return document; };
+  if (config.metrics_enabled) content.metrics = [&metrics] { return metrics.serialize(); };
+  return content;
+}
+
+HttpServerOptions http_options(const Config& config) {
+  HttpServerOptions options;
+  options.host = config.bind_host;
+  options.port = config.bind_port;
+  return options;
+}
+
+/// Blocks until SIGINT or SIGTERM arrives; returns its name. The signals are blocked in every
+/// thread (set before any thread starts) so only this wait receives them.
+std::string wait_for_stop_signal(const sigset_t& signals) {
+  int received = 0;
+  while (sigwait(&signals, &received) != 0) {
+  }
+  return received == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+/// Ends the process if shutdown hangs, so a supervisor can restart it; armed once shutdown begins.
+class ShutdownWatchdog {
+ public:
+  explicit ShutdownWatchdog(std::chrono::seconds limit)
+      : thread_([this, limit] {
+          std::unique_lock lock{mutex_};
+          if (!done_cv_.wait_for(lock, limit, [this] { return done_; })) {
+            log::error(component, "shutdown did not finish within ", limit.count(), " s; exiting");
+            std::_Exit(1);
+          }
+        }) {}
+  ~ShutdownWatchdog() {
+    {
+      std::lock_guard lock{mutex_};
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Daemon::Daemon(Config config) : config_(std::move(config)) {}
+
+Daemon::~Daemon() = default;
+
+int Daemon::run() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A peer closing its socket must not kill the process.
+  signal(SIGPIPE, SIG_IGN);
+
+  log::info(component, "graspd ", version(), " starting (data ", config_.data_path, ")");
+
+  // Declaration order is destruction order in reverse: the actor system outlives the I/O threads
+  // (their handlers may message actors), the metrics outlive both.
+  Metrics metrics{std::string(version())};
+
+  caf::actor_system_config actor_config;
+  auto scheduler_threads = config_.scheduler_threads != 0
+                               ? config_.scheduler_threads
+                               : std::max<std::size_t>(2, default_thread_count());
+  actor_config.set("scheduler.max-threads", scheduler_threads);
+  caf::actor_system system{actor_config};
+
+  boost::asio::io_context io{
+      static_cast<int>(config_.io_threads != 0 ? config_.io_threads : default_thread_count())};
+  auto work = boost::asio::make_work_guard(io);
+  HttpServer http{io, http_options(config_),
+                  [content = site_content(config_, metrics)](const HttpRequestInfo& request) {
+                    return route_request(request, content);
+                  }};
+
+  Services services{config_, system, io, metrics, http, {}};
+  std::vector<std::pair<std::string, caf::actor>> running;
+  try {
+    for (auto& entry : long_lived_actors()) {
+      running.emplace_back(entry.name, entry.spawn(services));
+      log::debug(component, "started ", entry.name);
+    }
+    http.start();
+  } catch (const std::exception& failure) {
+    log::error(component, "cannot start: ", failure.what(), " (bind address ", config_.bind_address,
+               ")");
+    for (auto it = running.rbegin(); it != running.rend(); ++it) {
+      caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
+    }
+    return 1;
+  }
+
+  std::vector<std::thread> io_threads;
+  auto io_thread_count = config_.io_threads != 0 ? config_.io_threads : default_thread_count();
+  for (std::size_t i = 0; i < io_thread_count; ++i) io_threads.emplace_back([&io] { io.run(); });
+
+  log::info(component, "listening on ", endpoint_text(config_.bind_host, http.port()), " (domain ",
+            config_.domain, ", ", running.size(), " actors, ", scheduler_threads,
+            " scheduler threads, ", io_thread_count, " io threads)");
+
+  auto signal_name = wait_for_stop_signal(stop_signals);
+  log::info(component, "shutting down on ", signal_name);
+  ShutdownWatchdog watchdog{std::chrono::seconds{10}};
+
+  http.stop();
+  for (auto it = services.shutdown_hooks.rbegin(); it != services.shutdown_hooks.rend(); ++it) {
+    (*it)();
+  }
+  // Let closing connections flush for a moment, then cut whatever is left.
+  work.reset();
+  auto drained = std::async(std::launch::async, [&io_threads] {
+    for (auto& thread : io_threads) thread.join();
+  });
+  if (drained.wait_for(std::chrono::seconds{2}) != std::future_status::ready) {
+    log::warn(component, "network threads still busy after 2 s; stopping them");
+    io.stop();
+  }
+  drained.wait();
+
+  for (auto it = running.rbegin(); it != running.rend(); ++it) {
+    caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
+  }
+  running.clear();
+  // ~actor_system waits for every actor to finish.
+  log::info(component, "stopped");
+  return 0;
+}
+
+}  // namespace graspd::runtime

@@ -1,0 +1,91 @@
+#include "runtime/http_routes.hpp"
+
+namespace graspd::runtime {
+
+namespace {
+
+constexpr std::string_view nostr_json = "application/nostr+json";
+
+HttpResponse text_response(unsigned status, std::string body) {
+  return HttpResponse{status, "text/plain; charset=utf-8", std::move(body), {}};
+}
+
+std::string_view path_of(std::string_view target) {
+  return target.substr(0, target.find_first_of("?#"));
+}
+
+std::string html_escape(std::string_view text) {
+  std::string escaped;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      case '\'':
+        escaped += "&#39;";
+        break;
+      default:
+        escaped += c;
+    }
+  }
+  return escaped;
+}
+
+HttpResponse method_not_allowed() {
+  auto response = text_response(405, "method not allowed\n");
+  response.headers.emplace_back("Allow", "GET, HEAD, OPTIONS");
+  return response;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& cors_headers() {
+  static const std::vector<std::pair<std::string, std::string>> headers{
+      {"Access-Control-Allow-Origin", "*"},
+      {"Access-Control-Allow-Headers", "*"},
+      {"Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"},
+  };
+  return headers;
+}
+
+HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& content) {
+  auto path = path_of(request.target);
+  bool known = path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics);
+  if (!known) return text_response(404, "not found\n");
+  if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
+  if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
+
+  if (path == "/healthz") return text_response(200, "ok\n");
+  if (path == "/metrics") {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", content.metrics(), {}};
+  }
+  if (request.accept.find(nostr_json) != std::string_view::npos) {
+    return HttpResponse{200, std::string(nostr_json), content.nip11(), {}};
+  }
+  return HttpResponse{200, "text/html; charset=utf-8", content.landing_page, {}};
+}
+
+std::string landing_page_html(std::string_view name, std::string_view description,
+                              std::string_view domain, std::string_view version) {
+  auto title = html_escape(name);
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>" + title +
+      "</title></head>\n<body>\n<h1>" + title + "</h1>\n<p>" + html_escape(description) +
+      "</p>\n<p>This is a <a href=\"https://ngit.dev/grasp\">GRASP</a> relay (git over Nostr) "
+      "run by graspd " +
+      html_escape(version) + ". Connect a Nostr client to <code>ws://" + html_escape(domain) +
+      "</code>; request this page with <code>Accept: application/nostr+json</code> for the "
+      "NIP-11 relay information document.</p>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace graspd::runtime

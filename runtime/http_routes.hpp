@@ -1,0 +1,43 @@
+// What graspd answers on plain HTTP, independent of the socket layer (runtime/http_server.cpp adds
+// the transport: parsing, CORS headers, HEAD, keep-alive, timeouts). Testable without sockets.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace graspd::runtime {
+
+struct HttpRequestInfo {
+  std::string_view method;  ///< "GET", "HEAD", "OPTIONS", ...
+  std::string_view target;  ///< path with optional query string
+  std::string_view accept;  ///< value of the Accept header, may be empty
+};
+
+struct HttpResponse {
+  unsigned status = 200;
+  std::string content_type;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< extra headers
+};
+
+/// The content behind each route. Functions are called on network threads: thread-safe only.
+struct SiteContent {
+  std::string landing_page;              ///< HTML of GET /
+  std::function<std::string()> nip11;    ///< NIP-11 JSON of GET / with nostr+json Accept
+  std::function<std::string()> metrics;  ///< /metrics text; empty function = metrics disabled
+};
+
+/// Headers every response carries (CORS for browser clients).
+const std::vector<std::pair<std::string, std::string>>& cors_headers();
+
+/// Maps a request to its response (without CORS headers; the transport adds those).
+HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& content);
+
+/// The HTML landing page, naming the relay and how to reach it.
+std::string landing_page_html(std::string_view name, std::string_view description,
+                              std::string_view domain, std::string_view version);
+
+}  // namespace graspd::runtime

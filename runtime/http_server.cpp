@@ -1,0 +1,278 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/http_server.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <mutex>
+#include <set>
+#include <system_error>
+
+#include "runtime/log.hpp"
+
+namespace graspd::runtime {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::string_view component = "http";
+
+class Session;
+
+/// Shared between the server object, the acceptor loop and the sessions (sessions may outlive
+/// the HttpServer object for a moment while they finish closing).
+struct ServerState {
+  HttpServerOptions options;
+  HttpRequestHandler handler;
+  WebSocketUpgradeHandler websocket_handler;
+  mutable std::mutex mutex;
+  std::set<std::shared_ptr<Session>> sessions;  // guarded by mutex
+  bool stopping = false;                        // guarded by mutex
+};
+
+using Request = http::request<http::string_body>;
+
+std::string_view view(beast::string_view text) {
+  return {text.data(), text.size()};
+}
+using Response = http::response<http::string_body>;
+
+Response make_response(const HttpResponse& routed, const Request& request, bool keep_alive) {
+  Response response{static_cast<http::status>(routed.status), request.version()};
+  response.set(http::field::server, "graspd");
+  for (const auto& [name, value] : cors_headers()) response.set(name, value);
+  for (const auto& [name, value] : routed.headers) response.set(name, value);
+  if (!routed.content_type.empty()) response.set(http::field::content_type, routed.content_type);
+  response.body() = routed.body;
+  response.keep_alive(keep_alive);
+  response.prepare_payload();
+  // HEAD: same headers (Content-Length of the GET body), no body.
+  if (request.method() == http::verb::head) response.body().clear();
+  return response;
+}
+
+Response error_response(unsigned status, std::string body, unsigned version) {
+  Response response{static_cast<http::status>(status), version};
+  response.set(http::field::server, "graspd");
+  for (const auto& [name, value] : cors_headers()) response.set(name, value);
+  response.set(http::field::content_type, "text/plain; charset=utf-8");
+  response.body() = std::move(body);
+  response.keep_alive(false);
+  response.prepare_payload();
+  return response;
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, std::shared_ptr<ServerState> state)
+      : stream_(std::move(socket)), state_(std::move(state)) {
+    beast::error_code error;
+    auto endpoint = stream_.socket().remote_endpoint(error);
+    if (!error) remote_ip_ = endpoint.address().to_string();
+  }
+
+  void start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+  }
+
+  /// Closes the socket from any thread; the pending operation completes with an error.
+  void close() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->shutdown(); });
+  }
+
+ private:
+  void read_request() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(state_->options.max_header_bytes));
+    parser_->body_limit(state_->options.max_body_bytes);
+    stream_.expires_after(state_->options.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code error, std::size_t) {
+                       self->on_read(error);
+                     });
+  }
+
+  void on_read(beast::error_code error) {
+    if (error == http::error::end_of_stream || error == beast::error::timeout ||
+        error == net::error::operation_aborted || error == net::error::connection_reset) {
+      return finish();
+    }
+    if (error == http::error::body_limit || error == http::error::header_limit) {
+      return send_error(413, "request too large\n");
+    }
+    if (error) {
+      log::debug(component, "bad request from ", remote_ip_, ": ", error.message());
+      return send_error(400, "bad request\n");
+    }
+    auto& request = parser_->get();
+    if (beast::websocket::is_upgrade(request)) return upgrade();
+    ++requests_served_;
+    bool keep_alive =
+        request.keep_alive() && requests_served_ < state_->options.max_keep_alive_requests;
+    HttpRequestInfo info{view(request.method_string()), view(request.target()),
+                         view(request[http::field::accept])};
+    HttpResponse routed;
+    try {
+      routed = state_->handler(info);
+    } catch (const std::exception& failure) {
+      log::error(component, "handler failed for ", request.target(), ": ", failure.what());
+      routed = HttpResponse{500, "text/plain; charset=utf-8", "internal error\n", {}};
+    }
+    write(make_response(routed, request, keep_alive));
+  }
+
+  void upgrade() {
+    auto target = parser_->get().target();
+    bool on_root = target.substr(0, target.find('?')) == "/";
+    if (!on_root || !state_->websocket_handler) {
+      return send_error(on_root ? 426 : 404, on_root ? "websocket not available\n" : "not found\n");
+    }
+    release_from_server();
+    stream_.expires_never();
+    // The callee owns the stream from here on; this session object dies with this handler.
+    state_->websocket_handler(std::move(stream_), parser_->release(), std::move(buffer_),
+                              remote_ip_);
+  }
+
+  void send_error(unsigned status, std::string body) {
+    write(error_response(status, std::move(body), parser_ ? parser_->get().version() : 11));
+  }
+
+  void write(Response response) {
+    response_ = std::make_unique<Response>(std::move(response));
+    stream_.expires_after(state_->options.idle_timeout);
+    http::async_write(stream_, *response_,
+                      [self = shared_from_this()](beast::error_code error, std::size_t) {
+                        self->on_write(error);
+                      });
+  }
+
+  void on_write(beast::error_code error) {
+    bool keep_alive = response_->keep_alive();
+    response_.reset();
+    if (error || !keep_alive) return finish();
+    read_request();
+  }
+
+  void finish() {
+    shutdown();
+    release_from_server();
+  }
+
+  void shutdown() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  void release_from_server() {
+    std::lock_guard lock{state_->mutex};
+    state_->sessions.erase(shared_from_this());
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::unique_ptr<Response> response_;
+  std::shared_ptr<ServerState> state_;
+  std::string remote_ip_;
+  std::size_t requests_served_ = 0;
+};
+
+}  // namespace
+
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+  Impl(net::io_context& io, HttpServerOptions options, HttpRequestHandler handler)
+      : io(io), acceptor(net::make_strand(io)), state(std::make_shared<ServerState>()) {
+    state->options = std::move(options);
+    state->handler = std::move(handler);
+  }
+
+  void accept() {
+    acceptor.async_accept(net::make_strand(io),
+                          [self = shared_from_this()](beast::error_code error, tcp::socket socket) {
+                            self->on_accept(error, std::move(socket));
+                          });
+  }
+
+  void on_accept(beast::error_code error, tcp::socket socket) {
+    if (error == net::error::operation_aborted || !acceptor.is_open()) return;
+    if (error) {
+      // e.g. EMFILE: keep serving the connections we have and retry.
+      log::warn(component, "accept failed: ", error.message());
+    } else {
+      auto session = std::make_shared<Session>(std::move(socket), state);
+      {
+        std::lock_guard lock{state->mutex};
+        if (state->stopping) return;
+        state->sessions.insert(session);
+      }
+      session->start();
+    }
+    accept();
+  }
+
+  net::io_context& io;
+  tcp::acceptor acceptor;
+  std::shared_ptr<ServerState> state;
+  std::uint16_t bound_port = 0;
+};
+
+HttpServer::HttpServer(net::io_context& io, HttpServerOptions options, HttpRequestHandler handler)
+    : impl_(std::make_shared<Impl>(io, std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::start() {
+  auto& options = impl_->state->options;
+  tcp::resolver resolver{impl_->io};
+  auto results = resolver.resolve(options.host, std::to_string(options.port),
+                                  tcp::resolver::passive | tcp::resolver::numeric_service);
+  auto endpoint = results.begin()->endpoint();
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(net::socket_base::reuse_address(true));
+  acceptor.bind(endpoint);
+  acceptor.listen(net::socket_base::max_listen_connections);
+  impl_->bound_port = acceptor.local_endpoint().port();
+  impl_->accept();
+}
+
+std::uint16_t HttpServer::port() const {
+  return impl_->bound_port;
+}
+
+void HttpServer::set_websocket_handler(WebSocketUpgradeHandler handler) {
+  impl_->state->websocket_handler = std::move(handler);
+}
+
+void HttpServer::stop() {
+  std::set<std::shared_ptr<Session>> sessions;
+  {
+    std::lock_guard lock{impl_->state->mutex};
+    if (impl_->state->stopping) return;
+    impl_->state->stopping = true;
+    sessions.swap(impl_->state->sessions);
+  }
+  net::post(impl_->acceptor.get_executor(), [impl = impl_] {
+    beast::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+  for (const auto& session : sessions) session->close();
+}
+
+std::size_t HttpServer::open_connections() const {
+  std::lock_guard lock{impl_->state->mutex};
+  return impl_->state->sessions.size();
+}
+
+}  // namespace graspd::runtime

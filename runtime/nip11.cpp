@@ -1,0 +1,75 @@
+#include "runtime/nip11.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "runtime/npub.hpp"
+#include "runtime/version.hpp"
+
+namespace graspd::runtime {
+
+namespace {
+
+constexpr const char* software_url = "https://github.com/graspd/graspd";
+
+void write_string(rapidjson::Writer<rapidjson::StringBuffer>& writer, const std::string& text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+}  // namespace
+
+RelayInformation relay_information(const Config& config) {
+  RelayInformation info;
+  info.name = config.relay_name.empty() ? "graspd" : config.relay_name;
+  info.description = config.relay_description.empty()
+                         ? "GRASP relay: git repositories announced and served over Nostr"
+                         : config.relay_description;
+  if (auto pubkey = decode_npub_hex(config.owner_npub)) info.pubkey_hex = *pubkey;
+  info.software = software_url;
+  info.version = std::string(version());
+  info.supported_nips = {1, 11};
+  info.limitation.emplace_back("max_message_length",
+                               static_cast<std::int64_t>(config.max_message_bytes));
+  return info;
+}
+
+std::string nip11_json(const RelayInformation& info) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("name");
+  write_string(writer, info.name);
+  writer.Key("description");
+  write_string(writer, info.description);
+  if (!info.pubkey_hex.empty()) {
+    writer.Key("pubkey");
+    write_string(writer, info.pubkey_hex);
+  }
+  writer.Key("software");
+  write_string(writer, info.software);
+  writer.Key("version");
+  write_string(writer, info.version);
+  writer.Key("supported_nips");
+  writer.StartArray();
+  for (int nip : info.supported_nips) writer.Int(nip);
+  writer.EndArray();
+  writer.Key("supported_grasps");
+  writer.StartArray();
+  for (const auto& grasp : info.supported_grasps) write_string(writer, grasp);
+  writer.EndArray();
+  writer.Key("limitation");
+  writer.StartObject();
+  for (const auto& [key, value] : info.limitation) {
+    write_string(writer, key);
+    writer.Int64(value);
+  }
+  writer.EndObject();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string build_nip11_document(const Config& config) {
+  return nip11_json(relay_information(config));
+}
+
+}  // namespace graspd::runtime
