@@ -1,0 +1,530 @@
+#include "actors/sync_plan.hpp"
+
+#include <algorithm>
+
+#include "messages/nostr/json.hpp"
+
+namespace graspd::sync {
+
+namespace {
+
+template <class T>
+bool contains(const std::set<T>& set, const T& x) {
+  return set.find(x) != set.end();
+}
+
+/// The identifier part of "30617:<owner>:<identifier>".
+std::string identifier_of(const RepoRef& repo) {
+  auto first = repo.find(':');
+  auto second = first == std::string::npos ? first : repo.find(':', first + 1);
+  return second == std::string::npos ? std::string{} : repo.substr(second + 1);
+}
+
+template <class T, class ToText>
+std::vector<std::vector<std::string>> chunks(const std::set<T>& values, std::size_t size,
+                                             ToText to_text) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& value : values) {
+    if (out.empty() || out.back().size() >= size) out.emplace_back();
+    out.back().push_back(to_text(value));
+  }
+  return out;
+}
+
+nostr::Filter tag_filter(char letter, std::vector<std::string> values,
+                         std::optional<std::int64_t> since) {
+  nostr::Filter f;
+  f.tags[letter] = std::move(values);
+  f.since = since;
+  f.normalize();
+  return f;
+}
+
+// ["REQ","<id>",...] around the filters; ids are short ("gs" + counter).
+constexpr std::size_t req_frame_overhead = 32;
+
+}  // namespace
+
+void SyncItems::merge(const SyncItems& other) {
+  repos.insert(other.repos.begin(), other.repos.end());
+  roots.insert(other.roots.begin(), other.roots.end());
+}
+
+SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
+  SyncItems out;
+  for (const auto& repo : repos)
+    if (!contains(a.repos, repo) && !contains(b.repos, repo)) out.repos.insert(repo);
+  for (const auto& root : roots)
+    if (!contains(a.roots, root) && !contains(b.roots, root)) out.roots.insert(root);
+  return out;
+}
+
+std::map<RelayUrl, SyncItems> derive_relay_targets(const RepoSyncIndex& index) {
+  std::map<RelayUrl, SyncItems> out;
+  for (const auto& [repo, needs] : index)
+    for (const auto& relay : needs.relays) {
+      auto& items = out[relay];
+      items.repos.insert(repo);
+      items.roots.insert(needs.roots.begin(), needs.roots.end());
+    }
+  return out;
+}
+
+const char* to_string(ConnectionStatus status) {
+  switch (status) {
+    case ConnectionStatus::disconnected:
+      return "disconnected";
+    case ConnectionStatus::connecting:
+      return "connecting";
+    case ConnectionStatus::connected:
+      return "connected";
+  }
+  return "unknown";
+}
+
+const char* to_string(Health health) {
+  switch (health) {
+    case Health::healthy:
+      return "healthy";
+    case Health::degraded:
+      return "degraded";
+    case Health::dead:
+      return "dead";
+  }
+  return "unknown";
+}
+
+std::size_t RelayState::open_filter_count() const {
+  std::size_t count = 0;
+  for (const auto& [id, sub] : subscriptions) count += sub.filters.size();
+  return count;
+}
+
+nostr::Filters announcement_filters(std::optional<std::int64_t> since) {
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{30617};
+  f.since = since;
+  return {f};
+}
+
+nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
+                            std::size_t refs_per_filter) {
+  nostr::Filters out;
+  for (auto& chunk : chunks(items.repos, refs_per_filter, [](const RepoRef& r) { return r; })) {
+    for (char letter : {'a', 'A', 'q'}) out.push_back(tag_filter(letter, chunk, since));
+    std::vector<std::string> identifiers;
+    for (const auto& repo : chunk) identifiers.push_back(identifier_of(repo));
+    auto state = tag_filter('d', std::move(identifiers), since);
+    state.kinds = std::vector<std::uint32_t>{30618};
+    out.push_back(std::move(state));
+  }
+  auto to_hex = [](const EventId& id) { return nostr::to_hex(id); };
+  for (auto& chunk : chunks(items.roots, refs_per_filter, to_hex))
+    for (char letter : {'e', 'E', 'q'}) out.push_back(tag_filter(letter, chunk, since));
+  return out;
+}
+
+std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes) {
+  std::vector<nostr::Filters> out;
+  std::size_t used = 0;
+  for (const auto& filter : filters) {
+    auto bytes = nostr::serialize_filter(filter).size() + 1;
+    if (out.empty() || used + bytes > max_bytes) {
+      out.emplace_back();
+      used = req_frame_overhead;
+    }
+    out.back().push_back(filter);
+    used += bytes;
+  }
+  return out;
+}
+
+// -- SyncPlan -----------------------------------------------------------------
+
+RelayState& SyncPlan::ensure_relay(const RelayUrl& relay) {
+  return relays_[relay];
+}
+
+SyncItems SyncPlan::targets_for(const RelayUrl& relay) const {
+  auto it = targets_.find(relay);
+  return it == targets_.end() ? SyncItems{} : it->second;
+}
+
+SyncItems SyncPlan::pending_items(const RelayState& state) const {
+  SyncItems out;
+  for (const auto& batch : state.pending) out.merge(batch.items);
+  return out;
+}
+
+std::size_t SyncPlan::max_bytes(const RelayState& state) const {
+  return state.max_message_bytes ? state.max_message_bytes : config_.default_max_message_bytes;
+}
+
+bool SyncPlan::has_work(const RelayUrl& relay, const RelayState& state) const {
+  return state.is_bootstrap || !targets_for(relay).empty();
+}
+
+Commands SyncPlan::add_bootstrap_relay(const RelayUrl& relay, std::int64_t) {
+  Commands out;
+  auto& state = ensure_relay(relay);
+  state.is_bootstrap = true;
+  if (state.status == ConnectionStatus::disconnected && !state.retry_armed) dial(relay, state, out);
+  return out;
+}
+
+Commands SyncPlan::on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now) {
+  for (const auto& update : updates) {
+    if (update.removed) {
+      repos_.erase(update.repo);
+      continue;
+    }
+    auto& known = repos_[update.repo];
+    if (update.relays) {
+      known.relays.clear();
+      for (const auto& relay : *update.relays)
+        if (!contains(config_.own_relays, relay)) known.relays.insert(relay);
+    }
+    known.roots.insert(update.roots.begin(), update.roots.end());
+  }
+  targets_ = derive_relay_targets(repos_);
+  Commands out;
+  for (const auto& [relay, target] : targets_) {
+    auto& state = ensure_relay(relay);
+    recompute(relay, state, now, out);
+  }
+  return out;
+}
+
+void SyncPlan::recompute(const RelayUrl& relay, RelayState& state, std::int64_t now,
+                         Commands& out) {
+  auto wanted = targets_for(relay).minus(state.confirmed, pending_items(state));
+  wanted = wanted.minus(state.refused, SyncItems{});
+  if (!wanted.empty() || state.status == ConnectionStatus::disconnected)
+    add_items(relay, state, std::move(wanted), now, out);
+}
+
+void SyncPlan::add_items(const RelayUrl& relay, RelayState& state, SyncItems items,
+                         std::int64_t now, Commands& out) {
+  if (state.status == ConnectionStatus::disconnected) {
+    // compute_actions skips disconnected relays: everything is recomputed on
+    // connect. A relay with work and no retry pending is dialled now.
+    if (!state.retry_armed && has_work(relay, state)) dial(relay, state, out);
+    return;
+  }
+  if (state.status != ConnectionStatus::connected || items.empty()) return;
+  if (state.rate_limited_until && *state.rate_limited_until > now) return;
+  if (state.consolidation_wanted) return;  // recomputed when consolidation runs
+  auto new_filters = item_filters(items, std::nullopt, config_.refs_per_filter).size();
+  if (state.open_filter_count() + new_filters > config_.consolidation_threshold) {
+    SyncItems everything = state.confirmed;
+    everything.merge(pending_items(state));
+    auto minimal = announcement_filters(std::nullopt).size() +
+                   item_filters(everything, std::nullopt, config_.refs_per_filter).size();
+    // Only consolidate when it frees filters; otherwise the threshold cannot
+    // be met and refusing to sync would be worse than exceeding it.
+    if (minimal < state.open_filter_count()) {
+      state.consolidation_wanted = true;
+      if (state.pending.empty()) consolidate(relay, state, now, out);
+      return;
+    }
+  }
+  subscribe_items(relay, state, items, out);
+}
+
+std::vector<std::string> SyncPlan::open(const RelayUrl& relay, RelayState& state, Layer layer,
+                                        const nostr::Filters& filters,
+                                        std::optional<std::uint64_t> batch, Commands& out) {
+  std::vector<std::string> ids;
+  for (auto& group : pack_filters(filters, max_bytes(state))) {
+    auto id = "gs" + std::to_string(next_subscription_++);
+    state.subscriptions[id] = Subscription{layer, group, batch};
+    out.push_back(OpenSubscription{relay, id, std::move(group)});
+    ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+void SyncPlan::subscribe_items(const RelayUrl& relay, RelayState& state, const SyncItems& items,
+                               Commands& out) {
+  PendingBatch batch{next_batch_++, items, {}};
+  auto filters = item_filters(items, std::nullopt, config_.refs_per_filter);
+  for (auto& id : open(relay, state, Layer::items, filters, batch.id, out))
+    batch.outstanding.insert(std::move(id));
+  state.pending.push_back(std::move(batch));
+}
+
+void SyncPlan::subscribe_catch_up(const RelayUrl& relay, RelayState& state, const SyncItems& items,
+                                  std::int64_t since, Commands& out) {
+  if (items.empty()) return;
+  open(relay, state, Layer::catch_up, item_filters(items, since, config_.refs_per_filter),
+       std::nullopt, out);
+}
+
+void SyncPlan::subscribe_announcements(const RelayUrl& relay, RelayState& state,
+                                       std::optional<std::int64_t> since, Commands& out) {
+  open(relay, state, Layer::announcements, announcement_filters(since), std::nullopt, out);
+}
+
+void SyncPlan::consolidate(const RelayUrl& relay, RelayState& state, std::int64_t now,
+                           Commands& out) {
+  state.consolidation_wanted = false;
+  ++state.consolidations;
+  for (auto it = state.subscriptions.begin(); it != state.subscriptions.end();) {
+    if (it->second.layer == Layer::announcements) {
+      ++it;
+      continue;
+    }
+    out.push_back(CloseSubscription{relay, it->first});
+    it = state.subscriptions.erase(it);
+  }
+  subscribe_catch_up(relay, state, state.confirmed, now - config_.quick_reconnect_seconds, out);
+  recompute(relay, state, now, out);
+}
+
+void SyncPlan::close_all(const RelayUrl& relay, RelayState& state, Commands& out) {
+  for (const auto& [id, sub] : state.subscriptions) out.push_back(CloseSubscription{relay, id});
+  state.subscriptions.clear();
+  state.deferred.clear();
+  state.pending.clear();
+  state.consolidation_wanted = false;
+}
+
+void SyncPlan::dial(const RelayUrl& relay, RelayState& state, Commands& out) {
+  state.status = ConnectionStatus::connecting;
+  out.push_back(Dial{relay});
+}
+
+Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
+                                std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  state.status = ConnectionStatus::connected;
+  state.max_message_bytes = max_message_bytes;
+  state.health = RelayHealth{};
+  state.subscriptions.clear();
+  const bool fresh = !state.last_connected || !state.disconnected_at ||
+                     now - *state.disconnected_at > config_.quick_reconnect_seconds;
+  if (fresh) {
+    state.confirmed = {};
+    state.refused = {};
+    subscribe_announcements(relay, state, std::nullopt, out);
+  } else {
+    // Quick reconnect: catch up on what was published while we were away.
+    auto since = *state.last_connected - config_.quick_reconnect_seconds;
+    subscribe_announcements(relay, state, since, out);
+    subscribe_catch_up(relay, state, state.confirmed, since, out);
+  }
+  state.last_connected = now;
+  state.disconnected_at.reset();
+  if (!state.daily_armed) {
+    state.daily_armed = true;
+    out.push_back(ArmDaily{relay});
+  }
+  recompute(relay, state, now, out);
+  return out;
+}
+
+void SyncPlan::record_failure(RelayState& state, const std::string& error, std::int64_t now) {
+  ++state.health.failures;
+  if (!state.health.failing_since) state.health.failing_since = now;
+  state.health.last_error = error;
+}
+
+void SyncPlan::arm_retry(const RelayUrl& relay, RelayState& state, std::int64_t now,
+                         Commands& out) {
+  if (state.retry_armed) return;
+  state.retry_armed = true;
+  out.push_back(ArmRetry{relay, backoff_seconds(state, now)});
+}
+
+Commands SyncPlan::on_connect_failed(const RelayUrl& relay, const std::string& error,
+                                     std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  state.status = ConnectionStatus::disconnected;
+  record_failure(state, error, now);
+  if (has_work(relay, state)) arm_retry(relay, state, now, out);
+  return out;
+}
+
+Commands SyncPlan::on_disconnected(const RelayUrl& relay, const std::string& reason,
+                                   std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  if (state.status == ConnectionStatus::connected) {
+    state.last_connected = now;
+    state.disconnected_at = now;
+  }
+  state.status = ConnectionStatus::disconnected;
+  // PendingSyncIndex is cleared at the disconnect, not at the reconnect.
+  state.subscriptions.clear();
+  state.pending.clear();
+  state.deferred.clear();
+  state.consolidation_wanted = false;
+  state.rate_limited_until.reset();
+  record_failure(state, reason, now);
+  if (has_work(relay, state)) arm_retry(relay, state, now, out);
+  return out;
+}
+
+Commands SyncPlan::on_eose(const RelayUrl& relay, const std::string& subscription_id,
+                           std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  auto sub = state.subscriptions.find(subscription_id);
+  if (sub == state.subscriptions.end() || !sub->second.batch) return out;
+  auto batch_id = *sub->second.batch;
+  auto batch = std::find_if(state.pending.begin(), state.pending.end(),
+                            [&](const PendingBatch& b) { return b.id == batch_id; });
+  if (batch == state.pending.end()) return out;
+  batch->outstanding.erase(subscription_id);
+  if (batch->outstanding.empty()) {
+    state.confirmed.merge(batch->items);
+    state.pending.erase(batch);
+  }
+  if (state.consolidation_wanted && state.pending.empty()) consolidate(relay, state, now, out);
+  return out;
+}
+
+void SyncPlan::drop_batch(const RelayUrl& relay, RelayState& state, std::uint64_t batch_id,
+                          Commands& out) {
+  auto batch = std::find_if(state.pending.begin(), state.pending.end(),
+                            [&](const PendingBatch& b) { return b.id == batch_id; });
+  if (batch == state.pending.end()) return;
+  state.refused.merge(batch->items);
+  for (const auto& id : batch->outstanding) {
+    if (state.subscriptions.erase(id)) out.push_back(CloseSubscription{relay, id});
+    state.deferred.erase(id);
+  }
+  state.pending.erase(batch);
+}
+
+Commands SyncPlan::on_closed(const RelayUrl& relay, const std::string& subscription_id,
+                             bool rate_limited, std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  auto sub = state.subscriptions.find(subscription_id);
+  if (sub == state.subscriptions.end()) return out;
+  if (rate_limited) {
+    state.deferred.insert(*sub);
+    state.subscriptions.erase(sub);
+    auto more = on_rate_limited(relay, now);
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+  auto batch = sub->second.batch;
+  state.subscriptions.erase(sub);
+  if (batch) drop_batch(relay, state, *batch, out);
+  if (state.consolidation_wanted && state.pending.empty()) consolidate(relay, state, now, out);
+  return out;
+}
+
+Commands SyncPlan::on_rate_limited(const RelayUrl& relay, std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  state.rate_limited_until = now + config_.rate_limit_cooldown_seconds;
+  if (!state.retry_armed) {
+    state.retry_armed = true;
+    out.push_back(ArmRetry{relay, config_.rate_limit_cooldown_seconds});
+  }
+  return out;
+}
+
+void SyncPlan::resend_deferred(const RelayUrl& relay, RelayState& state, Commands& out) {
+  auto deferred = std::move(state.deferred);
+  state.deferred.clear();
+  for (auto& [old_id, sub] : deferred) {
+    auto ids = open(relay, state, sub.layer, sub.filters, sub.batch, out);
+    if (!sub.batch) continue;
+    for (auto& batch : state.pending)
+      if (batch.id == *sub.batch) {
+        batch.outstanding.erase(old_id);
+        batch.outstanding.insert(ids.begin(), ids.end());
+      }
+  }
+}
+
+Commands SyncPlan::on_retry_timer(const RelayUrl& relay, std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  state.retry_armed = false;
+  if (state.rate_limited_until && *state.rate_limited_until > now) {
+    state.retry_armed = true;
+    out.push_back(ArmRetry{relay, *state.rate_limited_until - now});
+    return out;
+  }
+  state.rate_limited_until.reset();
+  if (state.status == ConnectionStatus::connected) {
+    resend_deferred(relay, state, out);
+    recompute(relay, state, now, out);
+  } else if (state.status == ConnectionStatus::disconnected && has_work(relay, state)) {
+    dial(relay, state, out);
+  }
+  return out;
+}
+
+Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::int64_t now) {
+  Commands out;
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return out;
+  auto& state = it->second;
+  out.push_back(ArmDaily{relay});
+  close_all(relay, state, out);
+  state.confirmed = {};
+  state.refused = {};
+  if (state.status == ConnectionStatus::connected) {
+    subscribe_announcements(relay, state, std::nullopt, out);
+    recompute(relay, state, now, out);
+  }
+  return out;
+}
+
+Commands SyncPlan::on_disconnect_check(std::int64_t now) {
+  Commands out;
+  for (auto it = relays_.begin(); it != relays_.end();) {
+    auto& [relay, state] = *it;
+    const bool idle = !has_work(relay, state) && state.confirmed.empty() && state.pending.empty();
+    if (idle) {
+      if (state.status != ConnectionStatus::disconnected) out.push_back(HangUp{relay});
+      it = relays_.erase(it);
+      continue;
+    }
+    if (state.status == ConnectionStatus::disconnected && !state.retry_armed)
+      dial(relay, state, out);
+    else if (state.status == ConnectionStatus::connected)
+      recompute(relay, state, now, out);
+    ++it;
+  }
+  return out;
+}
+
+Health SyncPlan::health_of(const RelayState& state, std::int64_t now) const {
+  if (state.health.failures == 0) return Health::healthy;
+  if (state.health.failing_since && now - *state.health.failing_since >= config_.dead_after_seconds)
+    return Health::dead;
+  return Health::degraded;
+}
+
+std::int64_t SyncPlan::backoff_seconds(const RelayState& state, std::int64_t now) const {
+  if (health_of(state, now) == Health::dead) return 86400;  // dead relays: daily retry
+  auto failures = std::max<std::uint32_t>(state.health.failures, 1);
+  auto exponent = std::min<std::uint32_t>(failures - 1, 30);
+  auto delay = config_.base_backoff_seconds << exponent;
+  return std::min(delay, config_.max_backoff_seconds);
+}
+
+}  // namespace graspd::sync

@@ -1,0 +1,234 @@
+// GRASP-02 sync planning: the state the SyncManager owns and every decision
+// it takes, as a pure state machine. Inputs are facts (a batch of discovered
+// repositories, a relay connected, an EOSE, a timer fired); outputs are
+// commands the SyncManager actor executes (dial, subscribe, close, arm a
+// timer). Keeping the decisions free of CAF and sockets makes every scenario
+// of the design document a plain deterministic test.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+
+namespace graspd::sync {
+
+using RelayUrl = std::string;  ///< always canonical (canonical_relay_url)
+using RepoRef = std::string;   ///< "30617:<owner hex>:<identifier>"
+using nostr::EventId;
+
+/// Repositories and root events: what one relay is asked to sync.
+struct SyncItems {
+  std::set<RepoRef> repos;
+  std::set<EventId> roots;
+
+  bool empty() const { return repos.empty() && roots.empty(); }
+  void merge(const SyncItems& other);
+  /// Items of *this that are in neither `a` nor `b`.
+  SyncItems minus(const SyncItems& a, const SyncItems& b) const;
+  friend bool operator==(const SyncItems&, const SyncItems&) = default;
+};
+
+/// What we want to sync for one repository (RepoSyncIndex value).
+struct RepoSyncNeeds {
+  std::set<RelayUrl> relays;
+  std::set<EventId> roots;
+};
+using RepoSyncIndex = std::map<RepoRef, RepoSyncNeeds>;
+
+/// One self-subscriber finding about a repository: its latest announcement's
+/// relays (which replace the previous set), new root events, or its removal.
+struct RepoUpdate {
+  RepoRef repo;
+  std::optional<std::set<RelayUrl>> relays;
+  std::set<EventId> roots;
+  bool removed = false;
+};
+
+/// Inverts repo -> relays into relay -> items (derive_relay_targets).
+std::map<RelayUrl, SyncItems> derive_relay_targets(const RepoSyncIndex& index);
+
+struct SyncConfig {
+  std::int64_t quick_reconnect_seconds = 900;
+  std::size_t consolidation_threshold = 70;
+  std::int64_t base_backoff_seconds = 5;
+  std::int64_t max_backoff_seconds = 3600;
+  std::int64_t dead_after_seconds = 86400;
+  std::int64_t rate_limit_cooldown_seconds = 65;
+  /// References per filter (a/A/q and e/E/q layers).
+  std::size_t refs_per_filter = 100;
+  /// Assumed REQ frame limit when the peer's NIP-11 does not say.
+  std::size_t default_max_message_bytes = 65536;
+  /// Canonical URLs of this service itself: never dialled.
+  std::set<RelayUrl> own_relays;
+};
+
+enum class ConnectionStatus { disconnected, connecting, connected };
+enum class Health { healthy, degraded, dead };
+const char* to_string(ConnectionStatus status);
+const char* to_string(Health health);
+
+/// Which part of the three-layer strategy a subscription serves.
+enum class Layer { announcements, items, catch_up };
+
+struct Subscription {
+  Layer layer = Layer::items;
+  nostr::Filters filters;
+  std::optional<std::uint64_t> batch;
+};
+
+/// Items in flight: confirmed once every one of its subscriptions saw EOSE.
+struct PendingBatch {
+  std::uint64_t id = 0;
+  SyncItems items;
+  std::set<std::string> outstanding;
+};
+
+struct RelayHealth {
+  std::uint32_t failures = 0;
+  std::optional<std::int64_t> failing_since;
+  std::string last_error;
+};
+
+/// Confirmed state and connection lifecycle of one relay (RelaySyncIndex value).
+struct RelayState {
+  SyncItems confirmed;
+  bool is_bootstrap = false;
+  ConnectionStatus status = ConnectionStatus::disconnected;
+  /// The last moment we were connected (refreshed at disconnect), the base of
+  /// the catch-up `since` on a quick reconnect.
+  std::optional<std::int64_t> last_connected;
+  std::optional<std::int64_t> disconnected_at;
+  std::map<std::string, Subscription> subscriptions;
+  std::vector<PendingBatch> pending;
+  /// Consolidation requested; it runs once no batch is pending.
+  bool consolidation_wanted = false;
+  std::optional<std::int64_t> rate_limited_until;
+  /// Subscriptions the peer closed for rate limiting, re-sent after the cooldown.
+  std::map<std::string, Subscription> deferred;
+  std::size_t max_message_bytes = 0;
+  bool retry_armed = false;
+  bool daily_armed = false;
+  /// Items whose subscriptions the peer refused (not for rate limiting); not
+  /// asked again until the next fresh sync.
+  SyncItems refused;
+  RelayHealth health;
+  std::uint64_t consolidations = 0;
+
+  std::size_t open_filter_count() const;
+};
+
+// -- commands the SyncManager actor executes ---------------------------------
+
+struct Dial {
+  RelayUrl relay;
+};
+struct HangUp {
+  RelayUrl relay;
+};
+struct OpenSubscription {
+  RelayUrl relay;
+  std::string subscription_id;
+  nostr::Filters filters;
+};
+struct CloseSubscription {
+  RelayUrl relay;
+  std::string subscription_id;
+};
+/// Arm a timer that comes back as on_retry_timer(relay).
+struct ArmRetry {
+  RelayUrl relay;
+  std::int64_t delay_seconds = 0;
+};
+/// Arm the relay's random 23-25 h fresh-sync timer (comes back as on_daily_tick).
+struct ArmDaily {
+  RelayUrl relay;
+};
+using Command = std::variant<Dial, HangUp, OpenSubscription, CloseSubscription, ArmRetry, ArmDaily>;
+using Commands = std::vector<Command>;
+
+/// Filters for the three layers (build_announcement_filter and
+/// build_layer2_and_layer3_filters of the design document).
+/// Layer 1: every repository announcement (discovery of repositories that
+/// list this service).
+nostr::Filters announcement_filters(std::optional<std::int64_t> since);
+/// Layers 2 and 3: a/A/q for repositories plus their 30618 state by #d, and
+/// e/E/q for root events, `refs_per_filter` references per filter.
+nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
+                            std::size_t refs_per_filter);
+/// Packs filters into groups whose REQ frame stays within `max_bytes`.
+std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes);
+
+/// The SyncManager's state: RepoSyncIndex, RelaySyncIndex (with the
+/// PendingSyncIndex folded into each RelayState) and the decisions over them.
+class SyncPlan {
+ public:
+  explicit SyncPlan(SyncConfig config) : config_(config) {}
+
+  /// Operator-configured relay that is always connected (never "empty").
+  Commands add_bootstrap_relay(const RelayUrl& relay, std::int64_t now);
+  /// A self-subscriber batch. Only deltas reach the relays.
+  Commands on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now);
+
+  Commands on_connected(const RelayUrl& relay, std::size_t max_message_bytes, std::int64_t now);
+  Commands on_connect_failed(const RelayUrl& relay, const std::string& error, std::int64_t now);
+  Commands on_disconnected(const RelayUrl& relay, const std::string& reason, std::int64_t now);
+  Commands on_eose(const RelayUrl& relay, const std::string& subscription_id, std::int64_t now);
+  /// CLOSED from the peer; `rate_limited` when the message says so.
+  Commands on_closed(const RelayUrl& relay, const std::string& subscription_id, bool rate_limited,
+                     std::int64_t now);
+  /// A NOTICE (or OK) signalled a rate limit for the whole connection.
+  Commands on_rate_limited(const RelayUrl& relay, std::int64_t now);
+  Commands on_retry_timer(const RelayUrl& relay, std::int64_t now);
+  /// The random 23-25 h fresh sync of one relay.
+  Commands on_daily_tick(const RelayUrl& relay, std::int64_t now);
+  /// The periodic empty-relay and reconnect check.
+  Commands on_disconnect_check(std::int64_t now);
+
+  const RepoSyncIndex& repositories() const { return repos_; }
+  const std::map<RelayUrl, RelayState>& relays() const { return relays_; }
+  Health health_of(const RelayState& state, std::int64_t now) const;
+  std::int64_t backoff_seconds(const RelayState& state, std::int64_t now) const;
+
+ private:
+  RelayState& ensure_relay(const RelayUrl& relay);
+  SyncItems targets_for(const RelayUrl& relay) const;
+  SyncItems pending_items(const RelayState& state) const;
+  void add_items(const RelayUrl& relay, RelayState& state, SyncItems items, std::int64_t now,
+                 Commands& out);
+  void subscribe_items(const RelayUrl& relay, RelayState& state, const SyncItems& items,
+                       Commands& out);
+  void subscribe_catch_up(const RelayUrl& relay, RelayState& state, const SyncItems& items,
+                          std::int64_t since, Commands& out);
+  void subscribe_announcements(const RelayUrl& relay, RelayState& state,
+                               std::optional<std::int64_t> since, Commands& out);
+  std::vector<std::string> open(const RelayUrl& relay, RelayState& state, Layer layer,
+                                const nostr::Filters& filters, std::optional<std::uint64_t> batch,
+                                Commands& out);
+  void drop_batch(const RelayUrl& relay, RelayState& state, std::uint64_t batch, Commands& out);
+  void resend_deferred(const RelayUrl& relay, RelayState& state, Commands& out);
+  void record_failure(RelayState& state, const std::string& error, std::int64_t now);
+  void recompute(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
+  void consolidate(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
+  void close_all(const RelayUrl& relay, RelayState& state, Commands& out);
+  void dial(const RelayUrl& relay, RelayState& state, Commands& out);
+  void arm_retry(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
+  bool has_work(const RelayUrl& relay, const RelayState& state) const;
+  std::size_t max_bytes(const RelayState& state) const;
+
+  SyncConfig config_;
+  RepoSyncIndex repos_;
+  /// derive_relay_targets(repos_), refreshed when repos_ changes.
+  std::map<RelayUrl, SyncItems> targets_;
+  std::map<RelayUrl, RelayState> relays_;
+  std::uint64_t next_batch_ = 1;
+  std::uint64_t next_subscription_ = 1;
+};
+
+}  // namespace graspd::sync

@@ -1,0 +1,341 @@
+#include "actors/sync_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "messages/nostr/json.hpp"
+
+namespace graspd::sync {
+namespace {
+
+const RelayUrl relay_a = "wss://a.example";
+const RelayUrl relay_b = "wss://b.example";
+
+RepoRef repo(int n) {
+  return "30617:" + std::string(64, 'a') + ":repo" + std::to_string(n);
+}
+EventId root(std::uint8_t n) {
+  EventId id{};
+  id.fill(n);
+  return id;
+}
+
+template <class T>
+std::vector<T> only(const Commands& commands) {
+  std::vector<T> out;
+  for (const auto& c : commands)
+    if (auto* x = std::get_if<T>(&c)) out.push_back(*x);
+  return out;
+}
+
+bool has_since(const OpenSubscription& open) {
+  for (const auto& f : open.filters)
+    if (!f.since) return false;
+  return true;
+}
+
+bool targets_layer1(const OpenSubscription& open) {
+  return open.filters.size() == 1 && open.filters[0].kinds &&
+         *open.filters[0].kinds == std::vector<std::uint32_t>{30617} &&
+         open.filters[0].tags.empty();
+}
+
+class SyncPlanTest : public ::testing::Test {
+ protected:
+  SyncPlanTest() : plan_(config()) {}
+  static SyncConfig config() {
+    SyncConfig c;
+    c.consolidation_threshold = 70;
+    c.own_relays = {"wss://me.example"};
+    return c;
+  }
+
+  static std::vector<RepoUpdate> repos(std::initializer_list<int> ns, std::set<RelayUrl> relays,
+                                       std::set<EventId> roots = {}) {
+    std::vector<RepoUpdate> out;
+    for (int n : ns) out.push_back(RepoUpdate{repo(n), relays, roots});
+    return out;
+  }
+
+  /// Connects relay_a with one repo and confirms everything (EOSE on all).
+  void connect_and_confirm(std::int64_t now) {
+    plan_.on_repositories(repos({1}, {relay_a}, {root(1)}), now);
+    auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, now));
+    for (const auto& o : opened) plan_.on_eose(relay_a, o.subscription_id, now);
+  }
+
+  const RelayState& state(const RelayUrl& r) { return plan_.relays().at(r); }
+
+  SyncPlan plan_;
+  std::int64_t t0 = 1'000'000;
+};
+
+TEST_F(SyncPlanTest, DeriveRelayTargetsInvertsRepoIndex) {
+  RepoSyncIndex index;
+  for (const auto& u : repos({1, 2}, {relay_a, relay_b}, {root(7)}))
+    index[u.repo] = RepoSyncNeeds{*u.relays, u.roots};
+  auto targets = derive_relay_targets(index);
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[relay_a].repos.size(), 2u);
+  EXPECT_EQ(targets[relay_b].roots, std::set<EventId>{root(7)});
+}
+
+TEST_F(SyncPlanTest, InitialConnectIsAFullHistorySync) {
+  auto dial = only<Dial>(plan_.on_repositories(repos({1}, {relay_a}, {root(1)}), t0));
+  ASSERT_EQ(dial.size(), 1u);
+  EXPECT_EQ(dial[0].relay, relay_a);
+  EXPECT_EQ(state(relay_a).status, ConnectionStatus::connecting);
+
+  auto commands = plan_.on_connected(relay_a, 0, t0);
+  auto opened = only<OpenSubscription>(commands);
+  ASSERT_GE(opened.size(), 2u);
+  EXPECT_TRUE(targets_layer1(opened[0]));
+  for (const auto& o : opened)
+    for (const auto& f : o.filters) EXPECT_FALSE(f.since) << "fresh sync has no since";
+  EXPECT_EQ(only<ArmDaily>(commands).size(), 1u);
+  ASSERT_EQ(state(relay_a).pending.size(), 1u);
+  EXPECT_TRUE(state(relay_a).confirmed.empty());
+
+  for (const auto& o : opened) plan_.on_eose(relay_a, o.subscription_id, t0 + 5);
+  EXPECT_TRUE(state(relay_a).pending.empty());
+  EXPECT_EQ(state(relay_a).confirmed.repos, std::set<RepoRef>{repo(1)});
+  EXPECT_EQ(state(relay_a).confirmed.roots, std::set<EventId>{root(1)});
+}
+
+TEST_F(SyncPlanTest, ItemFiltersCoverAllTagVariantsAndState) {
+  SyncItems items;
+  items.repos = {repo(1)};
+  items.roots = {root(3)};
+  auto filters = item_filters(items, std::nullopt, 100);
+  std::set<char> letters;
+  bool state_filter = false;
+  for (const auto& f : filters) {
+    for (const auto& [letter, values] : f.tags) letters.insert(letter);
+    if (f.kinds && *f.kinds == std::vector<std::uint32_t>{30618}) {
+      state_filter = true;
+      EXPECT_EQ(f.tags.at('d'), std::vector<std::string>{"repo1"});
+    }
+  }
+  EXPECT_EQ(letters, (std::set<char>{'a', 'A', 'q', 'd', 'e', 'E'}));
+  EXPECT_TRUE(state_filter);
+}
+
+TEST_F(SyncPlanTest, HundredReferencesPerFilter) {
+  SyncItems items;
+  for (int i = 0; i < 250; ++i) items.repos.insert(repo(i));
+  auto filters = item_filters(items, std::nullopt, 100);
+  EXPECT_EQ(filters.size(), 3u * 4u);  // 3 chunks x (a, A, q, 30618 #d)
+  for (const auto& f : filters)
+    for (const auto& [letter, values] : f.tags) EXPECT_LE(values.size(), 100u);
+}
+
+TEST_F(SyncPlanTest, OnlyDeltasAreSubscribed) {
+  connect_and_confirm(t0);
+  // The same repositories again: nothing new to ask.
+  auto again = plan_.on_repositories(repos({1}, {relay_a}, {root(1)}), t0 + 10);
+  EXPECT_TRUE(only<OpenSubscription>(again).empty());
+  // One new root: only it is requested.
+  auto more =
+      only<OpenSubscription>(plan_.on_repositories(repos({1}, {relay_a}, {root(2)}), t0 + 20));
+  ASSERT_EQ(more.size(), 1u);
+  for (const auto& f : more[0].filters) {
+    for (const auto& [letter, values] : f.tags) {
+      EXPECT_TRUE(letter == 'e' || letter == 'E' || letter == 'q');
+      EXPECT_EQ(values, std::vector<std::string>{nostr::to_hex(root(2))});
+    }
+  }
+}
+
+TEST_F(SyncPlanTest, QuickReconnectCatchesUpFromLastConnected) {
+  connect_and_confirm(t0);
+  plan_.on_disconnected(relay_a, "reset", t0 + 100);
+  EXPECT_TRUE(state(relay_a).subscriptions.empty());
+  EXPECT_TRUE(state(relay_a).pending.empty());
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0 + 200));
+  ASSERT_FALSE(opened.empty());
+  for (const auto& o : opened) {
+    ASSERT_TRUE(has_since(o));
+    EXPECT_EQ(*o.filters[0].since, t0 + 100 - 900) << "since = last connected - window";
+  }
+  // Confirmed items were kept: the catch-up does not create pending batches.
+  EXPECT_TRUE(state(relay_a).pending.empty());
+  EXPECT_EQ(state(relay_a).confirmed.repos.size(), 1u);
+  // No duplicate live subscriptions: exactly layer 1 + the catch-up set.
+  EXPECT_EQ(state(relay_a).subscriptions.size(), opened.size());
+}
+
+TEST_F(SyncPlanTest, StaleReconnectIsAFreshSync) {
+  connect_and_confirm(t0);
+  plan_.on_disconnected(relay_a, "reset", t0 + 100);
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0 + 100 + 901));
+  for (const auto& o : opened) EXPECT_FALSE(has_since(o));
+  EXPECT_TRUE(state(relay_a).confirmed.empty());
+  EXPECT_EQ(state(relay_a).pending.size(), 1u);
+}
+
+TEST_F(SyncPlanTest, FirstDialFailureIsRetriedWithExponentialBackoff) {
+  plan_.on_repositories(repos({1}, {relay_a}), t0);
+  std::vector<std::int64_t> delays;
+  std::int64_t now = t0;
+  for (int i = 0; i < 5; ++i) {
+    auto retry = only<ArmRetry>(plan_.on_connect_failed(relay_a, "refused", now));
+    ASSERT_EQ(retry.size(), 1u);
+    delays.push_back(retry[0].delay_seconds);
+    now += retry[0].delay_seconds;
+    auto dial = only<Dial>(plan_.on_retry_timer(relay_a, now));
+    ASSERT_EQ(dial.size(), 1u) << "every state has an exit";
+  }
+  EXPECT_EQ(delays, (std::vector<std::int64_t>{5, 10, 20, 40, 80}));
+  EXPECT_EQ(plan_.health_of(state(relay_a), now), Health::degraded);
+}
+
+TEST_F(SyncPlanTest, DeadRelayIsRetriedDaily) {
+  plan_.on_repositories(repos({1}, {relay_a}), t0);
+  plan_.on_connect_failed(relay_a, "refused", t0);
+  plan_.on_retry_timer(relay_a, t0 + 86400);
+  auto retry = only<ArmRetry>(plan_.on_connect_failed(relay_a, "refused", t0 + 86400));
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(plan_.health_of(state(relay_a), t0 + 86400), Health::dead);
+  EXPECT_EQ(retry[0].delay_seconds, 86400);
+}
+
+TEST_F(SyncPlanTest, ConsolidationWaitsForPendingBatchesThenShrinksFilters) {
+  connect_and_confirm(t0);
+  // Many single-root deltas fragment the subscriptions (3 filters each).
+  std::vector<OpenSubscription> in_flight;
+  for (std::uint8_t i = 10; i < 32; ++i) {
+    auto opened =
+        only<OpenSubscription>(plan_.on_repositories(repos({1}, {relay_a}, {root(i)}), t0));
+    for (auto& o : opened) in_flight.push_back(o);
+  }
+  const auto& s = state(relay_a);
+  EXPECT_LE(s.open_filter_count(), 70u + 3u);
+  // The next delta crosses the threshold while batches are pending: wait.
+  auto blocked = plan_.on_repositories(repos({1}, {relay_a}, {root(40)}), t0 + 1);
+  EXPECT_TRUE(s.consolidation_wanted);
+  EXPECT_TRUE(only<CloseSubscription>(blocked).empty());
+  Commands after;
+  for (const auto& o : in_flight) {
+    auto c = plan_.on_eose(relay_a, o.subscription_id, t0 + 2);
+    after.insert(after.end(), c.begin(), c.end());
+  }
+  EXPECT_FALSE(s.consolidation_wanted);
+  EXPECT_EQ(s.consolidations, 1u);
+  EXPECT_FALSE(only<CloseSubscription>(after).empty());
+  EXPECT_LE(s.open_filter_count(), 70u);
+  // Deltas held back while consolidation waited (root 40 and any root that
+  // arrived after the threshold) got one full-history batch afterwards.
+  ASSERT_EQ(s.pending.size(), 1u);
+  EXPECT_EQ(s.pending[0].items.roots.count(root(40)), 1u);
+  for (std::uint8_t i = 10; i < 32; ++i)
+    EXPECT_TRUE(s.confirmed.roots.count(root(i)) + s.pending[0].items.roots.count(root(i)) == 1)
+        << int(i);
+  // Consolidated subscriptions carry since = now - window.
+  for (const auto& [id, sub] : s.subscriptions) {
+    if (sub.layer != Layer::catch_up) continue;
+    for (const auto& f : sub.filters) EXPECT_EQ(f.since.value_or(0), t0 + 2 - 900);
+  }
+}
+
+TEST_F(SyncPlanTest, DailyTickIsAFreshSync) {
+  connect_and_confirm(t0);
+  auto commands = plan_.on_daily_tick(relay_a, t0 + 86400);
+  EXPECT_FALSE(only<CloseSubscription>(commands).empty());
+  EXPECT_EQ(only<ArmDaily>(commands).size(), 1u);
+  auto opened = only<OpenSubscription>(commands);
+  ASSERT_FALSE(opened.empty());
+  for (const auto& o : opened) EXPECT_FALSE(has_since(o));
+  EXPECT_TRUE(state(relay_a).confirmed.empty());
+  EXPECT_EQ(state(relay_a).pending.size(), 1u);
+}
+
+TEST_F(SyncPlanTest, EmptyRelaysAreDisconnectedButNotBootstrapOrFirstSync) {
+  plan_.add_bootstrap_relay(relay_b, t0);
+  plan_.on_connected(relay_b, 0, t0);
+  plan_.on_repositories(repos({1}, {relay_a}), t0);
+  plan_.on_connected(relay_a, 0, t0);
+  // relay_a is in its first historic sync (pending, nothing confirmed) and
+  // relay_b is the bootstrap relay: neither is "empty".
+  EXPECT_TRUE(only<HangUp>(plan_.on_disconnect_check(t0 + 60)).empty());
+  // The announcement moves away from relay_a: once its confirmed state is
+  // cleared by the next fresh sync, it is disconnected and forgotten.
+  for (const auto& [id, sub] : state(relay_a).subscriptions) plan_.on_eose(relay_a, id, t0 + 61);
+  plan_.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{relay_b}, {}}}, t0 + 62);
+  EXPECT_TRUE(only<HangUp>(plan_.on_disconnect_check(t0 + 120)).empty()) << "confirmed state";
+  plan_.on_daily_tick(relay_a, t0 + 86400);
+  auto hang_up = only<HangUp>(plan_.on_disconnect_check(t0 + 86460));
+  ASSERT_EQ(hang_up.size(), 1u);
+  EXPECT_EQ(hang_up[0].relay, relay_a);
+  EXPECT_EQ(plan_.relays().count(relay_a), 0u);
+  EXPECT_EQ(plan_.relays().count(relay_b), 1u);
+  EXPECT_TRUE(state(relay_b).is_bootstrap);
+}
+
+TEST_F(SyncPlanTest, BootstrapRelayIsAlwaysRetried) {
+  auto dial = only<Dial>(plan_.add_bootstrap_relay(relay_b, t0));
+  ASSERT_EQ(dial.size(), 1u);
+  auto retry = only<ArmRetry>(plan_.on_connect_failed(relay_b, "refused", t0));
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(only<Dial>(plan_.on_retry_timer(relay_b, t0 + retry[0].delay_seconds)).size(), 1u);
+  plan_.on_connected(relay_b, 0, t0 + 10);
+  auto again = only<ArmRetry>(plan_.on_disconnected(relay_b, "reset", t0 + 20));
+  EXPECT_EQ(again.size(), 1u);
+}
+
+TEST_F(SyncPlanTest, OwnRelayIsNeverDialled) {
+  auto dial = only<Dial>(plan_.on_repositories(repos({1}, {"wss://me.example", relay_a}), t0));
+  ASSERT_EQ(dial.size(), 1u);
+  EXPECT_EQ(dial[0].relay, relay_a);
+  EXPECT_EQ(plan_.relays().count("wss://me.example"), 0u);
+}
+
+TEST_F(SyncPlanTest, RateLimitedSubscriptionIsResentAfterCooldown) {
+  plan_.on_repositories(repos({1}, {relay_a}, {root(1)}), t0);
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0));
+  const auto& victim = opened.back();
+  auto closed = plan_.on_closed(relay_a, victim.subscription_id, true, t0 + 1);
+  auto retry = only<ArmRetry>(closed);
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(retry[0].delay_seconds, 65);
+  // Nothing new is sent during the cooldown.
+  EXPECT_TRUE(only<OpenSubscription>(plan_.on_repositories(repos({2}, {relay_a}), t0 + 2)).empty());
+  auto resent = only<OpenSubscription>(plan_.on_retry_timer(relay_a, t0 + 66));
+  ASSERT_GE(resent.size(), 2u);  // the deferred one plus repo 2
+  EXPECT_EQ(resent[0].filters, victim.filters);
+  // The batch now waits on the new subscription id, and confirms with it.
+  for (const auto& o : opened)
+    if (o.subscription_id != victim.subscription_id)
+      plan_.on_eose(relay_a, o.subscription_id, t0 + 70);
+  for (const auto& o : resent) plan_.on_eose(relay_a, o.subscription_id, t0 + 70);
+  EXPECT_TRUE(state(relay_a).pending.empty());
+  EXPECT_EQ(state(relay_a).confirmed.repos.size(), 2u);
+}
+
+TEST_F(SyncPlanTest, RefusedSubscriptionIsNotRetriedInALoop) {
+  plan_.on_repositories(repos({1}, {relay_a}), t0);
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0));
+  auto commands = plan_.on_closed(relay_a, opened.back().subscription_id, false, t0 + 1);
+  EXPECT_TRUE(state(relay_a).pending.empty());
+  EXPECT_TRUE(only<OpenSubscription>(plan_.on_disconnect_check(t0 + 60)).empty());
+  // The next fresh sync asks again.
+  EXPECT_FALSE(only<OpenSubscription>(plan_.on_daily_tick(relay_a, t0 + 86400)).empty());
+}
+
+TEST_F(SyncPlanTest, ReqFramesFitThePeerLimit) {
+  SyncItems items;
+  for (int i = 0; i < 1000; ++i) items.repos.insert(repo(i));
+  auto filters = item_filters(items, std::nullopt, 100);
+  for (std::size_t limit : {16384u, 65536u}) {
+    std::size_t total = 0;
+    for (const auto& group : pack_filters(filters, limit)) {
+      std::string frame = R"(["REQ","gs123456",)";
+      for (const auto& f : group) frame += nostr::serialize_filter(f) + ",";
+      frame.back() = ']';
+      EXPECT_LE(frame.size(), limit);
+      total += group.size();
+    }
+    EXPECT_EQ(total, filters.size());
+  }
+}
+
+}  // namespace
+}  // namespace graspd::sync
