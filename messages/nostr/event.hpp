@@ -47,9 +47,15 @@ constexpr KindClass classify_kind(std::uint32_t kind) {
   if (kind >= 30000 && kind < 40000) return KindClass::addressable;
   return KindClass::regular;
 }
-constexpr bool is_replaceable(std::uint32_t k) { return classify_kind(k) == KindClass::replaceable; }
-constexpr bool is_ephemeral(std::uint32_t k) { return classify_kind(k) == KindClass::ephemeral; }
-constexpr bool is_addressable(std::uint32_t k) { return classify_kind(k) == KindClass::addressable; }
+constexpr bool is_replaceable(std::uint32_t k) {
+  return classify_kind(k) == KindClass::replaceable;
+}
+constexpr bool is_ephemeral(std::uint32_t k) {
+  return classify_kind(k) == KindClass::ephemeral;
+}
+constexpr bool is_addressable(std::uint32_t k) {
+  return classify_kind(k) == KindClass::addressable;
+}
 
 /// Lowercase hex of arbitrary bytes.
 std::string to_hex(const std::uint8_t* data, std::size_t size);
