@@ -106,13 +106,11 @@ Filter address_filter(const Address& address) {
 }
 
 bool any_stored(const StoreView& store, Filters filters) {
-  bool found = false;
-  for (auto& f : filters) f.normalize();
-  store.scan(filters, [&](const Event&) {
-    found = true;
-    return false;
-  });
-  return found;
+  for (auto& f : filters) {
+    f.limit = 1;
+    f.normalize();
+  }
+  return store.exists(filters);
 }
 
 Filters id_filters(const std::vector<EventId>& ids, std::optional<Pubkey> author = std::nullopt) {

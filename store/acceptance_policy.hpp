@@ -26,6 +26,15 @@ class StoreView {
   /// Calls `visit` for stored events matching any of `filters` until it returns false.
   virtual void scan(const nostr::Filters& filters,
                     const std::function<bool(const nostr::Event&)>& visit) const = 0;
+  /// True when any stored event matches; cheaper than scan (nothing decoded).
+  virtual bool exists(const nostr::Filters& filters) const {
+    bool found = false;
+    scan(filters, [&](const nostr::Event&) {
+      found = true;
+      return false;
+    });
+    return found;
+  }
 };
 
 /// Why an event was accepted or refused. A fixed set: it labels metrics.
