@@ -24,4 +24,12 @@ using ws_oversize = caf::atom_constant<caf::atom("ws_oversz")>;
 /// The connection is gone.
 using ws_closed = caf::atom_constant<caf::atom("ws_closed")>;
 
+// Store writer (issue 3).
+/// Subscribe an actor to the store's change feed (StoreCommitted messages).
+using feed_subscribe = caf::atom_constant<caf::atom("feed_sub")>;
+/// Store writer to itself: commit the pending batch.
+using store_flush = caf::atom_constant<caf::atom("st_flush")>;
+/// Store writer timer: sweep NIP-40 expired events.
+using store_sweep = caf::atom_constant<caf::atom("st_sweep")>;
+
 }  // namespace graspd::atom

@@ -33,4 +33,18 @@ using client_session_actor =
 // plugs in here). A session without a hook accepts every valid event.
 using acceptance_actor = caf::typed_actor<caf::replies_to<AcceptanceQuery>::with<AcceptanceVerdict>>;
 
+// Store (issue 3). Anything that wants every committed event, once, in
+// commit order (fan-out, later the sync engine and GRASP inventories).
+using store_feed_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>>;
+
+// The single writer of the LMDB store: batches the writes waiting in its
+// mailbox into one write transaction and answers each only after commit.
+using store_writer_actor = caf::typed_actor<
+    // Store one event; the reply comes after mdb_txn_commit returned.
+    caf::replies_to<StoreWrite>::with<WriteOutcome>,
+    // Add a change-feed subscriber (monitored; dropped when it dies).
+    caf::reacts_to<atom::feed_subscribe, store_feed_actor>,
+    // Internal: commit the pending batch / periodic NIP-40 sweep.
+    caf::reacts_to<atom::store_flush>, caf::reacts_to<atom::store_sweep>>;
+
 }  // namespace graspd

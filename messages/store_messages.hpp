@@ -3,7 +3,6 @@
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/meta/type_name.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -26,13 +25,7 @@ enum class WriteOutcome : std::uint8_t {
   error,                   // the write transaction failed; nothing was committed
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, WriteOutcome& x) {
-  auto v = static_cast<std::uint8_t>(x);
-  auto result = f(caf::meta::type_name("WriteOutcome"), v);
-  x = static_cast<WriteOutcome>(v);
-  return result;
-}
+// Enums travel natively in CAF 0.17 (no inspect needed, one would be ambiguous).
 
 /// Request to store one event; answered with a WriteOutcome after commit.
 struct StoreWrite {

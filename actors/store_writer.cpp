@@ -1,0 +1,112 @@
+#include "actors/store_writer.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/sec.hpp>
+#include <caf/spawn_options.hpp>
+
+#include <algorithm>
+#include <exception>
+
+namespace graspd {
+
+namespace {
+
+using self_pointer = store_writer_actor::stateful_pointer<StoreWriterState>;
+
+void publish(self_pointer self, const std::vector<nostr::EventPtr>& events,
+             const std::vector<store::WriteReport>& reports) {
+  auto& st = self->state;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (!reports[i].json) continue;
+    ++st.committed;
+    StoreCommitted msg{events[i], reports[i].json, reports[i].outcome};
+    for (const auto& sub : st.subscribers) self->send(sub, msg);
+  }
+}
+
+std::vector<store::WriteReport> write_all(StoreWriterState& st) {
+  try {
+    return st.store->write_batch_with_json(st.pending);
+  } catch (const std::exception&) {
+    // write_batch reports LMDB failures as outcomes; anything else (e.g.
+    // bad_alloc) must still answer every waiting client.
+    return std::vector<store::WriteReport>(st.pending.size());
+  }
+}
+
+void flush(self_pointer self) {
+  auto& st = self->state;
+  st.flush_queued = false;
+  if (st.pending.empty()) return;
+  auto reports = write_all(st);
+  ++st.batches;
+  bool failed = std::all_of(reports.begin(), reports.end(), [](const store::WriteReport& r) {
+    return r.outcome == WriteOutcome::error;
+  });
+  st.failed_batches += failed;
+  for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
+  publish(self, st.pending, reports);
+  st.pending.clear();
+  st.promises.clear();
+}
+
+}  // namespace
+
+store_writer_actor::behavior_type store_writer(self_pointer self,
+                                               std::shared_ptr<store::EventStore> store,
+                                               StoreWriterConfig config) {
+  self->state.store = std::move(store);
+  self->state.config = config;
+  if (config.max_batch == 0) self->state.config.max_batch = 1;
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& subs = self->state.subscribers;
+    subs.erase(std::remove_if(subs.begin(), subs.end(),
+                              [&](const store_feed_actor& s) { return s.address() == dm.source; }),
+               subs.end());
+  });
+  if (config.sweep_interval.count() > 0)
+    self->delayed_send(self, config.sweep_interval, atom::store_sweep::value);
+  return {
+      [self](StoreWrite& msg) -> caf::result<WriteOutcome> {
+        auto& st = self->state;
+        auto promise = self->make_response_promise<WriteOutcome>();
+        st.pending.push_back(std::move(msg.event));
+        st.promises.push_back(promise);
+        if (st.pending.size() >= st.config.max_batch) {
+          flush(self);
+        } else if (!st.flush_queued) {
+          // Queued behind every write already in the mailbox: they all join
+          // this batch.
+          st.flush_queued = true;
+          self->send(self, atom::store_flush::value);
+        }
+        return promise;
+      },
+      [self](atom::feed_subscribe, const store_feed_actor& subscriber) {
+        auto& subs = self->state.subscribers;
+        if (!subscriber || std::find(subs.begin(), subs.end(), subscriber) != subs.end()) return;
+        self->monitor(subscriber);
+        subs.push_back(subscriber);
+      },
+      [self](atom::store_flush) { flush(self); },
+      [self](atom::store_sweep) {
+        auto& st = self->state;
+        flush(self);  // keep commit order: pending writes go first
+        try {
+          st.swept += st.store->sweep_expired(st.store->now());
+        } catch (const std::exception&) {
+          ++st.failed_batches;
+        }
+        self->delayed_send(self, st.config.sweep_interval, atom::store_sweep::value);
+      },
+  };
+}
+
+store_writer_actor spawn_store_writer(caf::actor_system& system,
+                                      std::shared_ptr<store::EventStore> store,
+                                      StoreWriterConfig config) {
+  return system.spawn<caf::detached>(store_writer, std::move(store), config);
+}
+
+}  // namespace graspd

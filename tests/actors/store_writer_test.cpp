@@ -1,0 +1,160 @@
+// Deterministic tests of the store writer actor under CAF's test_coordinator:
+// batching per write transaction, replies after commit, the change feed
+// (once, in commit order, dead subscribers dropped) and the expiration sweep.
+#include "actors/store_writer.hpp"
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include "tests/store/store_test_util.hpp"
+
+namespace graspd {
+namespace {
+
+using store::test::make_event;
+
+struct TestingConfig : caf::actor_system_config {
+  TestingConfig() {
+    set("scheduler.policy", caf::atom("testing"));
+    set("logger.file-verbosity", caf::atom("quiet"));
+  }
+};
+
+// Local minimal fixture (toolchain.md §3); tests/support/actor_fixture.hpp
+// did not exist when this was written.
+class StoreWriterTest : public ::testing::Test {
+ protected:
+  StoreWriterTest()
+      : sys_(cfg_),
+        sched_(dynamic_cast<caf::scheduler::test_coordinator&>(sys_.scheduler())),
+        self_(sys_) {
+    sched_.clock().current_time += std::chrono::hours(1);
+    store_ = std::make_shared<store::EventStore>(store::test::options_for(dir_, &now_));
+  }
+  ~StoreWriterTest() override {
+    for (auto& h : spawned_) caf::anon_send_exit(h, caf::exit_reason::kill);
+    sched_.run();
+  }
+
+  store_writer_actor spawn_writer(StoreWriterConfig config = {}) {
+    auto h = sys_.spawn(store_writer, store_, config);
+    spawned_.push_back(caf::actor_cast<caf::actor>(h));
+    sched_.run();
+    return h;
+  }
+
+  StoreWriterState& state(const store_writer_actor& h) {
+    auto ptr = caf::actor_cast<caf::abstract_actor*>(h);
+    return dynamic_cast<caf::stateful_actor<StoreWriterState, store_writer_actor::base>&>(*ptr)
+        .state;
+  }
+
+  /// A feed subscriber recording what it receives.
+  store_feed_actor spawn_recorder(std::shared_ptr<std::vector<StoreCommitted>> log) {
+    auto h = sys_.spawn([log]() -> store_feed_actor::behavior_type {
+      return {[log](const StoreCommitted& msg) { log->push_back(msg); }};
+    });
+    spawned_.push_back(caf::actor_cast<caf::actor>(h));
+    return h;
+  }
+
+  std::vector<WriteOutcome> write_all(const store_writer_actor& w,
+                                      const std::vector<nostr::EventPtr>& events) {
+    for (const auto& ev : events) self_->send(w, StoreWrite{ev});
+    sched_.run();
+    std::vector<WriteOutcome> out;
+    for (std::size_t i = 0; i < events.size(); ++i)
+      self_->receive([&](WriteOutcome o) { out.push_back(o); },
+                     caf::after(std::chrono::seconds(0)) >> [&] { ADD_FAILURE() << "no reply"; });
+    return out;
+  }
+
+  std::int64_t now_ = 1'700'000'000;
+  store::test::TempDir dir_;
+  std::shared_ptr<store::EventStore> store_;
+  TestingConfig cfg_;
+  caf::actor_system sys_;
+  caf::scheduler::test_coordinator& sched_;
+  caf::scoped_actor self_;
+  std::vector<caf::actor> spawned_;
+};
+
+TEST_F(StoreWriterTest, QueuedWritesShareOneTransactionAndReplyAfterCommit) {
+  auto w = spawn_writer();
+  auto outcomes = write_all(w, {make_event(1, 1, 100, 1), make_event(2, 1, 100, 0),
+                                make_event(1, 1, 100, 1), make_event(3, 1, 90, 0),
+                                make_event(4, 1, 100, 20001)});
+  EXPECT_EQ(outcomes, (std::vector<WriteOutcome>{
+                          WriteOutcome::stored, WriteOutcome::stored, WriteOutcome::duplicate,
+                          WriteOutcome::rejected_older_version,
+                          WriteOutcome::ephemeral_not_stored}));
+  EXPECT_EQ(state(w).batches, 1u);
+  EXPECT_EQ(store_->size(), 2u) << "replies came after the commit";
+}
+
+TEST_F(StoreWriterTest, MaxBatchSplitsTransactions) {
+  StoreWriterConfig config;
+  config.max_batch = 2;
+  auto w = spawn_writer(config);
+  std::vector<nostr::EventPtr> events;
+  for (int i = 1; i <= 5; ++i) events.push_back(make_event(i, 1, 100 + i, 1));
+  auto outcomes = write_all(w, events);
+  EXPECT_EQ(outcomes, std::vector<WriteOutcome>(5, WriteOutcome::stored));
+  EXPECT_EQ(state(w).batches, 3u);
+}
+
+TEST_F(StoreWriterTest, FeedPublishesEachCommittedEventOnceInCommitOrder) {
+  auto w = spawn_writer();
+  auto log_a = std::make_shared<std::vector<StoreCommitted>>();
+  auto log_b = std::make_shared<std::vector<StoreCommitted>>();
+  auto a = spawn_recorder(log_a);
+  auto b = spawn_recorder(log_b);
+  self_->send(w, atom::feed_subscribe::value, a);
+  self_->send(w, atom::feed_subscribe::value, b);
+  self_->send(w, atom::feed_subscribe::value, a);  // idempotent
+  sched_.run();
+  write_all(w, {make_event(1, 1, 100, 1), make_event(1, 1, 100, 1), make_event(2, 1, 100, 0),
+                make_event(3, 1, 101, 0), make_event(4, 1, 50, 0), make_event(5, 1, 1, 20000)});
+  write_all(w, {make_event(6, 2, 100, 1)});
+  for (const auto& log : {log_a, log_b}) {
+    ASSERT_EQ(log->size(), 4u);
+    EXPECT_EQ((*log)[0].event->id, store::test::bytes_of(1, 0xee));
+    EXPECT_EQ((*log)[1].event->id, store::test::bytes_of(2, 0xee));
+    EXPECT_EQ((*log)[2].event->id, store::test::bytes_of(3, 0xee));
+    EXPECT_EQ((*log)[2].outcome, WriteOutcome::replaced_older);
+    EXPECT_EQ((*log)[3].event->id, store::test::bytes_of(6, 0xee));
+    // The published JSON is exactly what the store serves.
+    EXPECT_EQ(*(*log)[3].json, store_->get((*log)[3].event->id).value());
+  }
+}
+
+TEST_F(StoreWriterTest, DeadSubscribersAreDropped) {
+  auto w = spawn_writer();
+  auto log = std::make_shared<std::vector<StoreCommitted>>();
+  auto sub = spawn_recorder(log);
+  self_->send(w, atom::feed_subscribe::value, sub);
+  sched_.run();
+  ASSERT_EQ(state(w).subscribers.size(), 1u);
+  caf::anon_send_exit(sub, caf::exit_reason::kill);
+  sched_.run();
+  EXPECT_TRUE(state(w).subscribers.empty());
+  EXPECT_EQ(write_all(w, {make_event(1, 1, 100, 1)})[0], WriteOutcome::stored);
+}
+
+TEST_F(StoreWriterTest, TimerSweepsExpiredEvents) {
+  StoreWriterConfig config;
+  config.sweep_interval = std::chrono::seconds(30);
+  auto w = spawn_writer(config);
+  write_all(w, {make_event(1, 1, 100, 1, {{"expiration", std::to_string(now_ + 10)}}),
+                make_event(2, 1, 100, 1)});
+  ASSERT_EQ(store_->size(), 2u);
+  now_ += 20;
+  EXPECT_EQ(sched_.advance_time(std::chrono::seconds(30)), 1u);
+  sched_.run();
+  EXPECT_EQ(state(w).swept, 1u);
+  EXPECT_EQ(store_->size(), 1u);
+  EXPECT_TRUE(sched_.has_pending_timeout()) << "the sweep re-arms itself";
+}
+
+}  // namespace
+}  // namespace graspd
