@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "messages/nostr/json.hpp"
 #include "store/record.hpp"
 
 namespace graspd::store {
@@ -622,7 +623,7 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
   std::vector<std::shared_ptr<const std::string>> jsons(events.size());
   for (std::size_t i = 0; i < events.size(); ++i)
     if (events[i] && !nostr::is_ephemeral(events[i]->kind))
-      jsons[i] = std::make_shared<const std::string>(detail::serialize_event_json(*events[i]));
+      jsons[i] = std::make_shared<const std::string>(nostr::serialize_event(*events[i]));
   std::vector<WriteReport> reports(events.size());
   for (;;) {
     try {

@@ -18,78 +18,7 @@ bool is_single_letter_tag(const nostr::Tag& tag) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-// JSON.stringify escaping: short escapes for " \ \b \f \n \r \t, lowercase
-// \u00xx for other control characters, everything else verbatim.
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(hex[c >> 4]);
-          out.push_back(hex[c & 0x0f]);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 }  // namespace
-
-std::string serialize_event_json(const nostr::Event& ev) {
-  std::string out;
-  out.reserve(200 + ev.content.size() + ev.tags.size() * 80);
-  out += "{\"id\":\"";
-  out += nostr::to_hex(ev.id);
-  out += "\",\"pubkey\":\"";
-  out += nostr::to_hex(ev.pubkey);
-  out += "\",\"created_at\":";
-  out += std::to_string(ev.created_at);
-  out += ",\"kind\":";
-  out += std::to_string(ev.kind);
-  out += ",\"tags\":[";
-  for (std::size_t i = 0; i < ev.tags.size(); ++i) {
-    if (i) out.push_back(',');
-    out.push_back('[');
-    for (std::size_t j = 0; j < ev.tags[i].size(); ++j) {
-      if (j) out.push_back(',');
-      append_json_string(out, ev.tags[i][j]);
-    }
-    out.push_back(']');
-  }
-  out += "],\"content\":";
-  append_json_string(out, ev.content);
-  out += ",\"sig\":\"";
-  out += nostr::to_hex(ev.sig);
-  out += "\"}";
-  return out;
-}
 
 std::int64_t expiration_of(const nostr::Event& ev) {
   std::string_view value = ev.first_tag_value("expiration");

@@ -63,10 +63,6 @@ std::string encode_record(const nostr::Event& ev, std::int64_t expiration, std::
 /// NIP-40 expiration timestamp from the tags, 0 when absent or unparsable.
 std::int64_t expiration_of(const nostr::Event& ev);
 
-/// Normalized JSON of an event (keys id,pubkey,created_at,kind,tags,content,
-/// sig; strings escaped like JavaScript JSON.stringify).
-std::string serialize_event_json(const nostr::Event& ev);
-
 // ---- key building --------------------------------------------------------
 
 /// created_at mapped to an unsigned big-endian-sortable value.

@@ -3,8 +3,8 @@
 // (once, in commit order, dead subscribers dropped) and the expiration sweep.
 #include "actors/store_writer.hpp"
 
-#include <caf/all.hpp>
 #include <gtest/gtest.h>
+#include <caf/all.hpp>
 
 #include "tests/store/store_test_util.hpp"
 
@@ -81,13 +81,13 @@ class StoreWriterTest : public ::testing::Test {
 
 TEST_F(StoreWriterTest, QueuedWritesShareOneTransactionAndReplyAfterCommit) {
   auto w = spawn_writer();
-  auto outcomes = write_all(w, {make_event(1, 1, 100, 1), make_event(2, 1, 100, 0),
-                                make_event(1, 1, 100, 1), make_event(3, 1, 90, 0),
-                                make_event(4, 1, 100, 20001)});
-  EXPECT_EQ(outcomes, (std::vector<WriteOutcome>{
-                          WriteOutcome::stored, WriteOutcome::stored, WriteOutcome::duplicate,
-                          WriteOutcome::rejected_older_version,
-                          WriteOutcome::ephemeral_not_stored}));
+  auto outcomes =
+      write_all(w, {make_event(1, 1, 100, 1), make_event(2, 1, 100, 0), make_event(1, 1, 100, 1),
+                    make_event(3, 1, 90, 0), make_event(4, 1, 100, 20001)});
+  EXPECT_EQ(outcomes,
+            (std::vector<WriteOutcome>{
+                WriteOutcome::stored, WriteOutcome::stored, WriteOutcome::duplicate,
+                WriteOutcome::rejected_older_version, WriteOutcome::ephemeral_not_stored}));
   EXPECT_EQ(state(w).batches, 1u);
   EXPECT_EQ(store_->size(), 2u) << "replies came after the commit";
 }
