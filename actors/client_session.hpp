@@ -28,8 +28,8 @@ class RelayMetrics;
 /// What every session shares; immutable after boot.
 struct RelayContext {
   std::shared_ptr<const store::EventStore> store;
-  /// The store writer: answers StoreWrite with a WriteOutcome after commit.
-  caf::actor writer;
+  /// Answers StoreWrite with a WriteOutcome after commit.
+  store_writer_actor writer;
   fanout_actor fanout;
   /// Optional: without a hook every valid event is accepted.
   acceptance_actor acceptance;

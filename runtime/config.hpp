@@ -42,6 +42,21 @@ struct Config {
   std::uint64_t max_message_bytes = 0;
   std::uint64_t max_event_bytes = 0;
 
+  // Relay limits (issue 4), advertised in NIP-11 `limitation`.
+  std::uint64_t max_connections_per_ip = 0;  ///< 0 = unlimited
+  std::uint64_t max_subscriptions = 0;
+  std::uint64_t max_filters = 0;
+  std::uint64_t max_limit = 0;
+  std::uint64_t default_limit = 0;
+  std::uint64_t max_subid_length = 0;
+  std::uint64_t max_event_tags = 0;
+  std::uint64_t max_content_length = 0;
+  std::uint64_t event_rate = 0;   ///< sustained EVENTs per second per connection
+  std::uint64_t event_burst = 0;  ///< EVENTs allowed in a burst above the rate
+  std::uint64_t max_outbound_bytes = 0;
+  std::uint64_t ping_interval_secs = 0;
+  bool websocket_compression = true;
+
   // Curation.
   std::vector<std::string> event_blacklist;
   std::vector<std::string> repository_whitelist;

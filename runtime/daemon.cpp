@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <exception>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -23,6 +24,7 @@
 #include "runtime/metrics.hpp"
 #include "runtime/nip11.hpp"
 #include "runtime/version.hpp"
+#include "runtime/ws_relay_boot.hpp"
 
 namespace graspd::runtime {
 
@@ -42,7 +44,10 @@ struct LongLivedActor {
 };
 
 std::vector<LongLivedActor> long_lived_actors() {
+  auto relay = std::make_shared<RelayBoot>();
   return {
+      {"store_writer", [relay](Services& services) { return relay->start_store_writer(services); }},
+      {"relay", [relay](Services& services) { return relay->start_relay(services); }},
       {"process_monitor",
        [](Services& services) {
          actors::ProcessMonitorOptions options;

@@ -27,9 +27,19 @@ RelayInformation relay_information(const Config& config) {
   if (auto pubkey = decode_npub_hex(config.owner_npub)) info.pubkey_hex = *pubkey;
   info.software = software_url;
   info.version = std::string(version());
-  info.supported_nips = {1, 11};
-  info.limitation.emplace_back("max_message_length",
-                               static_cast<std::int64_t>(config.max_message_bytes));
+  info.supported_nips = {1, 9, 11, 40, 45};
+  auto limit = [&info](const char* key, std::uint64_t value) {
+    info.limitation.emplace_back(key, static_cast<std::int64_t>(value));
+  };
+  limit("max_message_length", config.max_message_bytes);
+  limit("max_event_bytes", config.max_event_bytes);
+  limit("max_subscriptions", config.max_subscriptions);
+  limit("max_filters", config.max_filters);
+  limit("max_limit", config.max_limit);
+  limit("default_limit", config.default_limit);
+  limit("max_subid_length", config.max_subid_length);
+  limit("max_event_tags", config.max_event_tags);
+  limit("max_content_length", config.max_content_length);
   return info;
 }
 

@@ -48,6 +48,8 @@ struct Shared {
   WsObserver observer;
   ConnectionLimiter limiter;
   std::atomic<std::uint64_t> next_id{1};
+  std::mutex sessions_mutex;
+  std::unordered_map<std::uint64_t, std::weak_ptr<WsConnection>> sessions;
 
   Shared(WsOptions o, WsHandlerFactory f, WsObserver obs)
       : options(std::move(o)),
@@ -123,6 +125,10 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       return;
     }
     counted_ = true;
+    {
+      std::lock_guard lock(shared_->sessions_mutex);
+      shared_->sessions[id_] = weak_from_this();
+    }
     shared_->connections_changed();
     handler_ = shared_->factory(remote_ip_);
     handler_->on_open(shared_from_this());
@@ -227,6 +233,10 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     if (handler_) handler_->on_close();
     handler_.reset();
     if (counted_) {
+      {
+        std::lock_guard lock(shared_->sessions_mutex);
+        shared_->sessions.erase(id_);
+      }
       shared_->limiter.release(remote_ip_);
       shared_->connections_changed();
     }
@@ -248,19 +258,43 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   bool finished_ = false;
 };
 
+class Endpoint final : public WsEndpoint {
+ public:
+  explicit Endpoint(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+
+  WebSocketUpgradeHandler upgrade_handler() override {
+    return [shared = shared_](beast::tcp_stream&& stream,
+                              beast::http::request<beast::http::string_body>&& request,
+                              beast::flat_buffer&& buffer, std::string remote_ip) {
+      auto session = std::make_shared<WsSession>(shared, std::move(stream), std::move(buffer),
+                                                 std::move(remote_ip));
+      session->start(std::move(request));
+    };
+  }
+
+  void close_all() override {
+    std::vector<std::shared_ptr<WsConnection>> open;
+    {
+      std::lock_guard lock(shared_->sessions_mutex);
+      for (auto& [id, weak] : shared_->sessions) {
+        if (auto session = weak.lock()) open.push_back(std::move(session));
+      }
+    }
+    for (auto& session : open) session->close(nullptr);
+  }
+
+  std::size_t open_connections() const override { return shared_->limiter.open(); }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
 }  // namespace
 
-WebSocketUpgradeHandler make_websocket_upgrade_handler(WsOptions options, WsHandlerFactory factory,
-                                                       WsObserver observer) {
-  auto shared =
-      std::make_shared<Shared>(std::move(options), std::move(factory), std::move(observer));
-  return
-      [shared](beast::tcp_stream&& stream, beast::http::request<beast::http::string_body>&& request,
-               beast::flat_buffer&& buffer, std::string remote_ip) {
-        auto session = std::make_shared<WsSession>(shared, std::move(stream), std::move(buffer),
-                                                   std::move(remote_ip));
-        session->start(std::move(request));
-      };
+std::shared_ptr<WsEndpoint> make_websocket_endpoint(WsOptions options, WsHandlerFactory factory,
+                                                    WsObserver observer) {
+  return std::make_shared<Endpoint>(
+      std::make_shared<Shared>(std::move(options), std::move(factory), std::move(observer)));
 }
 
 }  // namespace graspd::runtime

@@ -95,8 +95,18 @@ struct WsObserver {
   std::function<void()> on_overflow;
 };
 
-/// Builds the upgrade handler the HTTP server calls for `GET /` upgrades.
-WebSocketUpgradeHandler make_websocket_upgrade_handler(WsOptions options, WsHandlerFactory factory,
-                                                       WsObserver observer = {});
+/// The WebSocket side of the listener: hands out the upgrade handler the HTTP
+/// server calls for `GET /` upgrades and can close every open session.
+class WsEndpoint {
+ public:
+  virtual ~WsEndpoint() = default;
+  virtual WebSocketUpgradeHandler upgrade_handler() = 0;
+  /// Starts a close handshake on every open session (shutdown); thread-safe.
+  virtual void close_all() = 0;
+  virtual std::size_t open_connections() const = 0;
+};
+
+std::shared_ptr<WsEndpoint> make_websocket_endpoint(WsOptions options, WsHandlerFactory factory,
+                                                    WsObserver observer = {});
 
 }  // namespace graspd::runtime

@@ -1,0 +1,118 @@
+// Helpers shared by the relay end-to-end tests: signed test events and a
+// NIP-01 client over the project's own WebSocket client.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/verify.hpp"
+#include "runtime/ws_client.hpp"
+
+namespace graspd::test {
+
+inline nostr::SecretKey test_key(std::uint8_t seed) {
+  nostr::SecretKey key{};
+  key.fill(seed);
+  key[0] = 0x01;
+  return key;
+}
+
+inline nostr::Event make_event(std::uint32_t kind, std::string content, nostr::Tags tags = {},
+                               std::int64_t created_at = 1700000000, std::uint8_t key_seed = 7) {
+  nostr::Event ev;
+  ev.kind = kind;
+  ev.content = std::move(content);
+  ev.tags = std::move(tags);
+  ev.created_at = created_at;
+  return nostr::sign_event(std::move(ev), test_key(key_seed));
+}
+
+inline std::string event_frame(const nostr::Event& ev) {
+  return "[\"EVENT\"," + nostr::serialize_event(ev) + "]";
+}
+
+/// A NIP-01 client: sends frames and waits for parsed relay messages.
+class TestClient {
+ public:
+  static std::unique_ptr<TestClient> connect(std::uint16_t port, bool compression = false) {
+    runtime::WsClient::Options options;
+    options.compression = compression;
+    std::string error;
+    auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options), &error);
+    if (!ws) {
+      ADD_FAILURE() << "connect: " << error;
+      return nullptr;
+    }
+    return std::unique_ptr<TestClient>(new TestClient(std::move(ws)));
+  }
+
+  runtime::WsClient& ws() { return *ws_; }
+  void send(std::string text) { ws_->send(std::move(text)); }
+
+  /// Next message, parsed; nullopt on timeout or an unparsable frame.
+  std::optional<nostr::RelayMessage> next(
+      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    auto text = ws_->receive(timeout);
+    if (!text) return std::nullopt;
+    last_text_ = *text;
+    auto parsed = nostr::parse_relay_message(*text, nostr::ParseLimits{});
+    if (!parsed) {
+      ADD_FAILURE() << "unparsable relay frame: " << *text << " (" << parsed.error() << ")";
+      return std::nullopt;
+    }
+    return std::move(parsed.value());
+  }
+
+  template <class T>
+  std::optional<T> next_as(std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    auto msg = next(timeout);
+    if (!msg) return std::nullopt;
+    if (auto* value = std::get_if<T>(&*msg)) return *value;
+    ADD_FAILURE() << "unexpected relay frame: " << last_text_;
+    return std::nullopt;
+  }
+
+  std::optional<nostr::RelayOk> publish(const nostr::Event& ev) {
+    send(event_frame(ev));
+    return next_as<nostr::RelayOk>();
+  }
+
+  /// Sends a REQ and collects the stored events up to EOSE.
+  std::optional<std::vector<nostr::Event>> query(const std::string& subid,
+                                                 const std::string& filters_json) {
+    send("[\"REQ\",\"" + subid + "\"," + filters_json + "]");
+    std::vector<nostr::Event> events;
+    while (true) {
+      auto msg = next();
+      if (!msg) return std::nullopt;
+      if (auto* ev = std::get_if<nostr::RelayEvent>(&*msg)) {
+        EXPECT_EQ(ev->subscription_id, subid);
+        events.push_back(ev->event);
+        continue;
+      }
+      if (auto* eose = std::get_if<nostr::RelayEose>(&*msg)) {
+        EXPECT_EQ(eose->subscription_id, subid);
+        return events;
+      }
+      ADD_FAILURE() << "unexpected frame before EOSE: " << last_text_;
+      return std::nullopt;
+    }
+  }
+
+  const std::string& last_text() const { return last_text_; }
+
+ private:
+  explicit TestClient(std::unique_ptr<runtime::WsClient> ws) : ws_(std::move(ws)) {}
+  std::unique_ptr<runtime::WsClient> ws_;
+  std::string last_text_;
+};
+
+}  // namespace graspd::test
