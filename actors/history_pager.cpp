@@ -1,0 +1,147 @@
+#include "actors/history_pager.hpp"
+
+#include <algorithm>
+
+#include "messages/nostr/json.hpp"
+
+namespace graspd::sync {
+
+namespace {
+
+// Page subscriptions share the main id plus a suffix no sync id contains.
+constexpr char page_separator = '~';
+
+std::string req_frame(const std::string& id, const nostr::Filters& filters) {
+  std::string frame = "[\"REQ\",\"" + id + "\"";
+  for (const auto& f : filters) frame += "," + nostr::serialize_filter(f);
+  return frame + "]";
+}
+
+std::string close_frame(const std::string& id) {
+  return "[\"CLOSE\",\"" + id + "\"]";
+}
+
+}  // namespace
+
+std::string HistoryPager::page_id(const std::string& id, std::uint32_t page) {
+  return id + page_separator + std::to_string(page);
+}
+
+std::vector<std::string> HistoryPager::open(const std::string& id, nostr::Filters filters) {
+  std::vector<std::string> frames;
+  if (subs_.count(id)) frames = close(id);
+  State state;
+  state.progress.resize(filters.size());
+  state.filters = std::move(filters);
+  frames.push_back(req_frame(id, state.filters));
+  subs_[id] = std::move(state);
+  return frames;
+}
+
+std::vector<std::string> HistoryPager::close(const std::string& id) {
+  std::vector<std::string> frames;
+  auto it = subs_.find(id);
+  if (it == subs_.end()) return frames;
+  if (it->second.page_open) frames.push_back(close_frame(page_id(id, it->second.page)));
+  frames.push_back(close_frame(id));
+  subs_.erase(it);
+  return frames;
+}
+
+std::optional<std::string> HistoryPager::owner_of(const std::string& wire_id) const {
+  auto id = wire_id.substr(0, wire_id.find(page_separator));
+  if (!subs_.count(id)) return std::nullopt;
+  return id;
+}
+
+bool HistoryPager::on_event(const std::string& wire_id, const nostr::Event& ev) {
+  auto owner = owner_of(wire_id);
+  if (!owner) return false;
+  auto& state = subs_[*owner];
+  const bool is_page = wire_id != *owner;
+  // Live events on the main subscription after its first EOSE are not history.
+  if (!state.in_history || (!is_page && state.page > 0)) return false;
+  if (state.seen.size() >= max_seen_) return false;
+  const bool fresh = state.seen.insert(ev.id).second;
+  for (std::size_t i = 0; i < state.filters.size(); ++i) {
+    if (!state.filters[i].matches(ev)) continue;
+    auto& progress = state.progress[i];
+    if (!progress.oldest || ev.created_at < *progress.oldest) progress.oldest = ev.created_at;
+    if (fresh) ++progress.new_events;
+  }
+  return fresh;
+}
+
+HistoryPager::Step HistoryPager::next_page(const std::string& id, State& state) {
+  Step step;
+  nostr::Filters page_filters;
+  for (std::size_t i = 0; i < state.filters.size(); ++i) {
+    auto& progress = state.progress[i];
+    // A filter whose page brought nothing new has no older history left
+    // (or only events sharing the boundary timestamp, already seen).
+    if (progress.new_events == 0 || !progress.oldest) continue;
+    auto filter = state.filters[i];
+    filter.until = filter.until ? std::min(*filter.until, *progress.oldest) : *progress.oldest;
+    state.filters[i].until = filter.until;
+    page_filters.push_back(std::move(filter));
+    progress = FilterProgress{};
+  }
+  if (page_filters.empty() || state.seen.size() >= max_seen_) {
+    state.in_history = false;
+    step.completed = id;
+    return step;
+  }
+  ++state.page;
+  state.page_open = true;
+  // Only the filters still bringing history stay in the next pages.
+  nostr::Filters remaining;
+  std::vector<FilterProgress> progress;
+  for (std::size_t i = 0; i < state.filters.size(); ++i)
+    if (std::find(page_filters.begin(), page_filters.end(), state.filters[i]) !=
+        page_filters.end()) {
+      remaining.push_back(state.filters[i]);
+      progress.emplace_back();
+    }
+  state.filters = std::move(remaining);
+  state.progress = std::move(progress);
+  step.frames.push_back(req_frame(page_id(id, state.page), page_filters));
+  step.page_requested = true;
+  return step;
+}
+
+HistoryPager::Step HistoryPager::on_eose(const std::string& wire_id) {
+  auto owner = owner_of(wire_id);
+  if (!owner) return {};
+  auto& state = subs_[*owner];
+  if (!state.in_history) return {};
+  const bool is_page = wire_id != *owner;
+  if (is_page && wire_id != page_id(*owner, state.page)) return {};  // stale page
+  if (!is_page && state.page > 0) return {};
+  Step prefix;
+  if (is_page) {
+    state.page_open = false;
+    prefix.frames.push_back(close_frame(wire_id));
+  }
+  auto step = next_page(*owner, state);
+  step.frames.insert(step.frames.begin(), prefix.frames.begin(), prefix.frames.end());
+  return step;
+}
+
+HistoryPager::Step HistoryPager::on_closed(const std::string& wire_id) {
+  Step step;
+  auto owner = owner_of(wire_id);
+  if (!owner) return step;
+  auto& state = subs_[*owner];
+  if (wire_id == *owner) {
+    subs_.erase(*owner);
+    return step;
+  }
+  state.page_open = false;
+  if (state.in_history) {
+    state.in_history = false;
+    step.completed = *owner;
+  }
+  return step;
+}
+
+}  // namespace graspd::sync

@@ -1,0 +1,73 @@
+// Historic sync by REQ pagination (protocol.md §4.5), owned by one
+// RelayConnection. A subscription's first REQ stays open for live events;
+// older history is fetched with separate page REQs (`until` = the oldest
+// created_at each filter saw) while a page brings events not seen before, so
+// any remote `limit` cap works and a flood of events sharing one timestamp
+// cannot loop forever. Pure: it returns the frames to send. NIP-77
+// negentropy will replace this step against peers that support it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+
+namespace graspd::sync {
+
+class HistoryPager {
+ public:
+  /// Bound on remembered ids per subscription; past it pagination stops
+  /// (the subscription is reported complete) instead of growing memory.
+  explicit HistoryPager(std::size_t max_seen_per_subscription = 1'000'000)
+      : max_seen_(max_seen_per_subscription) {}
+
+  /// Frames opening `id` (history + live).
+  std::vector<std::string> open(const std::string& id, nostr::Filters filters);
+  /// Frames closing `id` and its page in flight.
+  std::vector<std::string> close(const std::string& id);
+
+  /// The subscription an incoming frame's subscription id belongs to, if any.
+  std::optional<std::string> owner_of(const std::string& wire_id) const;
+  /// Records an event received on `wire_id`; true when it is new to the
+  /// subscription's history.
+  bool on_event(const std::string& wire_id, const nostr::Event& ev);
+
+  struct Step {
+    std::vector<std::string> frames;
+    /// Set when the subscription's history is complete.
+    std::optional<std::string> completed;
+    bool page_requested = false;
+  };
+  Step on_eose(const std::string& wire_id);
+  /// The peer closed `wire_id`. A closed page ends the history (complete);
+  /// a closed main subscription is forgotten.
+  Step on_closed(const std::string& wire_id);
+
+  std::size_t open_subscriptions() const { return subs_.size(); }
+  static std::string page_id(const std::string& id, std::uint32_t page);
+
+ private:
+  struct FilterProgress {
+    std::optional<std::int64_t> oldest;
+    std::size_t new_events = 0;
+  };
+  struct State {
+    nostr::Filters filters;
+    std::set<nostr::EventId> seen;
+    std::vector<FilterProgress> progress;
+    std::uint32_t page = 0;  // 0 = the main subscription's first page
+    bool in_history = true;
+    bool page_open = false;
+  };
+  Step next_page(const std::string& id, State& state);
+
+  std::size_t max_seen_;
+  std::map<std::string, State> subs_;
+};
+
+}  // namespace graspd::sync

@@ -1,0 +1,139 @@
+// Payloads of the GRASP-02 sync actors' messages (see the SYNC MANAGER,
+// RELAY CONNECTION and SELF SUBSCRIBER interfaces in messages/interfaces.hpp).
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+
+namespace graspd {
+
+/// SelfSubscriber -> SyncManager: what one batch window discovered about
+/// hosted repositories ("30617:<owner>:<d>"): the relays of the latest
+/// announcement (replacing earlier ones) and new root events.
+struct RepoDiscovery {
+  struct Repo {
+    std::string repo;
+    std::optional<std::set<std::string>> relays;
+    std::set<nostr::EventId> roots;
+  };
+  std::vector<Repo> repos;
+};
+
+/// SyncManager -> RelayConnection: open one subscription (history, paginated
+/// until a page brings nothing new, then live).
+struct SyncSubscribe {
+  std::string subscription_id;
+  nostr::Filters filters;
+};
+
+/// SyncManager -> RelayConnection: close one subscription.
+struct SyncUnsubscribe {
+  std::string subscription_id;
+};
+
+/// RelayConnection -> SyncManager: the connection is open.
+struct RelayUp {
+  std::string relay;
+  /// The peer's NIP-11 limitation.max_message_length; 0 when unknown.
+  std::size_t max_message_bytes = 0;
+};
+
+/// RelayConnection -> SyncManager: the connection ended (or never opened);
+/// the connection actor quits right after sending it.
+struct RelayDown {
+  std::string relay;
+  bool was_open = false;
+  std::string reason;
+};
+
+/// RelayConnection -> SyncManager: a subscription's history is complete.
+struct RelaySubscriptionDone {
+  std::string relay;
+  std::string subscription_id;
+};
+
+/// RelayConnection -> SyncManager: the peer closed a subscription.
+struct RelaySubscriptionClosed {
+  std::string relay;
+  std::string subscription_id;
+  bool rate_limited = false;
+  std::string message;
+};
+
+/// RelayConnection -> SyncManager: the peer signalled a rate limit (NOTICE/OK).
+struct RelayRateLimited {
+  std::string relay;
+};
+
+/// RelayConnection -> SyncManager: counters since the last report.
+struct RelayTraffic {
+  std::string relay;
+  std::uint64_t events_received = 0;
+  std::uint64_t events_stored = 0;
+  std::uint64_t events_invalid = 0;
+  std::uint64_t pages = 0;
+  std::uint64_t bytes_received = 0;
+};
+
+/// SyncManager INTERNAL timers, per relay.
+struct RetryTimer {
+  std::string relay;
+};
+struct DailyTick {
+  std::string relay;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SyncUnsubscribe& x) {
+  return f(caf::meta::type_name("SyncUnsubscribe"), x.subscription_id);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelayUp& x) {
+  return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelayDown& x) {
+  return f(caf::meta::type_name("RelayDown"), x.relay, x.was_open, x.reason);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelaySubscriptionDone& x) {
+  return f(caf::meta::type_name("RelaySubscriptionDone"), x.relay, x.subscription_id);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelaySubscriptionClosed& x) {
+  return f(caf::meta::type_name("RelaySubscriptionClosed"), x.relay, x.subscription_id,
+           x.rate_limited, x.message);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelayRateLimited& x) {
+  return f(caf::meta::type_name("RelayRateLimited"), x.relay);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelayTraffic& x) {
+  return f(caf::meta::type_name("RelayTraffic"), x.relay, x.events_received, x.events_stored,
+           x.events_invalid, x.pages, x.bytes_received);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RetryTimer& x) {
+  return f(caf::meta::type_name("RetryTimer"), x.relay);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DailyTick& x) {
+  return f(caf::meta::type_name("DailyTick"), x.relay);
+}
+
+}  // namespace graspd
+
+// Carry Nostr value types (filters, ids) that are only sent locally.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RepoDiscovery)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::SyncSubscribe)

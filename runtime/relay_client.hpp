@@ -1,0 +1,74 @@
+// Outbound WebSocket transport for the sync engine: one connection to one
+// remote relay (ws:// or wss:// with certificate + hostname verification and
+// SNI), on the shared network io_context. It knows no actor and no Nostr
+// beyond fetching the peer's NIP-11 `max_message_length`; everything arrives
+// through a RelayClientHandler. Beast stays in the .cpp.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "messages/relay_url.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace graspd::runtime {
+
+struct RelayClientOptions {
+  std::chrono::seconds connect_timeout{15};
+  /// Pings after this much silence and gives up after as much again.
+  std::chrono::seconds idle_timeout{60};
+  std::size_t max_message_bytes = 1048576;
+  /// Outbound bytes queued before the connection is dropped (a peer that
+  /// does not read cannot grow our memory).
+  std::size_t max_outbound_bytes = 8u << 20;
+  /// Untrusted URLs (from events) may not resolve to loopback, private,
+  /// link-local or unspecified addresses unless this is set (protocol.md §4.8).
+  bool allow_private_addresses = false;
+  /// Fetch the peer's NIP-11 document before connecting, for REQ sizing.
+  bool fetch_relay_info = true;
+};
+
+/// Receives the events of one client; called on the io thread, one at a
+/// time. Implementations must not block.
+class RelayClientHandler {
+ public:
+  virtual ~RelayClientHandler() = default;
+  /// Connected. `peer_max_message_bytes` is the NIP-11
+  /// limitation.max_message_length, or 0 when unknown.
+  virtual void on_open(std::size_t peer_max_message_bytes) = 0;
+  virtual void on_message(std::string&& text) = 0;
+  /// The client is finished (connect failure or disconnect); called once.
+  virtual void on_close(bool was_open, std::string reason) = 0;
+};
+
+/// Thread-safe handle on one outbound connection.
+class RelayClient {
+ public:
+  virtual ~RelayClient() = default;
+  /// Queues a text frame (dropped when not open).
+  virtual void send(std::string text) = 0;
+  /// Closes the connection; on_close follows.
+  virtual void close() = 0;
+  /// Stops / restarts reading from the peer: back-pressure while the events
+  /// already received are still being validated and stored.
+  virtual void pause_reading() = 0;
+  virtual void resume_reading() = 0;
+
+  /// Starts connecting to `url` (ws or wss). on_close reports failures.
+  static std::shared_ptr<RelayClient> start(boost::asio::io_context& io, const ParsedUrl& url,
+                                            RelayClientOptions options,
+                                            std::shared_ptr<RelayClientHandler> handler);
+};
+
+/// True for addresses a public relay may have: not loopback, private
+/// (RFC 1918, unique local), link-local, CGNAT, multicast or unspecified.
+/// Accepts IPv4, IPv6 and IPv4-mapped IPv6 text; false for non-addresses.
+bool is_public_address(std::string_view ip);
+
+}  // namespace graspd::runtime

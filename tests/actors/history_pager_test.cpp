@@ -1,0 +1,167 @@
+#include "actors/history_pager.hpp"
+
+#include <gtest/gtest.h>
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+
+#include "messages/nostr/json.hpp"
+
+namespace graspd::sync {
+namespace {
+
+/// A remote relay that answers REQ with at most `cap` newest matches per
+/// filter (ties by lowest id), like strfry or a stricter public relay.
+struct CappedRelay {
+  std::vector<nostr::Event> events;
+  std::size_t cap;
+
+  std::vector<nostr::Event> answer(const nostr::Filters& filters) const {
+    std::vector<nostr::Event> out;
+    for (const auto& f : filters) {
+      std::vector<nostr::Event> matches;
+      for (const auto& ev : events)
+        if (f.matches(ev)) matches.push_back(ev);
+      std::sort(matches.begin(), matches.end(), [](const auto& a, const auto& b) {
+        return a.created_at != b.created_at ? a.created_at > b.created_at : a.id < b.id;
+      });
+      if (matches.size() > cap) matches.resize(cap);
+      for (auto& ev : matches)
+        if (std::none_of(out.begin(), out.end(), [&](const auto& o) { return o.id == ev.id; }))
+          out.push_back(ev);
+    }
+    return out;
+  }
+};
+
+nostr::Event event(std::uint32_t n, std::int64_t created_at, char tag_value) {
+  nostr::Event ev;
+  ev.id.fill(0);
+  ev.id[0] = static_cast<std::uint8_t>(n >> 8);
+  ev.id[1] = static_cast<std::uint8_t>(n);
+  ev.kind = 1;
+  ev.created_at = created_at;
+  ev.tags = {{"e", std::string(1, tag_value)}};
+  return ev;
+}
+
+nostr::Filter tagged(char value) {
+  nostr::Filter f;
+  f.tags['e'] = {std::string(1, value)};
+  return f;
+}
+
+/// Drives the pager against the relay until the history completes; returns
+/// the ids received and the number of REQs sent.
+struct Run {
+  std::set<nostr::EventId> received;
+  int reqs = 0;
+  bool completed = false;
+};
+
+Run run(HistoryPager& pager, const CappedRelay& relay, nostr::Filters filters) {
+  Run out;
+  std::vector<std::string> frames = pager.open("sub", filters);
+  for (int guard = 0; guard < 1000 && !out.completed; ++guard) {
+    std::string req;
+    for (const auto& frame : frames)
+      if (frame.rfind("[\"REQ\"", 0) == 0) req = frame;
+    if (req.empty()) break;
+    ++out.reqs;
+    // Decode the REQ the pager built, as the remote relay would.
+    rapidjson::Document doc;
+    doc.Parse(req.c_str());
+    std::string wire_id = doc[1].GetString();
+    nostr::Filters sent;
+    for (rapidjson::SizeType i = 2; i < doc.Size(); ++i) {
+      auto parsed = nostr::parse_filter(doc[i], nostr::ParseLimits{});
+      EXPECT_TRUE(parsed.ok());
+      sent.push_back(parsed.value());
+    }
+    for (const auto& ev : relay.answer(sent)) {
+      pager.on_event(wire_id, ev);
+      out.received.insert(ev.id);
+    }
+    auto step = pager.on_eose(wire_id);
+    out.completed = step.completed.has_value();
+    frames = step.frames;
+  }
+  return out;
+}
+
+TEST(HistoryPager, FetchesEverythingWhateverTheRemoteCap) {
+  CappedRelay relay{{}, 20};
+  for (std::uint32_t i = 0; i < 95; ++i) relay.events.push_back(event(i, 1000 + i, 'x'));
+  for (std::size_t cap : {20u, 7u, 500u}) {
+    relay.cap = cap;
+    HistoryPager pager;
+    auto result = run(pager, relay, {tagged('x')});
+    EXPECT_TRUE(result.completed) << cap;
+    EXPECT_EQ(result.received.size(), 95u) << cap;
+    // Each page repeats the boundary event (until is inclusive).
+    EXPECT_LE(result.reqs, static_cast<int>(95 / (cap - 1) + 3)) << cap;
+  }
+}
+
+TEST(HistoryPager, FloodOnOneTimestampTerminates) {
+  CappedRelay relay{{}, 20};
+  for (std::uint32_t i = 0; i < 300; ++i) relay.events.push_back(event(i, 5000, 'x'));
+  HistoryPager pager;
+  auto result = run(pager, relay, {tagged('x')});
+  EXPECT_TRUE(result.completed);
+  EXPECT_EQ(result.reqs, 2);  // the first page, then one page that brings nothing new
+}
+
+TEST(HistoryPager, EachFilterPaginatesOnItsOwnBoundary) {
+  // Filter x has a long history; filter y a few old events. One shared
+  // `until` would skip x's middle.
+  CappedRelay relay{{}, 10};
+  for (std::uint32_t i = 0; i < 50; ++i) relay.events.push_back(event(i, 2000 + i, 'x'));
+  for (std::uint32_t i = 100; i < 103; ++i) relay.events.push_back(event(i, 10 + i, 'y'));
+  HistoryPager pager;
+  auto result = run(pager, relay, {tagged('x'), tagged('y')});
+  EXPECT_TRUE(result.completed);
+  EXPECT_EQ(result.received.size(), 53u);
+}
+
+TEST(HistoryPager, EmptyHistoryCompletesAtFirstEose) {
+  CappedRelay relay{{}, 10};
+  HistoryPager pager;
+  auto result = run(pager, relay, {tagged('x')});
+  EXPECT_TRUE(result.completed);
+  EXPECT_EQ(result.reqs, 1);
+}
+
+TEST(HistoryPager, LiveEventsAreNotHistoryAndPagesAreClosed) {
+  HistoryPager pager;
+  auto frames = pager.open("s1", {tagged('x')});
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(pager.on_event("s1", event(1, 100, 'x')));
+  auto step = pager.on_eose("s1");
+  ASSERT_TRUE(step.page_requested);
+  EXPECT_NE(step.frames.back().find("\"s1~1\""), std::string::npos);
+  EXPECT_NE(step.frames.back().find("\"until\":100"), std::string::npos);
+  // A live event on the main subscription does not count as history.
+  EXPECT_FALSE(pager.on_event("s1", event(2, 200, 'x')));
+  auto done = pager.on_eose("s1~1");
+  ASSERT_TRUE(done.completed);
+  EXPECT_EQ(done.frames.front(), R"(["CLOSE","s1~1"])");
+  // Closing the subscription closes only the main id now.
+  EXPECT_EQ(pager.close("s1"), std::vector<std::string>{R"(["CLOSE","s1"])"});
+  EXPECT_EQ(pager.open_subscriptions(), 0u);
+}
+
+TEST(HistoryPager, ClosedPageEndsHistory) {
+  HistoryPager pager;
+  pager.open("s", {tagged('x')});
+  pager.on_event("s", event(1, 100, 'x'));
+  pager.on_eose("s");
+  auto step = pager.on_closed("s~1");
+  EXPECT_EQ(step.completed.value_or(""), "s");
+  EXPECT_EQ(pager.owner_of("s~1").value_or(""), "s");
+  EXPECT_FALSE(pager.owner_of("other").has_value());
+}
+
+}  // namespace
+}  // namespace graspd::sync
