@@ -24,8 +24,13 @@ function(graspd_add_test name)
   if(T_LABEL STREQUAL "integration")
     add_dependencies(${name} graspd)
   endif()
+  # gtest_discover_tests (CMake 3.25) flattens list-valued PROPERTIES, so ENVIRONMENT would keep
+  # only its first entry: run each test through `cmake -E env` instead (the emulator is used for
+  # discovery and for every test command).
+  set_property(TARGET ${name} PROPERTY CROSSCOMPILING_EMULATOR
+               "${CMAKE_COMMAND};-E;env;${GRASPD_TEST_ENV}")
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT} ENVIRONMENT "${GRASPD_TEST_ENV}")
+    PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
 endfunction()

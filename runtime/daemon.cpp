@@ -153,9 +153,11 @@ int Daemon::run() {
   boost::asio::io_context io{
       static_cast<int>(config_.io_threads != 0 ? config_.io_threads : default_thread_count())};
   auto work = boost::asio::make_work_guard(io);
-  HttpServer http{io, http_options(config_),
-                  [content = site_content(config_, metrics)](const HttpRequestInfo& request) {
-                    return route_request(request, content);
+  // The content depends on the bound port (NGIT_DOMAIN defaults to the bind address, and port 0
+  // means "any"): it is filled in after start(), before the network threads run.
+  auto content = std::make_shared<SiteContent>();
+  HttpServer http{io, http_options(config_), [content](const HttpRequestInfo& request) {
+                    return route_request(request, *content);
                   }};
 
   Services services{config_, system, io, metrics, http, {}};
@@ -166,6 +168,10 @@ int Daemon::run() {
       log::debug(component, "started ", entry.name);
     }
     http.start();
+    if (config_.bind_port == 0 && config_.domain == config_.bind_address) {
+      config_.domain = endpoint_text(config_.bind_host, http.port());
+    }
+    *content = site_content(config_, metrics);
   } catch (const std::exception& failure) {
     log::error(component, "cannot start: ", failure.what(), " (bind address ", config_.bind_address,
                ")");

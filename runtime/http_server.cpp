@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <system_error>
+#include <vector>
 
 #include "runtime/log.hpp"
 
@@ -142,6 +143,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void send_error(unsigned status, std::string body) {
+    lingering_close_ = true;
     write(error_response(status, std::move(body), parser_ ? parser_->get().version() : 11));
   }
 
@@ -157,8 +159,30 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_write(beast::error_code error) {
     bool keep_alive = response_->keep_alive();
     response_.reset();
+    if (!error && lingering_close_) return linger();
     if (error || !keep_alive) return finish();
     read_request();
+  }
+
+  // After an error answer the client may still be sending (e.g. an oversized body). Closing with
+  // unread input makes the kernel send RST, which can destroy our answer before the client reads
+  // it; so stop sending, discard input for a bounded time and size, then close.
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(2));
+    discard_.resize(16 * 1024);
+    discard_more();
+  }
+
+  void discard_more() {
+    constexpr std::size_t limit = 4 * 1024 * 1024;
+    stream_.async_read_some(net::buffer(discard_),
+                            [self = shared_from_this()](beast::error_code error, std::size_t n) {
+                              self->discarded_ += n;
+                              if (error || self->discarded_ > limit) return self->finish();
+                              self->discard_more();
+                            });
   }
 
   void finish() {
@@ -184,6 +208,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<ServerState> state_;
   std::string remote_ip_;
   std::size_t requests_served_ = 0;
+  bool lingering_close_ = false;
+  std::size_t discarded_ = 0;
+  std::vector<char> discard_;  // allocated only when lingering
 };
 
 }  // namespace

@@ -39,7 +39,8 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  /// Resolves, binds and starts accepting. Throws std::system_error (bind failure, etc.).
+  /// Resolves, binds and starts accepting. Throws a std::runtime_error (a
+  /// boost::system::system_error) when the address cannot be resolved or bound.
   void start();
 
   /// The bound port (after start()).

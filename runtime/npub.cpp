@@ -41,7 +41,7 @@ std::optional<std::string> decode_npub_hex(std::string_view npub) {
   }
   if ((has_upper && has_lower) || lower.substr(0, prefix.size()) != prefix) return std::nullopt;
 
-  std::vector<std::uint8_t> values{3, 3, 3, 3, 0, 16, 21, 2};  // hrp "npub" expanded
+  std::vector<std::uint8_t> values{3, 3, 3, 3, 0, 14, 16, 21, 2};  // hrp "npub" expanded
   for (char c : std::string_view(lower).substr(prefix.size())) {
     auto index = charset.find(c);
     if (index == std::string_view::npos) return std::nullopt;
@@ -53,7 +53,7 @@ std::optional<std::string> decode_npub_hex(std::string_view npub) {
   std::uint32_t accumulator = 0;
   int bits = 0;
   constexpr std::string_view digits = "0123456789abcdef";
-  for (auto it = values.begin() + 8; it != values.end() - 6; ++it) {
+  for (auto it = values.begin() + 9; it != values.end() - 6; ++it) {
     accumulator = (accumulator << 5) | *it;
     bits += 5;
     if (bits >= 8) {

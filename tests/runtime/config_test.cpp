@@ -1,0 +1,266 @@
+#include "runtime/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace graspd::runtime {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+EnvironmentLookup lookup(const Env& env) {
+  return [env](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+Config load_ok(const std::vector<std::string>& args, const Env& env = {}) {
+  auto result = load_config(args, lookup(env));
+  if (auto* error = std::get_if<ConfigError>(&result)) {
+    ADD_FAILURE() << error->message;
+    return {};
+  }
+  return std::get<LoadedConfig>(result).config;
+}
+
+std::string load_error(const std::vector<std::string>& args, const Env& env = {}) {
+  auto result = load_config(args, lookup(env));
+  if (auto* error = std::get_if<ConfigError>(&result)) return error->message;
+  ADD_FAILURE() << "expected a configuration error";
+  return {};
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("graspd-config-test-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter_++) + ".conf"))
+                .string();
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+TEST(Config, DefaultsMatchTheProtocolTable) {
+  auto config = load_ok({});
+  EXPECT_EQ(config.bind_address, "127.0.0.1:7334");
+  EXPECT_EQ(config.bind_host, "127.0.0.1");
+  EXPECT_EQ(config.bind_port, 7334);
+  EXPECT_EQ(config.domain, "127.0.0.1:7334");
+  EXPECT_EQ(config.data_path, "./data/relay");
+  EXPECT_EQ(config.log_level, log::Level::info);
+  EXPECT_TRUE(config.metrics_enabled);
+  EXPECT_EQ(config.max_connections, 0u);
+  EXPECT_EQ(config.max_message_bytes, 1048576u);
+  EXPECT_EQ(config.max_event_bytes, 524288u);
+  EXPECT_TRUE(config.event_blacklist.empty());
+  EXPECT_TRUE(config.sync_enabled);
+  EXPECT_EQ(config.sync_bootstrap_relay_url, "");
+  EXPECT_EQ(config.sync_base_backoff_secs, 5u);
+  EXPECT_EQ(config.sync_max_backoff_secs, 3600u);
+  EXPECT_EQ(config.sync_batch_window_ms, 5000u);
+  EXPECT_EQ(config.sync_quick_reconnect_secs, 900u);
+  EXPECT_EQ(config.sync_consolidation_threshold, 70u);
+  EXPECT_EQ(config.sync_daily_resync_min_secs, 82800u);
+  EXPECT_EQ(config.sync_daily_resync_max_secs, 90000u);
+  EXPECT_EQ(config.sync_disconnect_check_interval_secs, 60u);
+  EXPECT_EQ(config.sync_dead_after_secs, 86400u);
+  EXPECT_EQ(config.sync_rate_limit_cooldown_secs, 65u);
+  EXPECT_FALSE(config.sync_allow_private_addresses);
+  EXPECT_TRUE(config.sync_plus_enabled);
+  EXPECT_TRUE(config.sync_plus_user_index_relays.empty());
+  EXPECT_EQ(config.sync_plus_reconcile_secs, 60u);
+  EXPECT_EQ(config.sync_plus_refresh_secs, 86400u);
+  EXPECT_EQ(config.sync_plus_retry_secs, 300u);
+}
+
+TEST(Config, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
+  TempFile file(
+      "# comment line\n"
+      "relay_name = from-file\n"
+      "relay_description = \"quoted file value\"  # trailing comment\n"
+      "\n"
+      "log_level = debug\n"
+      "max_connections = 7\n");
+  Env env{{"NGIT_RELAY_NAME", "from-env"}, {"NGIT_LOG_LEVEL", "warn"}};
+  auto config = load_ok({"--config", file.path(), "--log-level=error"}, env);
+  EXPECT_EQ(config.relay_name, "from-env");
+  EXPECT_EQ(config.relay_description, "quoted file value");
+  EXPECT_EQ(config.log_level, log::Level::error);
+  EXPECT_EQ(config.max_connections, 7u);
+  EXPECT_EQ(config.max_event_bytes, 524288u);
+  EXPECT_EQ(config.config_file, file.path());
+}
+
+TEST(Config, ConfigFileFromEnvironment) {
+  TempFile file("relay_name = named\n");
+  auto config = load_ok({}, {{"GRASPD_CONFIG", file.path()}});
+  EXPECT_EQ(config.relay_name, "named");
+}
+
+TEST(Config, FlagsTakeSeparateOrInlineValues) {
+  auto config = load_ok({"--relay-name", "a b", "--metrics-enabled=false", "--sync-enabled", "no"});
+  EXPECT_EQ(config.relay_name, "a b");
+  EXPECT_FALSE(config.metrics_enabled);
+  EXPECT_FALSE(config.sync_enabled);
+}
+
+TEST(Config, BadBindAddressNamesOptionValueAndExpectation) {
+  EXPECT_EQ(load_error({}, {{"NGIT_BIND_ADDRESS", "nonsense"}}),
+            "invalid NGIT_BIND_ADDRESS \"nonsense\": expected host:port");
+  EXPECT_EQ(load_error({"--bind-address", "1.2.3.4:99999"}),
+            "invalid --bind-address \"1.2.3.4:99999\": expected host:port");
+  EXPECT_EQ(load_error({}, {{"NGIT_BIND_ADDRESS", "host name:80"}}),
+            "invalid NGIT_BIND_ADDRESS \"host name:80\": expected host:port");
+}
+
+TEST(Config, BindAddressForms) {
+  auto v6 = load_ok({"--bind-address", "[::1]:8080"});
+  EXPECT_EQ(v6.bind_host, "::1");
+  EXPECT_EQ(v6.bind_port, 8080);
+  auto any = load_ok({"--bind-address", "0.0.0.0:0"});
+  EXPECT_EQ(any.bind_port, 0);
+  auto named = load_ok({"--bind-address", "localhost:7000"});
+  EXPECT_EQ(named.bind_host, "localhost");
+}
+
+TEST(Config, DomainDefaultsToBindAddressUnlessSet) {
+  EXPECT_EQ(load_ok({"--bind-address", "0.0.0.0:9000"}).domain, "0.0.0.0:9000");
+  EXPECT_EQ(load_ok({"--domain", "relay.example.com"}).domain, "relay.example.com");
+  EXPECT_NE(load_error({"--domain", "https://relay.example.com"}).find("--domain"),
+            std::string::npos);
+}
+
+TEST(Config, UnknownLogLevel) {
+  EXPECT_EQ(load_error({}, {{"NGIT_LOG_LEVEL", "loud"}}),
+            "invalid NGIT_LOG_LEVEL \"loud\": expected one of trace, debug, info, warn, error");
+}
+
+TEST(Config, BadNumbers) {
+  EXPECT_EQ(load_error({}, {{"NGIT_MAX_CONNECTIONS", "many"}}),
+            "invalid NGIT_MAX_CONNECTIONS \"many\": expected an integer from 0 to "
+            "18446744073709551615");
+  EXPECT_NE(load_error({}, {{"NGIT_MAX_MESSAGE_BYTES", "-1"}}).find("NGIT_MAX_MESSAGE_BYTES"),
+            std::string::npos);
+  EXPECT_NE(load_error({}, {{"NGIT_SYNC_BASE_BACKOFF_SECS", "0"}}).find("expected an integer"),
+            std::string::npos);
+  EXPECT_NE(load_error({}, {{"NGIT_MAX_EVENT_BYTES", "12abc"}}).find("\"12abc\""),
+            std::string::npos);
+}
+
+TEST(Config, BadBoolean) {
+  EXPECT_EQ(load_error({}, {{"NGIT_METRICS_ENABLED", "maybe"}}),
+            "invalid NGIT_METRICS_ENABLED \"maybe\": expected true or false");
+}
+
+TEST(Config, CrossOptionChecks) {
+  auto message = load_error({}, {{"NGIT_SYNC_DAILY_RESYNC_MIN_SECS", "100000"}});
+  EXPECT_NE(message.find("NGIT_SYNC_DAILY_RESYNC_MIN_SECS"), std::string::npos);
+  EXPECT_NE(load_error({"--sync-base-backoff-secs=9999"}).find("NGIT_SYNC_BASE_BACKOFF_SECS"),
+            std::string::npos);
+}
+
+TEST(Config, ListsAreSplitTrimmedAndValidated) {
+  auto config = load_ok({}, {{"NGIT_REPOSITORY_BLACKLIST", " a, b ,,c "},
+                             {"NGIT_SYNC_PLUS_FALLBACK_RELAYS", "wss://one.example,ws://two:7"}});
+  EXPECT_EQ(config.repository_blacklist, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(config.sync_plus_fallback_relays.size(), 2u);
+  auto message = load_error({}, {{"NGIT_SYNC_PLUS_USER_INDEX_RELAYS", "wss://ok,http://bad"}});
+  EXPECT_NE(message.find("NGIT_SYNC_PLUS_USER_INDEX_RELAYS"), std::string::npos);
+  EXPECT_NE(message.find("http://bad"), std::string::npos);
+  EXPECT_NE(load_error({"--sync-bootstrap-relay-url", "relay.example"}).find("ws://"),
+            std::string::npos);
+}
+
+TEST(Config, OwnerNpubIsChecked) {
+  auto config =
+      load_ok({"--owner-npub", "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg"});
+  EXPECT_EQ(config.owner_npub, "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg");
+  // Last character changed: checksum mismatch.
+  EXPECT_NE(load_error({}, {{"NGIT_OWNER_NPUB",
+                             "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptq"}})
+                .find("expected an npub"),
+            std::string::npos);
+}
+
+TEST(Config, CommandLineErrors) {
+  EXPECT_EQ(load_error({"--bogus", "1"}), "unknown option \"--bogus\" (see graspd --help)");
+  EXPECT_EQ(load_error({"--relay-name"}), "option --relay-name needs a value");
+  EXPECT_EQ(load_error({"serve"}), "unexpected argument \"serve\"");
+}
+
+TEST(Config, ConfigFileErrors) {
+  auto missing = load_error({"--config", "/nonexistent/graspd.conf"});
+  EXPECT_EQ(missing.rfind("invalid --config \"/nonexistent/graspd.conf\": expected a readable", 0),
+            0u)
+      << missing;
+  TempFile unknown("no_such_key = 1\n");
+  EXPECT_NE(load_error({"--config", unknown.path()}).find("unknown key \"no_such_key\""),
+            std::string::npos);
+  TempFile malformed("relay_name\n");
+  EXPECT_NE(load_error({"--config", malformed.path()}).find(":1: expected key = value"),
+            std::string::npos);
+  TempFile bad_value("\n\nlog_level = loud\n");
+  EXPECT_EQ(load_error({"--config", bad_value.path()}),
+            "invalid log_level (" + bad_value.path() +
+                ":3) \"loud\": expected one of trace, debug, info, warn, error");
+}
+
+TEST(Config, HelpAndVersionActions) {
+  auto help = load_config({"--help"}, lookup({{"NGIT_BIND_ADDRESS", "nonsense"}}));
+  ASSERT_TRUE(std::holds_alternative<LoadedConfig>(help));
+  EXPECT_EQ(std::get<LoadedConfig>(help).action, Action::help);
+  auto version = load_config({"--version"}, lookup({}));
+  EXPECT_EQ(std::get<LoadedConfig>(version).action, Action::version);
+}
+
+TEST(Config, HelpListsEveryOption) {
+  auto text = help_text();
+  for (const auto& spec : option_table()) {
+    EXPECT_NE(text.find(std::string(spec.flag)), std::string::npos) << spec.flag;
+    EXPECT_NE(text.find(std::string(spec.env)), std::string::npos) << spec.env;
+    EXPECT_NE(text.find(std::string(spec.description)), std::string::npos) << spec.key;
+  }
+}
+
+TEST(Config, TableNamesFollowOneScheme) {
+  std::set<std::string_view> keys;
+  for (const auto& spec : option_table()) {
+    EXPECT_TRUE(keys.insert(spec.key).second) << "duplicate " << spec.key;
+    std::string env = "NGIT_";
+    std::string flag = "--";
+    for (char c : spec.key) {
+      env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      flag += c == '_' ? '-' : c;
+    }
+    EXPECT_EQ(spec.env, env);
+    EXPECT_EQ(spec.flag, flag);
+    EXPECT_FALSE(spec.description.empty()) << spec.key;
+    EXPECT_TRUE(spec.set) << spec.key;
+  }
+}
+
+TEST(Config, SplitList) {
+  EXPECT_TRUE(split_list("").empty());
+  EXPECT_TRUE(split_list(" , ,").empty());
+  EXPECT_EQ(split_list("x"), (std::vector<std::string>{"x"}));
+}
+
+}  // namespace
+}  // namespace graspd::runtime

@@ -1,0 +1,82 @@
+#include "runtime/http_routes.hpp"
+
+#include <gtest/gtest.h>
+
+namespace graspd::runtime {
+namespace {
+
+SiteContent content(bool metrics = true) {
+  SiteContent site;
+  site.landing_page = "<html>landing</html>";
+  site.nip11 = [] { return std::string(R"({"name":"x"})"); };
+  if (metrics) site.metrics = [] { return std::string("m 1\n"); };
+  return site;
+}
+
+HttpResponse get(std::string_view target, std::string_view accept = "",
+                 std::string_view method = "GET", bool metrics = true) {
+  return route_request({method, target, accept}, content(metrics));
+}
+
+TEST(HttpRoutes, LandingPageByDefault) {
+  auto response = get("/");
+  EXPECT_EQ(response.status, 200u);
+  EXPECT_EQ(response.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(response.body, "<html>landing</html>");
+}
+
+TEST(HttpRoutes, Nip11WhenAcceptAsksForIt) {
+  auto response = get("/", "text/html, application/nostr+json;q=0.9");
+  EXPECT_EQ(response.status, 200u);
+  EXPECT_EQ(response.content_type, "application/nostr+json");
+  EXPECT_EQ(response.body, R"({"name":"x"})");
+  EXPECT_EQ(get("/?x=1", "application/nostr+json").content_type, "application/nostr+json");
+}
+
+TEST(HttpRoutes, HealthAndMetrics) {
+  EXPECT_EQ(get("/healthz").body, "ok\n");
+  auto metrics = get("/metrics");
+  EXPECT_EQ(metrics.status, 200u);
+  EXPECT_EQ(metrics.body, "m 1\n");
+  EXPECT_NE(metrics.content_type.find("version=0.0.4"), std::string::npos);
+}
+
+TEST(HttpRoutes, MetricsDisabledIsNotFound) {
+  EXPECT_EQ(get("/metrics", "", "GET", false).status, 404u);
+}
+
+TEST(HttpRoutes, UnknownPathsAreNotFound) {
+  EXPECT_EQ(get("/nope").status, 404u);
+  EXPECT_EQ(get("/healthz/x").status, 404u);
+  EXPECT_EQ(get("").status, 404u);
+}
+
+TEST(HttpRoutes, MethodsOptionsHeadAndOthers) {
+  EXPECT_EQ(get("/", "", "OPTIONS").status, 204u);
+  EXPECT_EQ(get("/metrics", "", "OPTIONS").status, 204u);
+  EXPECT_EQ(get("/healthz", "", "HEAD").status, 200u);
+  auto post = get("/", "", "POST");
+  EXPECT_EQ(post.status, 405u);
+  ASSERT_EQ(post.headers.size(), 1u);
+  EXPECT_EQ(post.headers[0].first, "Allow");
+}
+
+TEST(HttpRoutes, CorsHeaders) {
+  bool origin = false;
+  for (const auto& [name, value] : cors_headers()) {
+    if (name == "Access-Control-Allow-Origin") origin = value == "*";
+  }
+  EXPECT_TRUE(origin);
+  EXPECT_EQ(cors_headers().size(), 3u);
+}
+
+TEST(HttpRoutes, LandingPageEscapesConfiguredText) {
+  auto html = landing_page_html("<b>name</b>", "a & b", "relay.example", "1.0");
+  EXPECT_NE(html.find("&lt;b&gt;name&lt;/b&gt;"), std::string::npos);
+  EXPECT_NE(html.find("a &amp; b"), std::string::npos);
+  EXPECT_NE(html.find("ws://relay.example"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graspd::runtime

@@ -1,0 +1,177 @@
+// The Beast transport in-process: HEAD, keep-alive, size limits, malformed requests, CORS on every
+// response, WebSocket upgrade hand-off and stop().
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/http_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <future>
+#include <thread>
+
+#include "tests/support/http_client.hpp"
+
+namespace graspd::runtime {
+namespace {
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void start(HttpServerOptions options = {}) {
+    SiteContent site;
+    site.landing_page = "landing";
+    site.nip11 = [] { return std::string("{}"); };
+    site.metrics = [] { return std::string("m 1\n"); };
+    server_ = std::make_unique<HttpServer>(io_, options, [site](const HttpRequestInfo& request) {
+      return route_request(request, site);
+    });
+    if (handler_) server_->set_websocket_handler(handler_);
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    if (server_) server_->stop();
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::uint16_t port() const { return server_->port(); }
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+      io_.get_executor()};
+  std::unique_ptr<HttpServer> server_;
+  WebSocketUpgradeHandler handler_;
+  std::thread thread_;
+};
+
+void expect_cors(const test::HttpResult& result) {
+  EXPECT_EQ(result.header("Access-Control-Allow-Origin"), "*");
+  EXPECT_FALSE(result.header("Access-Control-Allow-Methods").empty());
+  EXPECT_FALSE(result.header("Access-Control-Allow-Headers").empty());
+}
+
+TEST_F(HttpServerTest, ServesRoutesWithCors) {
+  start();
+  auto landing = test::http_get(port(), "/");
+  EXPECT_EQ(landing.status, 200);
+  EXPECT_EQ(landing.body, "landing");
+  expect_cors(landing);
+  auto nip11 = test::http_get(port(), "/", {{"Accept", "application/nostr+json"}});
+  EXPECT_EQ(nip11.header("Content-Type"), "application/nostr+json");
+  expect_cors(nip11);
+  auto missing = test::http_get(port(), "/missing");
+  EXPECT_EQ(missing.status, 404);
+  expect_cors(missing);
+  auto options = test::http_request(port(), "OPTIONS", "/");
+  EXPECT_EQ(options.status, 204);
+  expect_cors(options);
+}
+
+TEST_F(HttpServerTest, HeadHasLengthButNoBody) {
+  start();
+  auto head = test::http_request(port(), "HEAD", "/healthz");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.header("Content-Length"), "3");
+  EXPECT_EQ(head.body, "");
+}
+
+TEST_F(HttpServerTest, KeepAliveServesPipelinedRequests) {
+  start();
+  auto raw = test::http_raw(port(),
+                            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(raw.status, 200);
+  // Both answers arrive on the one connection.
+  EXPECT_NE(raw.body.find("HTTP/1.1 200 OK"), std::string::npos) << raw.body;
+}
+
+TEST_F(HttpServerTest, MalformedRequestIs400WithCors) {
+  start();
+  auto result = test::http_raw(port(), "THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(result.status, 400);
+  expect_cors(result);
+}
+
+TEST_F(HttpServerTest, OversizedRequestIs413) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  options.max_header_bytes = 2048;
+  start(options);
+  auto body =
+      test::http_raw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                                 std::string(100000, 'a'));
+  EXPECT_EQ(body.status, 413);
+  auto header = test::http_raw(
+      port(), "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4096, 'b') + "\r\n\r\n");
+  EXPECT_EQ(header.status, 413);
+}
+
+TEST_F(HttpServerTest, IdleConnectionIsClosed) {
+  HttpServerOptions options;
+  options.idle_timeout = std::chrono::seconds(1);
+  start(options);
+  auto started = std::chrono::steady_clock::now();
+  // Sends nothing: the server closes the connection after the idle timeout.
+  auto result = test::http_raw(port(), "", std::chrono::seconds(5));
+  auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(result.status, 0);
+  EXPECT_LT(waited, std::chrono::seconds(4));
+}
+
+constexpr const char* upgrade_request =
+    "GET /?x=1 HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
+TEST_F(HttpServerTest, UpgradeWithoutHandlerIs426) {
+  start();
+  EXPECT_EQ(test::http_raw(port(), upgrade_request).status, 426);
+}
+
+TEST_F(HttpServerTest, UpgradeIsHandedToTheHandler) {
+  std::promise<std::pair<std::string, std::string>> handed;
+  handler_ = [&handed](boost::beast::tcp_stream&& stream,
+                       boost::beast::http::request<boost::beast::http::string_body>&& request,
+                       boost::beast::flat_buffer&&, std::string remote_ip) {
+    handed.set_value({std::string(request.target()), remote_ip});
+    boost::beast::error_code ignored;
+    stream.socket().close(ignored);
+  };
+  start();
+  test::http_raw(port(), upgrade_request);
+  auto future = handed.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  auto [target, remote_ip] = future.get();
+  EXPECT_EQ(target, "/?x=1");
+  EXPECT_EQ(remote_ip, "127.0.0.1");
+  EXPECT_EQ(server_->open_connections(), 0u);
+}
+
+TEST_F(HttpServerTest, StopRefusesNewConnections) {
+  start();
+  EXPECT_EQ(test::http_get(port(), "/healthz").status, 200);
+  auto bound = port();
+  server_->stop();
+  // Give the posted close a moment to run on the I/O thread.
+  for (int i = 0; i < 100 && test::http_get(bound, "/healthz").status != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(test::http_get(bound, "/healthz").status, 0);
+}
+
+TEST_F(HttpServerTest, BindFailureThrows) {
+  start();
+  boost::asio::io_context other;
+  HttpServerOptions options;
+  options.port = port();
+  // SO_REUSEADDR does not allow two listeners on one port.
+  HttpServer second{other, options, [](const HttpRequestInfo&) { return HttpResponse{}; }};
+  EXPECT_THROW(second.start(), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace graspd::runtime

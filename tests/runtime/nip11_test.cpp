@@ -1,0 +1,107 @@
+#include "runtime/nip11.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "runtime/npub.hpp"
+#include "runtime/version.hpp"
+
+namespace graspd::runtime {
+namespace {
+
+constexpr const char* npub = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";
+constexpr const char* npub_hex = "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e";
+
+Config config_with(const std::map<std::string, std::string>& env) {
+  auto loaded = load_config({}, [&](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
+  return std::get<LoadedConfig>(loaded).config;
+}
+
+rapidjson::Document parse(const std::string& json) {
+  rapidjson::Document document;
+  document.Parse(json.c_str());
+  EXPECT_FALSE(document.HasParseError()) << json;
+  return document;
+}
+
+TEST(Nip11, DocumentFromDefaults) {
+  auto document = parse(build_nip11_document(config_with({})));
+  ASSERT_TRUE(document.IsObject());
+  EXPECT_STREQ(document["name"].GetString(), "graspd");
+  EXPECT_TRUE(document["description"].IsString());
+  EXPECT_FALSE(document.HasMember("pubkey"));
+  EXPECT_TRUE(document["software"].IsString());
+  EXPECT_EQ(std::string(document["version"].GetString()), version());
+  const auto& nips = document["supported_nips"];
+  ASSERT_TRUE(nips.IsArray());
+  std::vector<int> listed;
+  for (const auto& nip : nips.GetArray()) listed.push_back(nip.GetInt());
+  EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end()));
+  EXPECT_NE(std::find(listed.begin(), listed.end(), 1), listed.end());
+  EXPECT_NE(std::find(listed.begin(), listed.end(), 11), listed.end());
+  ASSERT_TRUE(document["supported_grasps"].IsArray());
+  EXPECT_EQ(document["supported_grasps"].Size(), 0u);
+  EXPECT_EQ(document["limitation"]["max_message_length"].GetInt64(), 1048576);
+}
+
+TEST(Nip11, ConfiguredFields) {
+  auto document = parse(build_nip11_document(config_with({{"NGIT_RELAY_NAME", "My \"relay\""},
+                                                          {"NGIT_RELAY_DESCRIPTION", "desc"},
+                                                          {"NGIT_OWNER_NPUB", npub},
+                                                          {"NGIT_MAX_MESSAGE_BYTES", "4096"}})));
+  EXPECT_STREQ(document["name"].GetString(), "My \"relay\"");
+  EXPECT_STREQ(document["description"].GetString(), "desc");
+  EXPECT_STREQ(document["pubkey"].GetString(), npub_hex);
+  EXPECT_EQ(document["limitation"]["max_message_length"].GetInt64(), 4096);
+}
+
+TEST(Nip11, InformationIsDataDriven) {
+  RelayInformation info;
+  info.name = "n";
+  info.supported_nips = {1, 9, 11};
+  info.supported_grasps = {"GRASP-01", "GRASP-02"};
+  info.limitation = {{"max_subscriptions", 20}, {"max_limit", 500}};
+  auto document = parse(nip11_json(info));
+  EXPECT_EQ(document["supported_nips"].Size(), 3u);
+  EXPECT_STREQ(document["supported_grasps"][1].GetString(), "GRASP-02");
+  EXPECT_EQ(document["limitation"]["max_subscriptions"].GetInt64(), 20);
+  EXPECT_EQ(document["limitation"]["max_limit"].GetInt64(), 500);
+}
+
+TEST(Npub, DecodesValidKeys) {
+  EXPECT_EQ(decode_npub_hex(npub), npub_hex);
+  std::string upper = npub;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(decode_npub_hex(upper), npub_hex);
+}
+
+TEST(Npub, RejectsInvalidKeys) {
+  std::string text = npub;
+  EXPECT_FALSE(decode_npub_hex(""));
+  EXPECT_FALSE(decode_npub_hex(text.substr(0, 62)));
+  std::string bad_checksum = text;
+  bad_checksum.back() = 'q';
+  EXPECT_FALSE(decode_npub_hex(bad_checksum));
+  std::string wrong_prefix = text;
+  wrong_prefix[1] = 's';
+  EXPECT_FALSE(decode_npub_hex(wrong_prefix));
+  std::string bad_char = text;
+  bad_char[10] = 'b';  // 'b' is not in the bech32 charset
+  EXPECT_FALSE(decode_npub_hex(bad_char));
+  std::string mixed_case = text;
+  mixed_case[20] = static_cast<char>(std::toupper(static_cast<unsigned char>(mixed_case[20])));
+  if (mixed_case != text) {
+    EXPECT_FALSE(decode_npub_hex(mixed_case));
+  }
+}
+
+}  // namespace
+}  // namespace graspd::runtime

@@ -1,0 +1,209 @@
+#include "tests/support/graspd_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/support/http_client.hpp"
+
+extern char** environ;
+
+namespace graspd::test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::string make_temp_dir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "graspd-test-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+/// fork + exec `binary args` with the inherited environment plus `env`; stdout and stderr go to
+/// the given files (appended). Returns the child pid.
+pid_t spawn_process(const std::vector<std::string>& args,
+                    const std::vector<std::pair<std::string, std::string>>& env,
+                    const std::string& stdout_path, const std::string& stderr_path) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    std::string text = *entry;
+    auto name = text.substr(0, text.find('='));
+    bool overridden = false;
+    for (const auto& [key, value] : env) overridden |= key == name;
+    if (!overridden) environment.push_back(text);
+  }
+  for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
+
+  auto binary = GraspdProcess::binary();
+  std::vector<char*> argv{binary.data()};
+  std::vector<std::string> args_copy = args;
+  for (auto& arg : args_copy) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int out = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (out >= 0) ::dup2(out, STDOUT_FILENO);
+    if (err >= 0) ::dup2(err, STDERR_FILENO);
+    // The test runner may block signals; graspd expects the default dispositions.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argv[0], argv.data(), envp.data());
+    std::_Exit(127);
+  }
+  return pid;
+}
+
+/// Waits for `pid` until the deadline; the exit code (or -1 for death by signal) when it exited.
+std::optional<int> wait_pid(pid_t pid, std::chrono::milliseconds deadline) {
+  auto until = Clock::now() + deadline;
+  while (true) {
+    int status = 0;
+    auto result = ::waitpid(pid, &status, WNOHANG);
+    if (result == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (result < 0) return -1;
+    if (Clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::optional<std::uint16_t> listening_port(const std::string& log) {
+  static const std::regex pattern{R"(listening on \S*:(\d+))"};
+  std::smatch match;
+  if (!std::regex_search(log, match, pattern)) return std::nullopt;
+  return static_cast<std::uint16_t>(std::stoi(match[1].str()));
+}
+
+}  // namespace
+
+std::string GraspdProcess::binary() {
+  const char* path = std::getenv("GRASPD_BINARY");
+  if (!path || !*path) throw std::runtime_error("GRASPD_BINARY is not set");
+  return path;
+}
+
+GraspdProcess::GraspdProcess(GraspdOptions options)
+    : options_(std::move(options)), work_dir_(make_temp_dir()) {
+  data_dir_ = work_dir_ + "/relay";
+  stderr_path_ = work_dir_ + "/stderr.log";
+}
+
+GraspdProcess::~GraspdProcess() {
+  if (running()) kill();
+  std::error_code ignored;
+  std::filesystem::remove_all(work_dir_, ignored);
+}
+
+bool GraspdProcess::start(std::chrono::milliseconds deadline) {
+  return launch(deadline);
+}
+
+bool GraspdProcess::restart(std::chrono::milliseconds deadline) {
+  if (running()) stop();
+  return launch(deadline);
+}
+
+bool GraspdProcess::launch(std::chrono::milliseconds deadline) {
+  if (running()) return false;
+  std::vector<std::string> args{"--bind-address", "127.0.0.1:" + std::to_string(port_),
+                                "--relay-data-path", data_dir_};
+  args.insert(args.end(), options_.args.begin(), options_.args.end());
+  // Only this run's log lines count when looking for the readiness line.
+  auto log_offset = read_file(stderr_path_).size();
+  pid_ = spawn_process(args, options_.env, work_dir_ + "/stdout.log", stderr_path_);
+  if (pid_ <= 0) return false;
+
+  auto until = Clock::now() + deadline;
+  while (Clock::now() < until) {
+    if (auto exited = wait_pid(pid_, std::chrono::milliseconds(0))) {
+      pid_ = -1;
+      return false;
+    }
+    auto log = read_file(stderr_path_);
+    if (auto port = listening_port(log.substr(std::min(log_offset, log.size())))) {
+      port_ = *port;
+      if (http_get(port_, "/healthz").status == 200) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int GraspdProcess::stop(std::chrono::milliseconds deadline) {
+  if (!running()) return -1;
+  auto started = Clock::now();
+  ::kill(pid_, SIGTERM);
+  auto code = wait_exit(deadline);
+  last_stop_duration_ =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  if (!code) {
+    kill();
+    return -1;
+  }
+  return *code;
+}
+
+void GraspdProcess::kill() {
+  if (!running()) return;
+  ::kill(pid_, SIGKILL);
+  wait_exit(std::chrono::seconds(10));
+  pid_ = -1;
+}
+
+std::optional<int> GraspdProcess::wait_exit(std::chrono::milliseconds deadline) {
+  auto code = wait_pid(pid_, deadline);
+  if (code) pid_ = -1;
+  return code;
+}
+
+std::string GraspdProcess::relay_url() const {
+  return "ws://127.0.0.1:" + std::to_string(port_);
+}
+
+std::string GraspdProcess::stderr_text() const {
+  return read_file(stderr_path_);
+}
+
+GraspdExit GraspdProcess::run_to_exit(const std::vector<std::string>& args,
+                                      const std::vector<std::pair<std::string, std::string>>& env,
+                                      std::chrono::milliseconds deadline) {
+  auto dir = make_temp_dir();
+  GraspdExit result;
+  pid_t pid = spawn_process(args, env, dir + "/stdout.log", dir + "/stderr.log");
+  auto code = wait_pid(pid, deadline);
+  if (!code) {
+    ::kill(pid, SIGKILL);
+    wait_pid(pid, std::chrono::seconds(10));
+  }
+  result.exit_code = code.value_or(-1);
+  result.stdout_text = read_file(dir + "/stdout.log");
+  result.stderr_text = read_file(dir + "/stderr.log");
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return result;
+}
+
+}  // namespace graspd::test
