@@ -32,4 +32,14 @@ using store_flush = caf::atom_constant<caf::atom("st_flush")>;
 /// Store writer timer: sweep NIP-40 expired events.
 using store_sweep = caf::atom_constant<caf::atom("st_sweep")>;
 
+// Sync (issue 6): what the outbound transport reports to a relay connection.
+/// The connection to the remote relay is open (with the peer's max message length).
+using relay_open = caf::atom_constant<caf::atom("rc_open")>;
+/// A text frame from the remote relay.
+using relay_msg = caf::atom_constant<caf::atom("rc_msg")>;
+/// The connection ended or never opened.
+using relay_gone = caf::atom_constant<caf::atom("rc_gone")>;
+/// Publish a status snapshot (SyncManager timer).
+using publish = caf::atom_constant<caf::atom("publish")>;
+
 }  // namespace graspd::atom

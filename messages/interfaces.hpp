@@ -9,6 +9,7 @@
 #include "messages/atoms.hpp"
 #include "messages/relay_messages.hpp"
 #include "messages/store_messages.hpp"
+#include "messages/sync_messages.hpp"
 
 namespace graspd {
 
@@ -29,9 +30,6 @@ using client_session_actor =
     caf::typed_actor<caf::reacts_to<atom::ws_text, std::string>, caf::reacts_to<atom::ws_binary>,
                      caf::reacts_to<atom::ws_oversize>, caf::reacts_to<atom::ws_closed>>;
 
-// The acceptance hook between validation and the store (GRASP-01 policy
-// plugs in here). A session without a hook accepts every valid event.
-using acceptance_actor = caf::typed_actor<caf::replies_to<AcceptanceQuery>::with<AcceptanceVerdict>>;
 
 // Store (issue 3). Anything that wants every committed event, once, in
 // commit order (fan-out, later the sync engine and GRASP inventories).
@@ -46,5 +44,56 @@ using store_writer_actor = caf::typed_actor<
     caf::reacts_to<atom::feed_subscribe, store_feed_actor>,
     // Internal: commit the pending batch / periodic NIP-40 sweep.
     caf::reacts_to<atom::store_flush>, caf::reacts_to<atom::store_sweep>>;
+
+// The ACCEPTANCE actor (issue 5): the GRASP-01 policy between validation
+// and the store, for client and synced events alike. A session without a
+// hook accepts every valid event.
+using acceptance_actor = caf::typed_actor<
+    // Decides one valid event; refusals carry the OK message with its prefix.
+    caf::replies_to<AcceptanceQuery>::with<AcceptanceVerdict>,
+    // The store's change feed: keeps eligibility current, releases retries.
+    caf::reacts_to<StoreCommitted>,
+    // INTERNAL: periodic expiry of the retry cache.
+    caf::reacts_to<atom::tick>>;
+
+// -- GRASP-02 sync (issue 6) -------------------------------------------------
+
+// The SYNC MANAGER actor: owns RepoSyncIndex, RelaySyncIndex and
+// PendingSyncIndex (actors/sync_plan) and is the only place they change.
+using sync_manager_actor = caf::typed_actor<
+    // A self-subscriber batch of discovered repositories and root events.
+    caf::reacts_to<RepoDiscovery>,
+    // Reports of the relay connections it spawned.
+    caf::reacts_to<RelayUp>, caf::reacts_to<RelayDown>, caf::reacts_to<RelaySubscriptionDone>,
+    caf::reacts_to<RelaySubscriptionClosed>, caf::reacts_to<RelayRateLimited>,
+    caf::reacts_to<RelayTraffic>,
+    // INTERNAL: backoff/cooldown retry and the daily fresh sync, per relay.
+    caf::reacts_to<RetryTimer>, caf::reacts_to<DailyTick>,
+    // INTERNAL: the periodic empty-relay / reconnect check.
+    caf::reacts_to<atom::tick>,
+    // INTERNAL: publish the /api/sync snapshot.
+    caf::reacts_to<atom::publish>,
+    // The /api/sync JSON document.
+    caf::replies_to<atom::status>::with<std::string>>;
+
+// The RELAY CONNECTION actor: one per remote relay (canonical URL). Owns the
+// outbound transport and the history pager; validates every event and feeds
+// it through the acceptance policy to the store writer.
+using relay_connection_actor = caf::typed_actor<
+    caf::reacts_to<SyncSubscribe>, caf::reacts_to<SyncUnsubscribe>,
+    // Hang up (the manager no longer needs this relay).
+    caf::reacts_to<atom::shutdown>,
+    // INTERNAL, from the transport bridge.
+    caf::reacts_to<atom::relay_open, std::size_t>, caf::reacts_to<atom::relay_msg, std::string>,
+    caf::reacts_to<atom::relay_gone, bool, std::string>,
+    // INTERNAL: report traffic counters to the manager.
+    caf::reacts_to<atom::tick>>;
+
+// The SELF SUBSCRIBER actor: follows the store's change feed (plus a startup
+// load) for announcements and root events and sends batched RepoDiscovery
+// to the manager; the batch window does not reset on new events.
+using self_subscriber_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>,
+                                               // INTERNAL: the batch window closed.
+                                               caf::reacts_to<atom::tick>>;
 
 }  // namespace graspd

@@ -117,4 +117,11 @@ std::optional<std::string> canonical_relay_url(std::string_view url) {
   return out;
 }
 
+std::optional<std::string> untrusted_relay_key(std::string_view url) {
+  if (url.size() > max_untrusted_url_length) return std::nullopt;
+  auto parsed = parse_url(url);
+  if (!parsed || parsed->has_user_info) return std::nullopt;
+  return canonical_relay_url(url);
+}
+
 }  // namespace graspd

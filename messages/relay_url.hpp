@@ -45,4 +45,12 @@ bool url_names_host(const ParsedUrl& url, const HostPort& service);
 /// anything but ws:// and wss:// URLs.
 std::optional<std::string> canonical_relay_url(std::string_view url);
 
+/// Longest relay URL taken from untrusted input (announcements, NIP-65).
+inline constexpr std::size_t max_untrusted_url_length = 512;
+
+/// canonical_relay_url for URLs from untrusted events, which must also be
+/// bounded in length and carry no user-info (protocol.md §4.8). Whether the
+/// host resolves to a public address is checked at connect time.
+std::optional<std::string> untrusted_relay_key(std::string_view url);
+
 }  // namespace graspd

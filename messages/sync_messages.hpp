@@ -91,6 +91,9 @@ struct RetryTimer {
 };
 struct DailyTick {
   std::string relay;
+  /// Only the newest timer of a relay counts (a relay dropped and re-added
+  /// must not end up with two daily timers).
+  std::uint64_t token = 0;
 };
 
 template <class Inspector>
@@ -129,7 +132,7 @@ typename Inspector::result_type inspect(Inspector& f, RetryTimer& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, DailyTick& x) {
-  return f(caf::meta::type_name("DailyTick"), x.relay);
+  return f(caf::meta::type_name("DailyTick"), x.relay, x.token);
 }
 
 }  // namespace graspd

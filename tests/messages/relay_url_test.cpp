@@ -47,5 +47,13 @@ TEST(RelayUrl, HostMatchingNeverUsesSubstrings) {
   EXPECT_FALSE(parse_host_port("x.com:").has_value());
 }
 
+TEST(RelayUrl, UntrustedUrlsAreBoundedAndWithoutUserInfo) {
+  EXPECT_EQ(untrusted_relay_key("wss://Relay.example.com/").value_or("?"),
+            "wss://relay.example.com");
+  EXPECT_FALSE(untrusted_relay_key("wss://user:pw@relay.example.com").has_value());
+  EXPECT_FALSE(untrusted_relay_key("https://relay.example.com").has_value());
+  EXPECT_FALSE(untrusted_relay_key("wss://h/" + std::string(600, 'a')).has_value());
+}
+
 }  // namespace
 }  // namespace graspd

@@ -1,0 +1,57 @@
+// The ACCEPTANCE actor: owns the GRASP-01 policy (store/acceptance_policy)
+// and its retry cache. Client sessions and relay connections ask it about
+// every valid event before writing; it follows the store's change feed to
+// keep identity eligibility current and to re-submit parked events whose
+// dependency was just committed, whichever path they came from.
+#pragma once
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "messages/interfaces.hpp"
+#include "store/acceptance_policy.hpp"
+#include "store/event_store.hpp"
+#include "store/store_view.hpp"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace graspd {
+
+struct AcceptanceConfig {
+  policy::PolicyConfig policy;
+  policy::RetryCache::Limits retry;
+  /// How often parked events past their TTL are dropped.
+  std::chrono::seconds expiry_interval{30};
+};
+
+/// Counters the actor keeps; exported to Prometheus when a registry is given.
+struct AcceptanceMetrics;
+
+struct AcceptanceState {
+  static inline const char* name = "acceptance";
+
+  std::shared_ptr<const store::EventStore> store;
+  std::unique_ptr<store::EventStoreView> view;
+  std::unique_ptr<policy::AcceptancePolicy> policy;
+  std::unique_ptr<policy::RetryCache> retry;
+  store_writer_actor writer;
+  std::shared_ptr<AcceptanceMetrics> metrics;
+  /// Decisions by rule, for status and tests.
+  std::array<std::uint64_t, policy::rule_count> decisions{};
+  std::uint64_t resubmitted = 0;
+};
+
+/// Behaviour of the acceptance actor. `registry` may be null (tests).
+acceptance_actor::behavior_type acceptance(acceptance_actor::stateful_pointer<AcceptanceState> self,
+                                           AcceptanceConfig config,
+                                           std::shared_ptr<const store::EventStore> store,
+                                           store_writer_actor writer,
+                                           std::shared_ptr<prometheus::Registry> registry);
+
+}  // namespace graspd

@@ -1,0 +1,214 @@
+#include "actors/relay_connection.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/verify.hpp"
+
+namespace graspd {
+
+namespace {
+
+using Self = relay_connection_actor::stateful_pointer<RelayConnectionState>;
+
+/// Transport -> actor bridge: runs on the io thread and only sends messages.
+class Bridge final : public runtime::RelayClientHandler {
+ public:
+  explicit Bridge(relay_connection_actor target) : target_(std::move(target)) {}
+  void on_open(std::size_t peer_max) override {
+    caf::anon_send(target_, atom::relay_open::value, peer_max);
+  }
+  void on_message(std::string&& text) override {
+    caf::anon_send(target_, atom::relay_msg::value, std::move(text));
+  }
+  void on_close(bool was_open, std::string reason) override {
+    caf::anon_send(target_, atom::relay_gone::value, was_open, std::move(reason));
+  }
+
+ private:
+  relay_connection_actor target_;
+};
+
+void send_frames(Self self, const std::vector<std::string>& frames) {
+  if (!self->state.client) return;
+  for (const auto& frame : frames) self->state.client->send(frame);
+}
+
+void event_settled(Self self) {
+  auto& st = self->state;
+  --st.in_flight;
+  if (st.paused && st.in_flight <= st.config.max_in_flight / 2) {
+    st.paused = false;
+    st.client->resume_reading();
+  }
+}
+
+void store_event(Self self, nostr::EventPtr ev) {
+  self->request(self->state.writer, caf::infinite, StoreWrite{ev})
+      .then(
+          [=](WriteOutcome outcome) {
+            if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older)
+              ++self->state.traffic.events_stored;
+            event_settled(self);
+          },
+          [=](caf::error&) { event_settled(self); });
+}
+
+void ingest(Self self, nostr::EventPtr ev) {
+  auto& st = self->state;
+  if (++st.in_flight >= st.config.max_in_flight && !st.paused) {
+    st.paused = true;
+    st.client->pause_reading();
+  }
+  if (!st.acceptance) return store_event(self, std::move(ev));
+  self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev})
+      .then(
+          [=](AcceptanceVerdict verdict) {
+            if (verdict.accepted) return store_event(self, ev);
+            event_settled(self);
+          },
+          [=](caf::error&) { event_settled(self); });
+}
+
+void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
+  auto& st = self->state;
+  if (!st.pager.owner_of(msg.subscription_id)) return;  // late event of a closed subscription
+  ++st.traffic.events_received;
+  if (frame_bytes > st.config.limits.max_event_bytes + 256 ||
+      nostr::check_event(msg.event) != nostr::EventCheck::ok) {
+    ++st.traffic.events_invalid;
+    return;
+  }
+  st.pager.on_event(msg.subscription_id, msg.event);
+  ingest(self, std::make_shared<const nostr::Event>(std::move(msg.event)));
+}
+
+void apply_step(Self self, const sync::HistoryPager::Step& step) {
+  send_frames(self, step.frames);
+  if (step.page_requested) ++self->state.traffic.pages;
+  if (step.completed)
+    self->send(self->state.manager, RelaySubscriptionDone{self->state.relay, *step.completed});
+}
+
+void on_closed(Self self, const nostr::RelayClosed& msg) {
+  auto& st = self->state;
+  auto owner = st.pager.owner_of(msg.subscription_id);
+  if (!owner) return;
+  const bool rate_limited = signals_rate_limit(msg.message);
+  const bool main_subscription = *owner == msg.subscription_id;
+  apply_step(self, st.pager.on_closed(msg.subscription_id));
+  if (main_subscription)
+    self->send(st.manager,
+               RelaySubscriptionClosed{st.relay, msg.subscription_id, rate_limited, msg.message});
+  else if (rate_limited)
+    self->send(st.manager, RelayRateLimited{st.relay});
+}
+
+void on_frame(Self self, std::string& text) {
+  auto& st = self->state;
+  st.traffic.bytes_received += text.size();
+  auto parsed = nostr::parse_relay_message(text, st.config.limits);
+  if (!parsed) {
+    if (text.rfind("[\"EVENT\"", 0) == 0) ++st.traffic.events_invalid;
+    return;
+  }
+  std::visit(
+      [&](auto& msg) {
+        using T = std::decay_t<decltype(msg)>;
+        if constexpr (std::is_same_v<T, nostr::RelayEvent>) {
+          on_event(self, msg, text.size());
+        } else if constexpr (std::is_same_v<T, nostr::RelayEose>) {
+          apply_step(self, st.pager.on_eose(msg.subscription_id));
+        } else if constexpr (std::is_same_v<T, nostr::RelayClosed>) {
+          on_closed(self, msg);
+        } else if constexpr (std::is_same_v<T, nostr::RelayNotice> ||
+                             std::is_same_v<T, nostr::RelayOk>) {
+          if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});
+        }
+      },
+      *parsed);
+}
+
+void report_traffic(Self self) {
+  auto& st = self->state;
+  if (st.traffic.bytes_received == 0 && st.traffic.events_received == 0 &&
+      st.traffic.events_stored == 0 && st.traffic.pages == 0)
+    return;
+  st.traffic.relay = st.relay;
+  self->send(st.manager, st.traffic);
+  st.traffic = RelayTraffic{};
+}
+
+}  // namespace
+
+bool signals_rate_limit(std::string_view message) {
+  if (message.rfind("rate-limited:", 0) == 0) return true;
+  std::string lower(message.substr(0, 200));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("rate limit") != std::string::npos ||
+         lower.find("rate-limit") != std::string::npos ||
+         lower.find("too many requests") != std::string::npos ||
+         lower.find("slow down") != std::string::npos;
+}
+
+RelayClientFactory network_relay_clients(boost::asio::io_context& io) {
+  return [&io](const ParsedUrl& url, const runtime::RelayClientOptions& options,
+               std::shared_ptr<runtime::RelayClientHandler> handler) {
+    return runtime::RelayClient::start(io, url, options, std::move(handler));
+  };
+}
+
+relay_connection_actor::behavior_type relay_connection(
+    Self self, std::string relay, RelayConnectionConfig config, sync_manager_actor manager,
+    acceptance_actor acceptance, store_writer_actor writer, RelayClientFactory clients) {
+  auto& st = self->state;
+  st.relay = relay;
+  st.config = config;
+  st.manager = std::move(manager);
+  st.acceptance = std::move(acceptance);
+  st.writer = std::move(writer);
+  auto url = parse_url(relay);
+  auto bridge = std::make_shared<Bridge>(relay_connection_actor{self});
+  if (url) {
+    st.client = clients(*url, config.client, bridge);
+  } else {
+    bridge->on_close(false, "not a relay URL");
+  }
+  self->delayed_send(self, config.traffic_report_interval, atom::tick::value);
+  return {
+      [=](SyncSubscribe& sub) {
+        send_frames(self, self->state.pager.open(sub.subscription_id, std::move(sub.filters)));
+      },
+      [=](SyncUnsubscribe& sub) {
+        send_frames(self, self->state.pager.close(sub.subscription_id));
+      },
+      [=](atom::shutdown) {
+        if (self->state.client) self->state.client->close();
+        self->state.client.reset();
+        self->quit();
+      },
+      [=](atom::relay_open, std::size_t peer_max) {
+        self->state.open = true;
+        self->send(self->state.manager, RelayUp{self->state.relay, peer_max});
+      },
+      [=](atom::relay_msg, std::string& text) { on_frame(self, text); },
+      [=](atom::relay_gone, bool was_open, std::string& reason) {
+        report_traffic(self);
+        self->send(self->state.manager, RelayDown{self->state.relay, was_open, reason});
+        self->state.client.reset();
+        self->quit();
+      },
+      [=](atom::tick) {
+        report_traffic(self);
+        self->delayed_send(self, self->state.config.traffic_report_interval, atom::tick::value);
+      },
+  };
+}
+
+}  // namespace graspd

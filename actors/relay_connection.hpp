@@ -1,0 +1,69 @@
+// The RELAY CONNECTION actor: one per remote relay, keyed by its canonical
+// URL. Owns the outbound transport (runtime/relay_client) and the history
+// pager. Every event the peer sends is parsed, size-checked, id- and
+// signature-verified, then asked through the acceptance policy and written by
+// the store writer, exactly like a client's EVENT. Reports to the manager:
+// RelayUp, RelaySubscriptionDone, RelaySubscriptionClosed, RelayRateLimited,
+// RelayTraffic, and RelayDown right before it quits.
+#pragma once
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "actors/history_pager.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/nostr/json.hpp"
+#include "messages/relay_url.hpp"
+#include "runtime/relay_client.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace graspd {
+
+struct RelayConnectionConfig {
+  runtime::RelayClientOptions client;
+  nostr::ParseLimits limits;
+  /// Events being validated/stored at once; past it reading pauses.
+  std::size_t max_in_flight = 512;
+  std::chrono::seconds traffic_report_interval{5};
+};
+
+/// Opens the transport; a factory so tests can script a peer without sockets.
+using RelayClientFactory = std::function<std::shared_ptr<runtime::RelayClient>(
+    const ParsedUrl&, const runtime::RelayClientOptions&,
+    std::shared_ptr<runtime::RelayClientHandler>)>;
+
+/// The factory for real connections on `io`.
+RelayClientFactory network_relay_clients(boost::asio::io_context& io);
+
+struct RelayConnectionState {
+  static inline const char* name = "relay_connection";
+
+  std::string relay;
+  RelayConnectionConfig config;
+  sync_manager_actor manager;
+  acceptance_actor acceptance;
+  store_writer_actor writer;
+  std::shared_ptr<runtime::RelayClient> client;
+  sync::HistoryPager pager;
+  bool open = false;
+  std::size_t in_flight = 0;
+  bool paused = false;
+  RelayTraffic traffic;  // since the last report
+};
+
+relay_connection_actor::behavior_type relay_connection(
+    relay_connection_actor::stateful_pointer<RelayConnectionState> self, std::string relay,
+    RelayConnectionConfig config, sync_manager_actor manager, acceptance_actor acceptance,
+    store_writer_actor writer, RelayClientFactory clients);
+
+/// True when a CLOSED/OK/NOTICE text tells us to slow down.
+bool signals_rate_limit(std::string_view message);
+
+}  // namespace graspd

@@ -1,0 +1,332 @@
+#include "actors/sync_manager.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <ctime>
+
+#include "runtime/log.hpp"
+
+namespace graspd {
+
+struct SyncMetrics {
+  explicit SyncMetrics(prometheus::Registry& r)
+      : relays(prometheus::BuildGauge()
+                   .Name("graspd_sync_relays")
+                   .Help("Tracked relays by connection status")
+                   .Register(r)),
+        health(prometheus::BuildGauge()
+                   .Name("graspd_sync_relay_health")
+                   .Help("Tracked relays by health")
+                   .Register(r)),
+        totals(prometheus::BuildCounter()
+                   .Name("graspd_sync_total")
+                   .Help("Sync activity: connection_attempts, events_received, events_stored, "
+                         "events_invalid, pages, bytes_received, consolidations, daily_syncs")
+                   .Register(r)),
+        open(prometheus::BuildGauge()
+                 .Name("graspd_sync_open")
+                 .Help("Open sync work: subscriptions, filters, pending_batches")
+                 .Register(r)) {}
+
+  void add(const char* what, std::uint64_t n) {
+    if (n) totals.Add({{"what", what}}).Increment(static_cast<double>(n));
+  }
+
+  prometheus::Family<prometheus::Gauge>& relays;
+  prometheus::Family<prometheus::Gauge>& health;
+  prometheus::Family<prometheus::Counter>& totals;
+  prometheus::Family<prometheus::Gauge>& open;
+};
+
+namespace {
+
+using Self = sync_manager_actor::stateful_pointer<SyncManagerState>;
+
+constexpr std::string_view component = "sync_manager";
+
+std::int64_t now(Self self) {
+  return self->state.config.unix_now();
+}
+
+void spawn_connection(Self self, const std::string& relay) {
+  auto& st = self->state;
+  auto config = st.config.connection;
+  // Operator-configured relays are trusted; relays from events are not.
+  if (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay)
+    config.client.allow_private_addresses = true;
+  // Linked: connections die with the manager; their normal quit leaves it be.
+  auto handle = self->spawn<caf::linked>(relay_connection, relay, config, sync_manager_actor{self},
+                                         st.acceptance, st.writer, st.clients);
+  st.connections[relay] = handle;
+  auto& figures = st.figures[relay];
+  ++figures.connection_attempts;
+  if (st.metrics) st.metrics->add("connection_attempts", 1);
+  log::debug(component, "dialling " + relay);
+}
+
+void execute(Self self, const sync::Commands& commands) {
+  auto& st = self->state;
+  for (const auto& command : commands) {
+    std::visit(
+        [&](const auto& c) {
+          using T = std::decay_t<decltype(c)>;
+          if constexpr (std::is_same_v<T, sync::Dial>) {
+            spawn_connection(self, c.relay);
+          } else if constexpr (std::is_same_v<T, sync::HangUp>) {
+            if (auto it = st.connections.find(c.relay); it != st.connections.end()) {
+              self->send(it->second, atom::shutdown::value);
+              st.connections.erase(it);
+            }
+            st.figures.erase(c.relay);
+            log::info(component, "disconnected empty relay " + c.relay);
+          } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
+            if (auto it = st.connections.find(c.relay); it != st.connections.end())
+              self->send(it->second, SyncSubscribe{c.subscription_id, c.filters});
+          } else if constexpr (std::is_same_v<T, sync::CloseSubscription>) {
+            if (auto it = st.connections.find(c.relay); it != st.connections.end())
+              self->send(it->second, SyncUnsubscribe{c.subscription_id});
+          } else if constexpr (std::is_same_v<T, sync::ArmRetry>) {
+            self->delayed_send(self, std::chrono::seconds(c.delay_seconds), RetryTimer{c.relay});
+          } else if constexpr (std::is_same_v<T, sync::ArmDaily>) {
+            std::uniform_int_distribution<std::int64_t> pick(st.config.daily_min.count(),
+                                                             st.config.daily_max.count());
+            auto token = st.next_daily_token++;
+            st.daily_tokens[c.relay] = token;
+            self->delayed_send(self, std::chrono::seconds(pick(st.rng)), DailyTick{c.relay, token});
+          }
+        },
+        command);
+  }
+  st.status_dirty = true;
+}
+
+/// Reports from a connection that was already replaced are ignored.
+bool from_current(Self self, const std::string& relay) {
+  auto it = self->state.connections.find(relay);
+  return it != self->state.connections.end() &&
+         caf::actor_cast<caf::actor_addr>(it->second) == self->current_sender();
+}
+
+void update_gauges(Self self) {
+  auto& st = self->state;
+  if (!st.metrics) return;
+  std::map<std::string, double> by_status{{"connected", 0}, {"connecting", 0}, {"disconnected", 0}};
+  std::map<std::string, double> by_health{{"healthy", 0}, {"degraded", 0}, {"dead", 0}};
+  double subscriptions = 0, filters = 0, pending = 0;
+  auto t = now(self);
+  for (const auto& [relay, state] : st.plan->relays()) {
+    by_status[sync::to_string(state.status)] += 1;
+    by_health[sync::to_string(st.plan->health_of(state, t))] += 1;
+    subscriptions += static_cast<double>(state.subscriptions.size());
+    filters += static_cast<double>(state.open_filter_count());
+    pending += static_cast<double>(state.pending.size());
+  }
+  for (const auto& [k, v] : by_status) st.metrics->relays.Add({{"status", k}}).Set(v);
+  for (const auto& [k, v] : by_health) st.metrics->health.Add({{"health", k}}).Set(v);
+  st.metrics->open.Add({{"what", "subscriptions"}}).Set(subscriptions);
+  st.metrics->open.Add({{"what", "filters"}}).Set(filters);
+  st.metrics->open.Add({{"what", "pending_batches"}}).Set(pending);
+}
+
+void publish_status(Self self) {
+  auto& st = self->state;
+  if (!st.status_dirty) return;
+  st.status_dirty = false;
+  update_gauges(self);
+  if (st.board) st.board->publish("sync", sync_status_json(st, now(self)));
+}
+
+std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
+  std::vector<sync::RepoUpdate> out;
+  out.reserve(discovery.repos.size());
+  for (auto& repo : discovery.repos)
+    out.push_back(sync::RepoUpdate{std::move(repo.repo), std::move(repo.relays),
+                                   std::move(repo.roots), false});
+  return out;
+}
+
+}  // namespace
+
+std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto optional_time = [&](const char* key, const std::optional<std::int64_t>& value) {
+    w.Key(key);
+    value ? w.Int64(*value) : w.Null();
+  };
+  w.StartObject();
+  w.Key("repositories");
+  w.Uint64(st.plan->repositories().size());
+  w.Key("daily_syncs");
+  w.Uint64(st.daily_syncs);
+  w.Key("relays");
+  w.StartArray();
+  for (const auto& [relay, state] : st.plan->relays()) {
+    auto figures_it = st.figures.find(relay);
+    RelayFigures figures = figures_it == st.figures.end() ? RelayFigures{} : figures_it->second;
+    w.StartObject();
+    w.Key("url");
+    w.String(relay.c_str(), static_cast<rapidjson::SizeType>(relay.size()));
+    w.Key("status");
+    w.String(sync::to_string(state.status));
+    w.Key("health");
+    w.String(sync::to_string(st.plan->health_of(state, t)));
+    w.Key("bootstrap");
+    w.Bool(state.is_bootstrap);
+    optional_time("last_connect", figures.last_connect);
+    optional_time("last_disconnect", figures.last_disconnect);
+    w.Key("repos_confirmed");
+    w.Uint64(state.confirmed.repos.size());
+    w.Key("roots_confirmed");
+    w.Uint64(state.confirmed.roots.size());
+    w.Key("pending_batches");
+    w.Uint64(state.pending.size());
+    w.Key("open_subscriptions");
+    w.Uint64(state.subscriptions.size());
+    w.Key("open_filters");
+    w.Uint64(state.open_filter_count());
+    w.Key("consolidations");
+    w.Uint64(state.consolidations);
+    w.Key("connection_attempts");
+    w.Uint64(figures.connection_attempts);
+    w.Key("events_received");
+    w.Uint64(figures.events_received);
+    w.Key("events_synced");
+    w.Uint64(figures.events_stored);
+    w.Key("events_invalid");
+    w.Uint64(figures.events_invalid);
+    w.Key("pages_fetched");
+    w.Uint64(figures.pages);
+    w.Key("bytes_received");
+    w.Uint64(figures.bytes_received);
+    const auto& error =
+        state.health.last_error.empty() ? figures.last_error : state.health.last_error;
+    w.Key("last_error");
+    error.empty() ? w.Null()
+                  : w.String(error.c_str(), static_cast<rapidjson::SizeType>(error.size()));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig config,
+                                               acceptance_actor acceptance,
+                                               store_writer_actor writer,
+                                               RelayClientFactory clients,
+                                               std::shared_ptr<runtime::StatusBoard> board,
+                                               std::shared_ptr<prometheus::Registry> registry) {
+  auto& st = self->state;
+  if (!config.unix_now)
+    config.unix_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+  st.config = config;
+  st.plan = std::make_unique<sync::SyncPlan>(config.plan);
+  st.acceptance = std::move(acceptance);
+  st.writer = std::move(writer);
+  st.clients = std::move(clients);
+  st.board = std::move(board);
+  st.rng.seed(config.random_seed);
+  if (registry) st.metrics = std::make_shared<SyncMetrics>(*registry);
+  if (config.bootstrap_relay)
+    execute(self, st.plan->add_bootstrap_relay(*config.bootstrap_relay, now(self)));
+  self->delayed_send(self, config.disconnect_check_interval, atom::tick::value);
+  self->send(self, atom::publish::value);
+  return {
+      [=](RepoDiscovery& discovery) {
+        execute(self, self->state.plan->on_repositories(to_updates(discovery), now(self)));
+      },
+      [=](RelayUp& up) {
+        if (!from_current(self, up.relay)) return;
+        auto& figures = self->state.figures[up.relay];
+        figures.last_connect = now(self);
+        log::info(component, "connected to " + up.relay);
+        execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, now(self)));
+      },
+      [=](RelayDown& down) {
+        if (!from_current(self, down.relay)) return;
+        auto& st = self->state;
+        st.connections.erase(down.relay);
+        auto& figures = st.figures[down.relay];
+        figures.last_error = down.reason;
+        if (down.was_open) {
+          figures.last_disconnect = now(self);
+          log::info(component, "lost " + down.relay + ": " + down.reason);
+          execute(self, st.plan->on_disconnected(down.relay, down.reason, now(self)));
+        } else {
+          log::debug(component, "cannot connect to " + down.relay + ": " + down.reason);
+          execute(self, st.plan->on_connect_failed(down.relay, down.reason, now(self)));
+        }
+      },
+      [=](RelaySubscriptionDone& done) {
+        if (!from_current(self, done.relay)) return;
+        execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
+      },
+      [=](RelaySubscriptionClosed& closed) {
+        if (!from_current(self, closed.relay)) return;
+        log::debug(component,
+                   "relay " + closed.relay + " closed a subscription: " + closed.message);
+        execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
+                                                  closed.rate_limited, now(self)));
+      },
+      [=](RelayRateLimited& limited) {
+        if (!from_current(self, limited.relay)) return;
+        log::info(component, "rate limited by " + limited.relay);
+        execute(self, self->state.plan->on_rate_limited(limited.relay, now(self)));
+      },
+      [=](RelayTraffic& traffic) {
+        auto& st = self->state;
+        auto& figures = st.figures[traffic.relay];
+        figures.events_received += traffic.events_received;
+        figures.events_stored += traffic.events_stored;
+        figures.events_invalid += traffic.events_invalid;
+        figures.pages += traffic.pages;
+        figures.bytes_received += traffic.bytes_received;
+        if (st.metrics) {
+          st.metrics->add("events_received", traffic.events_received);
+          st.metrics->add("events_stored", traffic.events_stored);
+          st.metrics->add("events_invalid", traffic.events_invalid);
+          st.metrics->add("pages", traffic.pages);
+          st.metrics->add("bytes_received", traffic.bytes_received);
+        }
+        st.status_dirty = true;
+      },
+      [=](RetryTimer& timer) {
+        execute(self, self->state.plan->on_retry_timer(timer.relay, now(self)));
+      },
+      [=](DailyTick& tick) {
+        auto& st = self->state;
+        auto token = st.daily_tokens.find(tick.relay);
+        if (token == st.daily_tokens.end() || token->second != tick.token) return;  // stale
+        if (!st.plan->relays().count(tick.relay)) {
+          st.daily_tokens.erase(token);  // relay dropped: its timer ends
+          return;
+        }
+        ++st.daily_syncs;
+        if (st.metrics) st.metrics->add("daily_syncs", 1);
+        execute(self, st.plan->on_daily_tick(tick.relay, now(self)));
+      },
+      [=](atom::tick) {
+        auto& st = self->state;
+        std::uint64_t before = 0, after = 0;
+        for (const auto& [relay, state] : st.plan->relays()) before += state.consolidations;
+        execute(self, st.plan->on_disconnect_check(now(self)));
+        for (const auto& [relay, state] : st.plan->relays()) after += state.consolidations;
+        if (st.metrics && after > before) st.metrics->add("consolidations", after - before);
+        self->delayed_send(self, st.config.disconnect_check_interval, atom::tick::value);
+      },
+      [=](atom::publish) {
+        publish_status(self);
+        self->delayed_send(self, self->state.config.status_interval, atom::publish::value);
+      },
+      [=](atom::status) -> std::string { return sync_status_json(self->state, now(self)); },
+  };
+}
+
+}  // namespace graspd

@@ -1,0 +1,320 @@
+// Deterministic tests of the sync actors (SyncManager, RelayConnection,
+// SelfSubscriber) under the test coordinator, with a scripted peer in place
+// of the network transport and a real LMDB store in a temp dir.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <filesystem>
+
+#include "actors/self_subscriber.hpp"
+#include "actors/store_writer.hpp"
+#include "actors/sync_manager.hpp"
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/verify.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+namespace graspd {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A peer relay scripted by the test: records what graspd sends and lets the
+/// test deliver frames or drop the connection through the handler.
+struct ScriptedPeer : runtime::RelayClient {
+  std::shared_ptr<runtime::RelayClientHandler> handler;
+  std::vector<std::string> sent;
+  bool closed = false;
+  bool paused = false;
+  void send(std::string text) override { sent.push_back(std::move(text)); }
+  void close() override { closed = true; }
+  void pause_reading() override { paused = true; }
+  void resume_reading() override { paused = false; }
+
+  /// Subscription ids and filters of the REQ frames sent so far.
+  std::vector<std::pair<std::string, nostr::Filters>> reqs() const {
+    std::vector<std::pair<std::string, nostr::Filters>> out;
+    for (const auto& frame : sent) {
+      rapidjson::Document doc;
+      doc.Parse(frame.c_str());
+      if (std::string(doc[0].GetString()) != "REQ") continue;
+      nostr::Filters filters;
+      for (rapidjson::SizeType i = 2; i < doc.Size(); ++i)
+        filters.push_back(nostr::parse_filter(doc[i], nostr::ParseLimits{}).value());
+      out.emplace_back(doc[1].GetString(), std::move(filters));
+    }
+    return out;
+  }
+};
+
+nostr::SecretKey secret(std::uint8_t n) {
+  nostr::SecretKey key{};
+  key.fill(n);
+  return key;
+}
+
+nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
+                          std::uint8_t author = 7) {
+  nostr::Event ev;
+  ev.kind = kind;
+  ev.tags = std::move(tags);
+  ev.created_at = created_at;
+  ev.content = "hello";
+  return nostr::sign_event(ev, secret(author));
+}
+
+class SyncActorsTest : public test::ActorTest {
+ protected:
+  SyncActorsTest() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("graspd-sync-actors-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    store::StoreOptions options;
+    options.path = dir_;
+    store_ = std::make_shared<store::EventStore>(options);
+    writer_ = spawn(store_writer, store_, StoreWriterConfig{});
+    run();
+  }
+  ~SyncActorsTest() override { std::filesystem::remove_all(dir_); }
+
+  std::int64_t unix_now() {
+    return 1'700'000'000 +
+           std::chrono::duration_cast<std::chrono::seconds>(now().time_since_epoch()).count();
+  }
+
+  sync_manager_actor start_manager(std::optional<std::string> bootstrap = std::nullopt) {
+    SyncManagerConfig config;
+    config.bootstrap_relay = bootstrap;
+    config.unix_now = [this] { return unix_now(); };
+    config.connection.traffic_report_interval = 1s;
+    config.random_seed = 42;
+    auto factory = [this](const ParsedUrl& url, const runtime::RelayClientOptions& options,
+                          std::shared_ptr<runtime::RelayClientHandler> handler) {
+      auto peer = std::make_shared<ScriptedPeer>();
+      peer->handler = std::move(handler);
+      dials_.push_back({url.host, options.allow_private_addresses});
+      peers_.push_back(peer);
+      return peer;
+    };
+    manager_ = spawn(sync_manager, config, acceptance_actor{}, writer_, factory, board_, nullptr);
+    run();
+    return manager_;
+  }
+
+  SyncManagerState& manager_state() {
+    return state<SyncManagerState, sync_manager_actor::base>(manager_);
+  }
+  const sync::RelayState& relay_state(const std::string& relay) {
+    return manager_state().plan->relays().at(relay);
+  }
+
+  RepoDiscovery discovery(const std::string& repo, std::set<std::string> relays,
+                          std::set<nostr::EventId> roots = {}) {
+    RepoDiscovery d;
+    d.repos.push_back(RepoDiscovery::Repo{repo, std::move(relays), std::move(roots)});
+    return d;
+  }
+
+  /// Answers every REQ not answered yet with EOSE (an empty remote history).
+  void answer_all_with_eose(ScriptedPeer& peer) {
+    for (const auto& [id, filters] : peer.reqs()) {
+      if (answered_.count(id)) continue;
+      answered_.insert(id);
+      peer.handler->on_message(nostr::relay_eose(id));
+    }
+    run();
+  }
+
+  std::filesystem::path dir_;
+  std::shared_ptr<store::EventStore> store_;
+  store_writer_actor writer_;
+  sync_manager_actor manager_;
+  std::shared_ptr<runtime::StatusBoard> board_ = std::make_shared<runtime::StatusBoard>();
+  std::vector<std::shared_ptr<ScriptedPeer>> peers_;
+  std::vector<std::pair<std::string, bool>> dials_;
+  std::set<std::string> answered_;
+  const std::string repo_ = "30617:" + std::string(64, 'a') + ":demo";
+  const std::string relay_ = "wss://peer.example";
+};
+
+TEST_F(SyncActorsTest, InitialConnectConfirmsRepositoryAfterAllEose) {
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  ASSERT_EQ(peers_.size(), 1u);
+  EXPECT_EQ(dials_[0].first, "peer.example");
+  EXPECT_FALSE(dials_[0].second) << "relays from events may not be private";
+  peers_[0]->handler->on_open(0);
+  run();
+  auto reqs = peers_[0]->reqs();
+  ASSERT_GE(reqs.size(), 2u);
+  for (const auto& [id, filters] : reqs)
+    for (const auto& f : filters) EXPECT_FALSE(f.since) << "fresh sync";
+  EXPECT_EQ(relay_state(relay_).pending.size(), 1u);
+  answer_all_with_eose(*peers_[0]);
+  EXPECT_TRUE(relay_state(relay_).pending.empty());
+  EXPECT_EQ(relay_state(relay_).confirmed.repos.count(repo_), 1u);
+  advance_time(1s);
+  auto status = board_->get("sync");
+  ASSERT_TRUE(status);
+  EXPECT_NE(status->find("\"url\":\"wss://peer.example\""), std::string::npos) << *status;
+  EXPECT_NE(status->find("\"repos_confirmed\":1"), std::string::npos) << *status;
+}
+
+TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  peers_[0]->handler->on_open(0);
+  run();
+  auto [sub, filters] = peers_[0]->reqs().back();
+  auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  auto forged = issue;
+  forged.content = "tampered";
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(issue)));
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(forged)));
+  peers_[0]->handler->on_message("[\"EVENT\",\"" + sub + "\",{\"garbage\":1}]");
+  run();
+  EXPECT_TRUE(store_->contains(issue.id));
+  advance_time(1s);  // traffic report
+  auto& figures = manager_state().figures.at(relay_);
+  EXPECT_EQ(figures.events_stored, 1u);
+  EXPECT_EQ(figures.events_invalid, 2u);
+}
+
+TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  peers_[0]->handler->on_open(0);
+  run();
+  answer_all_with_eose(*peers_[0]);
+  const auto disconnected_at = unix_now();
+  peers_[0]->handler->on_close(true, "connection reset");
+  run();
+  EXPECT_EQ(relay_state(relay_).status, sync::ConnectionStatus::disconnected);
+  // Backoff: no new dial before the base delay.
+  advance_time(4s);
+  EXPECT_EQ(peers_.size(), 1u);
+  advance_time(1s);
+  ASSERT_EQ(peers_.size(), 2u);
+  peers_[1]->handler->on_open(0);
+  run();
+  auto reqs = peers_[1]->reqs();
+  ASSERT_FALSE(reqs.empty());
+  for (const auto& [id, filters] : reqs)
+    for (const auto& f : filters) EXPECT_EQ(f.since.value_or(0), disconnected_at - 900);
+  EXPECT_TRUE(relay_state(relay_).pending.empty()) << "catch-up confirms nothing new";
+  // Now a stale reconnect: down for more than the quick window.
+  peers_[1]->handler->on_close(true, "gone");
+  run();
+  advance_time(std::chrono::seconds(901));
+  ASSERT_GE(peers_.size(), 3u);
+  peers_.back()->handler->on_open(0);
+  run();
+  for (const auto& [id, filters] : peers_.back()->reqs())
+    for (const auto& f : filters) EXPECT_FALSE(f.since);
+  EXPECT_EQ(relay_state(relay_).pending.size(), 1u);
+}
+
+TEST_F(SyncActorsTest, FailedFirstDialIsRetriedAndBootstrapIsTrusted) {
+  start_manager("ws://127.0.0.1:9");
+  ASSERT_EQ(peers_.size(), 1u);
+  EXPECT_TRUE(dials_[0].second) << "operator-configured relays may be private";
+  peers_[0]->handler->on_close(false, "connection refused");
+  run();
+  advance_time(5s);
+  ASSERT_EQ(peers_.size(), 2u);
+  peers_[1]->handler->on_close(false, "connection refused");
+  run();
+  advance_time(9s);
+  EXPECT_EQ(peers_.size(), 2u);
+  advance_time(1s);
+  EXPECT_EQ(peers_.size(), 3u) << "second backoff is 10 s";
+}
+
+TEST_F(SyncActorsTest, RateLimitedSubscriptionWaitsForCooldown) {
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  peers_[0]->handler->on_open(0);
+  run();
+  auto before = peers_[0]->reqs().size();
+  auto victim = peers_[0]->reqs().back().first;
+  peers_[0]->handler->on_message(nostr::relay_closed(victim, "rate-limited: slow down"));
+  run();
+  advance_time(60s);
+  EXPECT_EQ(peers_[0]->reqs().size(), before);
+  advance_time(5s);
+  EXPECT_EQ(peers_[0]->reqs().size(), before + 1) << "re-sent after the 65 s cooldown";
+}
+
+TEST_F(SyncActorsTest, DailyTickRunsAFreshSync) {
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  peers_[0]->handler->on_open(0);
+  run();
+  answer_all_with_eose(*peers_[0]);
+  ASSERT_EQ(relay_state(relay_).confirmed.repos.size(), 1u);
+  auto sent_before = peers_[0]->sent.size();
+  advance_time(std::chrono::hours(25));
+  EXPECT_EQ(manager_state().daily_syncs, 1u);
+  EXPECT_GT(peers_[0]->sent.size(), sent_before);
+  EXPECT_EQ(relay_state(relay_).pending.size(), 1u) << "confirmed state cleared, re-fetched";
+}
+
+TEST_F(SyncActorsTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingTheWindow) {
+  auto announcement = signed_event(
+      30617, {{"d", "demo"}, {"relays", "wss://Peer.example/", "wss://u:p@bad.example"}},
+      unix_now() - 100);
+  auto issue = signed_event(1621, {{"a", nostr::address_of(announcement)}}, unix_now() - 50);
+  store_->write_batch(
+      std::vector<nostr::EventPtr>{std::make_shared<const nostr::Event>(announcement),
+                                   std::make_shared<const nostr::Event>(issue)});
+
+  std::vector<RepoDiscovery> received;
+  auto recorder = spawn([&](sync_manager_actor::pointer) -> sync_manager_actor::behavior_type {
+    return {[&](RepoDiscovery& d) { received.push_back(d); },
+            [](RelayUp&) {},
+            [](RelayDown&) {},
+            [](RelaySubscriptionDone&) {},
+            [](RelaySubscriptionClosed&) {},
+            [](RelayRateLimited&) {},
+            [](RelayTraffic&) {},
+            [](RetryTimer&) {},
+            [](DailyTick&) {},
+            [](atom::tick) {},
+            [](atom::publish) {},
+            [](atom::status) { return std::string{}; }};
+  });
+  auto subscriber = spawn(self_subscriber, std::shared_ptr<const store::EventStore>(store_),
+                          recorder, std::chrono::milliseconds(5000));
+  run();
+  ASSERT_EQ(received.size(), 1u);
+  ASSERT_EQ(received[0].repos.size(), 1u);
+  const auto& repo = received[0].repos[0];
+  EXPECT_EQ(repo.repo, nostr::address_of(announcement));
+  EXPECT_EQ(*repo.relays, std::set<std::string>{"wss://peer.example"});
+  EXPECT_EQ(repo.roots, std::set<nostr::EventId>{issue.id});
+
+  auto committed = [&](const nostr::Event& ev) {
+    anon_send(subscriber, StoreCommitted{std::make_shared<const nostr::Event>(ev), nullptr});
+    run();
+  };
+  committed(signed_event(1617, {{"a", repo.repo}}, unix_now()));
+  advance_time(4s);
+  committed(signed_event(1618, {{"a", repo.repo}}, unix_now()));
+  committed(signed_event(1, {{"e", "x"}}, unix_now()));  // unrelated
+  EXPECT_EQ(received.size(), 1u);
+  advance_time(1s);  // 5 s after the first event, despite the second one
+  ASSERT_EQ(received.size(), 2u);
+  EXPECT_EQ(received[1].repos[0].roots.size(), 2u);
+  advance_time(10s);
+  EXPECT_EQ(received.size(), 2u) << "no empty batches";
+}
+
+}  // namespace
+}  // namespace graspd
