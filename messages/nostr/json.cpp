@@ -319,10 +319,10 @@ Parsed<Event> parse_event(const rapidjson::Value& value, const ParseLimits& limi
     std::string error = read_event_field(*field, m->value, ev, limits);
     if (!error.empty()) return Result::failure(std::move(error));
   }
-  for (unsigned i = 0; i < static_cast<unsigned>(EventField::count); ++i)
-    if ((seen & (1u << i)) == 0)
-      return Result::failure(invalid(std::string("missing field ") + kEventFieldNames[i]));
-  return ev;
+  if (seen == kAllEventFields) return ev;
+  unsigned missing = 0;
+  while ((seen & (1u << missing)) != 0) ++missing;
+  return Result::failure(invalid(std::string("missing field ") + kEventFieldNames[missing]));
 }
 
 Parsed<Event> parse_event(std::string_view json, const ParseLimits& limits) {
