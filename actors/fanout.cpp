@@ -14,86 +14,68 @@
 
 namespace graspd {
 
-struct FanoutState {
-  static inline const char* name = "fanout";
+void FanoutState::remove(SubscriptionIndex::SubscriptionKey key) {
+  auto it = subscriptions.find(key);
+  if (it == subscriptions.end()) return;
+  keys.erase({it->second.connection_id, it->second.subscription_id});
+  index.remove(key);
+  subscriptions.erase(it);
+}
 
-  struct Subscription {
-    std::uint64_t connection_id = 0;
-    std::string subscription_id;
-    FrameSinkPtr sink;
-    bool live = false;
-    std::vector<std::pair<nostr::EventPtr, std::shared_ptr<const std::string>>> pending;
-  };
+void FanoutState::remove(std::uint64_t connection_id, const std::string& subscription_id) {
+  auto it = keys.find({connection_id, subscription_id});
+  if (it != keys.end()) remove(it->second);
+}
 
-  FanoutOptions options;
-  SubscriptionIndex index;
-  std::uint64_t next_key = 1;
-  std::unordered_map<SubscriptionIndex::SubscriptionKey, Subscription> subscriptions;
-  std::map<std::pair<std::uint64_t, std::string>, SubscriptionIndex::SubscriptionKey> keys;
+void FanoutState::subscribe(FanoutSubscribe& msg) {
+  remove(msg.connection_id, msg.subscription_id);
+  auto key = next_key++;
+  keys[{msg.connection_id, msg.subscription_id}] = key;
+  auto& sub = subscriptions[key];
+  sub.connection_id = msg.connection_id;
+  sub.subscription_id = std::move(msg.subscription_id);
+  sub.sink = std::move(msg.sink);
+  index.add(key, std::move(msg.filters));
+}
 
-  void remove(SubscriptionIndex::SubscriptionKey key) {
-    auto it = subscriptions.find(key);
-    if (it == subscriptions.end()) return;
-    keys.erase({it->second.connection_id, it->second.subscription_id});
-    index.remove(key);
-    subscriptions.erase(it);
+void FanoutState::send_event(const Subscription& sub, const std::string& json) {
+  sub.sink->send(
+      std::make_shared<const std::string>(nostr::relay_event(sub.subscription_id, json)));
+}
+
+void FanoutState::go_live(const FanoutLive& msg) {
+  auto it = keys.find({msg.connection_id, msg.subscription_id});
+  if (it == keys.end()) return;
+  auto& sub = subscriptions[it->second];
+  sub.live = true;
+  auto delivered = msg.delivered;
+  std::sort(delivered.begin(), delivered.end());
+  for (const auto& [event, json] : sub.pending) {
+    if (!std::binary_search(delivered.begin(), delivered.end(), event->id)) send_event(sub, *json);
   }
+  sub.pending.clear();
+  sub.pending.shrink_to_fit();
+}
 
-  void remove(std::uint64_t connection_id, const std::string& subscription_id) {
-    auto it = keys.find({connection_id, subscription_id});
-    if (it != keys.end()) remove(it->second);
-  }
-
-  void subscribe(FanoutSubscribe& msg) {
-    remove(msg.connection_id, msg.subscription_id);
-    auto key = next_key++;
-    keys[{msg.connection_id, msg.subscription_id}] = key;
+void FanoutState::deliver(const nostr::EventPtr& event,
+                          const std::shared_ptr<const std::string>& json) {
+  if (!event || !json) return;
+  auto started = std::chrono::steady_clock::now();
+  std::size_t reached = 0;
+  index.for_each_match(*event, [&](SubscriptionIndex::SubscriptionKey key) {
     auto& sub = subscriptions[key];
-    sub.connection_id = msg.connection_id;
-    sub.subscription_id = std::move(msg.subscription_id);
-    sub.sink = std::move(msg.sink);
-    index.add(key, std::move(msg.filters));
+    ++reached;
+    if (sub.live) return send_event(sub, *json);
+    // Dropping here only loses an event the stored query will very likely
+    // return anyway (it was committed before the query started).
+    if (sub.pending.size() < options.max_pending_per_subscription)
+      sub.pending.emplace_back(event, json);
+  });
+  if (reached != 0 && options.observe_latency) {
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    options.observe_latency(took.count());
   }
-
-  static void send_event(const Subscription& sub, const std::string& json) {
-    sub.sink->send(
-        std::make_shared<const std::string>(nostr::relay_event(sub.subscription_id, json)));
-  }
-
-  void go_live(const FanoutLive& msg) {
-    auto it = keys.find({msg.connection_id, msg.subscription_id});
-    if (it == keys.end()) return;
-    auto& sub = subscriptions[it->second];
-    sub.live = true;
-    auto delivered = msg.delivered;
-    std::sort(delivered.begin(), delivered.end());
-    for (const auto& [event, json] : sub.pending) {
-      if (!std::binary_search(delivered.begin(), delivered.end(), event->id))
-        send_event(sub, *json);
-    }
-    sub.pending.clear();
-    sub.pending.shrink_to_fit();
-  }
-
-  void deliver(const nostr::EventPtr& event, const std::shared_ptr<const std::string>& json) {
-    if (!event || !json) return;
-    auto started = std::chrono::steady_clock::now();
-    std::size_t reached = 0;
-    index.for_each_match(*event, [&](SubscriptionIndex::SubscriptionKey key) {
-      auto& sub = subscriptions[key];
-      ++reached;
-      if (sub.live) return send_event(sub, *json);
-      // Dropping here only loses an event the stored query will very likely
-      // return anyway (it was committed before the query started).
-      if (sub.pending.size() < options.max_pending_per_subscription)
-        sub.pending.emplace_back(event, json);
-    });
-    if (reached != 0 && options.observe_latency) {
-      std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-      options.observe_latency(took.count());
-    }
-  }
-};
+}
 
 fanout_actor::behavior_type fanout_behavior(fanout_actor::stateful_pointer<FanoutState> self,
                                             FanoutOptions options) {

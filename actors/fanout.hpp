@@ -6,6 +6,12 @@
 #include <caf/fwd.hpp>
 
 #include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/subscription_index.hpp"
 
 #include "messages/interfaces.hpp"
 
@@ -19,10 +25,36 @@ struct FanoutOptions {
   std::function<void(double)> observe_latency;
 };
 
+/// The fan-out's state (exposed for deterministic tests).
+struct FanoutState {
+  static inline const char* name = "fanout";
+
+  struct Subscription {
+    std::uint64_t connection_id = 0;
+    std::string subscription_id;
+    FrameSinkPtr sink;
+    bool live = false;
+    std::vector<std::pair<nostr::EventPtr, std::shared_ptr<const std::string>>> pending;
+  };
+
+  FanoutOptions options;
+  SubscriptionIndex index;
+  std::uint64_t next_key = 1;
+  std::unordered_map<SubscriptionIndex::SubscriptionKey, Subscription> subscriptions;
+  std::map<std::pair<std::uint64_t, std::string>, SubscriptionIndex::SubscriptionKey> keys;
+
+  void remove(SubscriptionIndex::SubscriptionKey key);
+  void remove(std::uint64_t connection_id, const std::string& subscription_id);
+  void subscribe(FanoutSubscribe& msg);
+  static void send_event(const Subscription& sub, const std::string& json);
+  void go_live(const FanoutLive& msg);
+  void deliver(const nostr::EventPtr& event, const std::shared_ptr<const std::string>& json);
+};
+
 fanout_actor spawn_fanout(caf::actor_system& system, FanoutOptions options = {});
 
 /// The behaviour, for tests that spawn it themselves.
-fanout_actor::behavior_type fanout_behavior(fanout_actor::stateful_pointer<struct FanoutState> self,
+fanout_actor::behavior_type fanout_behavior(fanout_actor::stateful_pointer<FanoutState> self,
                                             FanoutOptions options);
 
 }  // namespace graspd

@@ -1,0 +1,215 @@
+// Deterministic tests of the client session actor with the real store, store
+// writer and fan-out under CAF's test_coordinator: OK only after the writer
+// replied, REQ = stored events + EOSE then live, refusals with prefixes,
+// the EVENT rate bucket, the acceptance hook and disconnect cleanup.
+#include "actors/client_session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <caf/all.hpp>
+#include <mutex>
+
+#include "actors/fanout.hpp"
+#include "actors/store_writer.hpp"
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/verify.hpp"
+#include "tests/store/store_test_util.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+namespace graspd {
+namespace {
+
+struct RecordingSink : FrameSink {
+  void send(FramePtr frame) override {
+    std::lock_guard lock(mutex);
+    frames.push_back(*frame);
+  }
+  void close(FramePtr) override {}
+  std::vector<std::string> take() {
+    std::lock_guard lock(mutex);
+    return std::exchange(frames, {});
+  }
+  std::mutex mutex;
+  std::vector<std::string> frames;
+};
+
+nostr::Event signed_event(std::uint32_t kind, std::string content,
+                          std::int64_t created_at = 1700000000) {
+  nostr::SecretKey key{};
+  key.fill(3);
+  nostr::Event ev;
+  ev.kind = kind;
+  ev.content = std::move(content);
+  ev.created_at = created_at;
+  return nostr::sign_event(std::move(ev), key);
+}
+
+std::string event_frame(const nostr::Event& ev) {
+  return "[\"EVENT\"," + nostr::serialize_event(ev) + "]";
+}
+
+class ClientSessionTest : public test::ActorTest {
+ protected:
+  ClientSessionTest() {
+    store_ = std::make_shared<store::EventStore>(store::test::options_for(dir_, &now_));
+    StoreWriterConfig writer_config;
+    writer_config.sweep_interval = std::chrono::seconds(0);
+    writer_ = spawn(store_writer, store_, writer_config);
+    fanout_ = spawn(fanout_behavior, FanoutOptions{});
+    run();
+    caf::anon_send(writer_, atom::feed_subscribe::value,
+                   caf::actor_cast<store_feed_actor>(fanout_));
+    run();
+  }
+
+  client_session_actor open_session(runtime::RelayLimits limits = {}, acceptance_actor hook = {}) {
+    auto ctx = std::make_shared<RelayContext>();
+    ctx->store = store_;
+    ctx->writer = writer_;
+    ctx->fanout = fanout_;
+    ctx->acceptance = hook;
+    ctx->limits = limits;
+    auto session = spawn_client_session(system(), ctx, ++next_connection_, sink_);
+    run();
+    return session;
+  }
+
+  std::vector<std::string> say(const client_session_actor& session, std::string text) {
+    caf::anon_send(session, atom::ws_text::value, std::move(text));
+    run();
+    return sink_->take();
+  }
+
+  std::int64_t now_ = 1'700'000'000;
+  store::test::TempDir dir_;
+  std::shared_ptr<store::EventStore> store_;
+  store_writer_actor writer_;
+  fanout_actor fanout_;
+  std::shared_ptr<RecordingSink> sink_ = std::make_shared<RecordingSink>();
+  std::uint64_t next_connection_ = 0;
+};
+
+TEST_F(ClientSessionTest, EventIsAcknowledgedAfterCommitAndThenServedByReq) {
+  auto session = open_session();
+  auto ev = signed_event(1, "hi");
+  EXPECT_EQ(say(session, event_frame(ev)),
+            std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
+  EXPECT_TRUE(store_->contains(ev.id));
+  auto frames = say(session, R"(["REQ","s",{"kinds":[1]}])");
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], nostr::relay_event("s", nostr::serialize_event(ev)));
+  EXPECT_EQ(frames[1], nostr::relay_eose("s"));
+}
+
+TEST_F(ClientSessionTest, LiveEventsFollowEoseAndStopAfterClose) {
+  auto reader = open_session();
+  auto writer_session = open_session();
+  EXPECT_EQ(say(reader, R"(["REQ","live",{"kinds":[1]}])"),
+            std::vector<std::string>{nostr::relay_eose("live")});
+  auto ev = signed_event(1, "fresh");
+  auto frames = say(writer_session, event_frame(ev));
+  // One sink is shared by both sessions here: the OK and the live EVENT.
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_NE(std::find(frames.begin(), frames.end(),
+                      nostr::relay_event("live", nostr::serialize_event(ev))),
+            frames.end());
+  EXPECT_TRUE(say(reader, R"(["CLOSE","live"])").empty());
+  auto later = signed_event(1, "later");
+  EXPECT_EQ(say(writer_session, event_frame(later)),
+            std::vector<std::string>{nostr::relay_ok(later.id, true, "")});
+}
+
+TEST_F(ClientSessionTest, RefusalsCarryPrefixes) {
+  auto session = open_session();
+  auto bad = signed_event(1, "x");
+  bad.sig[0] ^= 1;
+  auto frames = say(session, event_frame(bad));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0], nostr::relay_ok(bad.id, false, "invalid: bad signature"));
+  frames = say(session, "not json");
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"NOTICE\",\"invalid:", 0), 0u) << frames[0];
+  frames = say(session, R"(["REQ","s",{"kinds":["one"]}])");
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"CLOSED\",\"s\",\"invalid:", 0), 0u) << frames[0];
+  caf::anon_send(session, atom::ws_binary::value);
+  run();
+  frames = sink_->take();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"NOTICE\",\"invalid:", 0), 0u) << frames[0];
+}
+
+TEST_F(ClientSessionTest, SubscriptionCapAndLimitClamping) {
+  runtime::RelayLimits limits;
+  limits.max_subscriptions = 1;
+  limits.max_limit = 2;
+  auto session = open_session(limits);
+  for (int i = 0; i < 4; ++i)
+    say(session, event_frame(signed_event(1, "n" + std::to_string(i), 1700000000 + i)));
+  auto frames = say(session, R"(["REQ","a",{"kinds":[1],"limit":50}])");
+  EXPECT_EQ(frames.size(), 3u);  // 2 events (capped) + EOSE
+  frames = say(session, R"(["REQ","b",{}])");
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"CLOSED\",\"b\",\"rate-limited:", 0), 0u) << frames[0];
+}
+
+TEST_F(ClientSessionTest, EventRateBucketRefusesBursts) {
+  runtime::RelayLimits limits;
+  limits.events_per_second = 0.001;
+  limits.event_burst = 2;
+  auto session = open_session(limits);
+  for (int i = 0; i < 2; ++i) {
+    auto ev = signed_event(1, "ok" + std::to_string(i));
+    EXPECT_EQ(say(session, event_frame(ev)),
+              std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
+  }
+  auto third = signed_event(1, "too many");
+  auto frames = say(session, event_frame(third));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0],
+            nostr::relay_ok(third.id, false, "rate-limited: slow down, too many events"));
+  EXPECT_FALSE(store_->contains(third.id));
+}
+
+TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
+  auto hook = spawn([]() -> acceptance_actor::behavior_type {
+    return {
+        [](const AcceptanceQuery& q) {
+          if (q.event->content == "spam") return AcceptanceVerdict{false, "blocked: no spam"};
+          return AcceptanceVerdict{true, ""};
+        },
+        [](const StoreCommitted&) {},
+        [](atom::tick) {},
+    };
+  });
+  auto session = open_session({}, hook);
+  auto spam = signed_event(1, "spam");
+  EXPECT_EQ(say(session, event_frame(spam)),
+            std::vector<std::string>{nostr::relay_ok(spam.id, false, "blocked: no spam")});
+  EXPECT_FALSE(store_->contains(spam.id));
+  auto fine = signed_event(1, "fine");
+  EXPECT_EQ(say(session, event_frame(fine)),
+            std::vector<std::string>{nostr::relay_ok(fine.id, true, "")});
+}
+
+TEST_F(ClientSessionTest, CountAnswersFromTheStore) {
+  auto session = open_session();
+  for (int i = 0; i < 3; ++i) say(session, event_frame(signed_event(1, "c" + std::to_string(i))));
+  EXPECT_EQ(say(session, R"(["COUNT","c",{"kinds":[1]}])"),
+            std::vector<std::string>{nostr::relay_count("c", 3)});
+}
+
+TEST_F(ClientSessionTest, ClosingTheConnectionDropsItsSubscriptions) {
+  auto reader = open_session();
+  auto writer_session = open_session();
+  say(reader, R"(["REQ","live",{}])");
+  caf::anon_send(reader, atom::ws_closed::value);
+  run();
+  auto ev = signed_event(1, "nobody listens");
+  EXPECT_EQ(say(writer_session, event_frame(ev)),
+            std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
+}
+
+}  // namespace
+}  // namespace graspd

@@ -1,0 +1,128 @@
+// Deterministic tests of the fan-out actor: buffering between registration
+// and going live (no loss, no duplicate of what the stored query sent),
+// delivery only to matching subscriptions, CLOSE and disconnect.
+#include "actors/fanout.hpp"
+
+#include <gtest/gtest.h>
+
+#include <caf/all.hpp>
+#include <mutex>
+
+#include "messages/nostr/relay_message.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+namespace graspd {
+namespace {
+
+/// Records every frame sent to one connection.
+struct RecordingSink : FrameSink {
+  void send(FramePtr frame) override {
+    std::lock_guard lock(mutex);
+    frames.push_back(*frame);
+  }
+  void close(FramePtr) override { closed = true; }
+  std::vector<std::string> take() {
+    std::lock_guard lock(mutex);
+    return std::exchange(frames, {});
+  }
+  std::mutex mutex;
+  std::vector<std::string> frames;
+  bool closed = false;
+};
+
+nostr::EventPtr event(std::uint32_t kind, std::uint8_t id_byte) {
+  auto ev = std::make_shared<nostr::Event>();
+  ev->kind = kind;
+  ev->id.fill(id_byte);
+  return ev;
+}
+
+StoreCommitted committed(const nostr::EventPtr& ev) {
+  return StoreCommitted{
+      ev, std::make_shared<const std::string>("{\"id\":" + std::to_string(ev->id[0]) + "}"),
+      WriteOutcome::stored};
+}
+
+nostr::Filters kind_filter(std::uint32_t kind) {
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{kind};
+  return {f};
+}
+
+class FanoutTest : public test::ActorTest {
+ protected:
+  FanoutTest() : fanout_(spawn(fanout_behavior, FanoutOptions{})) { run(); }
+
+  void subscribe(std::uint64_t conn, const std::string& subid, nostr::Filters filters,
+                 const std::shared_ptr<RecordingSink>& sink) {
+    auto ack = request<bool>(fanout_, FanoutSubscribe{conn, subid, std::move(filters), sink});
+    ASSERT_TRUE(ack && *ack);
+  }
+  void send(auto&&... msg) {
+    caf::anon_send(fanout_, std::forward<decltype(msg)>(msg)...);
+    run();
+  }
+
+  fanout_actor fanout_;
+};
+
+TEST_F(FanoutTest, BuffersUntilLiveThenSkipsWhatTheQueryDelivered) {
+  auto sink = std::make_shared<RecordingSink>();
+  subscribe(1, "s", kind_filter(1), sink);
+  auto a = event(1, 0xa1), b = event(1, 0xb2);
+  send(committed(a));
+  send(committed(b));
+  EXPECT_TRUE(sink->take().empty()) << "nothing before EOSE";
+  send(FanoutLive{1, "s", {a->id}});  // the stored query already sent `a`
+  EXPECT_EQ(sink->take(), std::vector<std::string>{nostr::relay_event("s", "{\"id\":178}")});
+  auto c = event(1, 0xc3);
+  send(committed(c));
+  EXPECT_EQ(sink->take(), std::vector<std::string>{nostr::relay_event("s", "{\"id\":195}")});
+}
+
+TEST_F(FanoutTest, DeliversOnlyToMatchingSubscriptionsOfEachConnection) {
+  auto one = std::make_shared<RecordingSink>(), two = std::make_shared<RecordingSink>();
+  subscribe(1, "k1", kind_filter(1), one);
+  subscribe(2, "k7", kind_filter(7), two);
+  send(FanoutLive{1, "k1", {}});
+  send(FanoutLive{2, "k7", {}});
+  send(committed(event(7, 0x01)));
+  EXPECT_TRUE(one->take().empty());
+  EXPECT_EQ(two->take().size(), 1u);
+  send(FanoutEphemeral{event(1, 0x02), std::make_shared<const std::string>("{}")});
+  EXPECT_EQ(one->take(), std::vector<std::string>{nostr::relay_event("k1", "{}")});
+}
+
+TEST_F(FanoutTest, UnsubscribeAndDisconnectStopDelivery) {
+  auto sink = std::make_shared<RecordingSink>();
+  subscribe(1, "a", kind_filter(1), sink);
+  subscribe(1, "b", kind_filter(1), sink);
+  subscribe(2, "a", kind_filter(1), sink);
+  for (auto [conn, subid] : {std::pair{1, "a"}, {1, "b"}, {2, "a"}})
+    send(FanoutLive{std::uint64_t(conn), subid, {}});
+  send(committed(event(1, 1)));
+  EXPECT_EQ(sink->take().size(), 3u);
+  send(FanoutUnsubscribe{1, "a"});
+  send(committed(event(1, 2)));
+  EXPECT_EQ(sink->take().size(), 2u);
+  send(FanoutDisconnect{1});
+  send(committed(event(1, 3)));
+  EXPECT_EQ(sink->take().size(), 1u);
+  send(FanoutDisconnect{2});
+  send(committed(event(1, 4)));
+  EXPECT_TRUE(sink->take().empty());
+}
+
+TEST_F(FanoutTest, ResubscribingWithTheSameIdReplacesTheFilters) {
+  auto sink = std::make_shared<RecordingSink>();
+  subscribe(1, "s", kind_filter(1), sink);
+  subscribe(1, "s", kind_filter(2), sink);
+  send(FanoutLive{1, "s", {}});
+  send(committed(event(1, 1)));
+  EXPECT_TRUE(sink->take().empty());
+  send(committed(event(2, 2)));
+  EXPECT_EQ(sink->take().size(), 1u);
+}
+
+}  // namespace
+}  // namespace graspd
