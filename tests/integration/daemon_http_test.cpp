@@ -1,8 +1,12 @@
 // The real graspd binary on loopback: HTTP endpoints, NIP-11, CORS, /metrics through promtool,
 // graceful shutdown on SIGTERM.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -108,6 +112,40 @@ TEST(DaemonLifecycle, SigtermExitsZeroWithinFiveSeconds) {
   EXPECT_NE(log.find("listening on 127.0.0.1:"), std::string::npos) << log;
   EXPECT_NE(log.find("shutting down on SIGTERM"), std::string::npos) << log;
   EXPECT_NE(log.find("[daemon] stopped"), std::string::npos) << log;
+}
+
+/// A client connection left open: `request_text` written, nothing read, closed by the destructor.
+class HeldConnection {
+ public:
+  HeldConnection(std::uint16_t port, const std::string& request_text)
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                 ::send(fd_, request_text.data(), request_text.size(), MSG_NOSIGNAL) ==
+                     static_cast<ssize_t>(request_text.size());
+  }
+  ~HeldConnection() { ::close(fd_); }
+  bool connected() const { return connected_; }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+TEST(DaemonLifecycle, OpenConnectionsDoNotDelayShutdown) {
+  GraspdProcess graspd;
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  HeldConnection idle_keep_alive(graspd.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  HeldConnection half_request(graspd.port(), "GET /heal");
+  ASSERT_TRUE(idle_keep_alive.connected());
+  ASSERT_TRUE(half_request.connected());
+  // Let graspd answer the first and start waiting on both.
+  EXPECT_EQ(http_get(graspd.port(), "/healthz").status, 200);
+  EXPECT_EQ(graspd.stop(std::chrono::seconds(5)), 0) << graspd.stderr_text();
+  EXPECT_LT(graspd.last_stop_duration(), std::chrono::seconds(2));
 }
 
 TEST(DaemonLifecycle, SigintAlsoStopsCleanly) {
