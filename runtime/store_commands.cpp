@@ -1,0 +1,209 @@
+#include "runtime/store_commands.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/verify.hpp"
+#include "store/event_store.hpp"
+
+namespace graspd::runtime {
+
+namespace {
+
+constexpr int kUsageError = 2;
+constexpr int kFailure = 1;
+
+bool store_exists(const std::filesystem::path& path) {
+  return std::filesystem::exists(path / "data.mdb");
+}
+
+/// Counters of an import run.
+struct ImportTally {
+  std::uint64_t lines = 0;
+  std::uint64_t accepted = 0;
+  std::uint64_t duplicate = 0;
+  std::uint64_t rejected = 0;
+
+  void print(std::ostream& err, std::string_view what) const {
+    err << "import: " << what << " " << lines << " lines, accepted " << accepted << ", duplicate "
+        << duplicate << ", rejected " << rejected << "\n";
+    err.flush();
+  }
+};
+
+/// Rejections are reported for the first few lines only, so a bad file does
+/// not flood the terminal.
+constexpr std::uint64_t kReportedRejections = 20;
+
+void reject(ImportTally& tally, std::ostream& err, std::string_view why) {
+  if (++tally.rejected <= kReportedRejections)
+    err << "import: line " << tally.lines << ": " << why << "\n";
+}
+
+bool commit(store::EventStore& store, std::vector<nostr::EventPtr>& batch, ImportTally& tally,
+            std::ostream& err) {
+  auto outcomes = store.write_batch(batch);
+  batch.clear();
+  for (auto outcome : outcomes) {
+    switch (outcome) {
+      case WriteOutcome::stored:
+      case WriteOutcome::replaced_older:
+        ++tally.accepted;
+        break;
+      case WriteOutcome::duplicate:
+        ++tally.duplicate;
+        break;
+      case WriteOutcome::error:
+        err << "import: " << store.last_error() << "\n";
+        return false;
+      default:
+        ++tally.rejected;
+    }
+  }
+  tally.print(err, "committed");
+  return true;
+}
+
+std::optional<std::string> take_value(int& i, int argc, char** argv, std::ostream& err) {
+  if (i + 1 >= argc) {
+    err << "graspd: " << argv[i] << " needs a value\n";
+    return std::nullopt;
+  }
+  return std::string(argv[++i]);
+}
+
+std::filesystem::path default_store_path() {
+  const char* env = std::getenv("NGIT_RELAY_DATA_PATH");
+  return env && *env ? env : "./data/relay";
+}
+
+constexpr std::string_view kUsage =
+    "usage: graspd export [--data PATH] [--filter JSON]   stored events as JSONL on stdout\n"
+    "       graspd import [--data PATH]                   JSONL events from stdin\n"
+    "PATH defaults to $NGIT_RELAY_DATA_PATH, else ./data/relay.\n";
+
+}  // namespace
+
+int run_export(const std::filesystem::path& store_path,
+               const std::optional<std::string>& filter_json, std::ostream& out,
+               std::ostream& err) {
+  std::optional<nostr::Filter> filter;
+  if (filter_json) {
+    auto parsed = nostr::parse_filter(*filter_json, nostr::ParseLimits{});
+    if (!parsed) {
+      err << "graspd export: bad --filter: " << parsed.error() << "\n";
+      return kUsageError;
+    }
+    filter = std::move(parsed.value());
+  }
+  if (!store_exists(store_path)) {
+    err << "graspd export: no store at " << store_path.string() << "\n";
+    return kFailure;
+  }
+  try {
+    store::StoreOptions options;
+    options.path = store_path;
+    store::EventStore store(options);
+    std::uint64_t exported = 0;
+    if (filter) {
+      store::QueryOptions query;
+      query.max_limit = std::numeric_limits<std::uint64_t>::max();
+      store.query(
+          {*filter},
+          [&](const store::QueryHit& hit) {
+            out << hit.json << '\n';
+            ++exported;
+          },
+          query);
+    } else {
+      store.for_each([&](std::string_view json) {
+        out << json << '\n';
+        ++exported;
+        return static_cast<bool>(out);
+      });
+    }
+    out.flush();
+    err << "export: " << exported << " events\n";
+    return out ? 0 : kFailure;
+  } catch (const store::StoreError& e) {
+    err << "graspd export: " << e.what() << "\n";
+    return kFailure;
+  }
+}
+
+int run_import(const std::filesystem::path& store_path, std::istream& in, std::ostream& err,
+               const ImportOptions& options) {
+  try {
+    store::StoreOptions store_options;
+    store_options.path = store_path;
+    store::EventStore store(store_options);
+    nostr::ParseLimits limits;
+    ImportTally tally;
+    std::vector<nostr::EventPtr> batch;
+    std::string line;
+    while (std::getline(in, line)) {
+      ++tally.lines;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      auto parsed = nostr::parse_event(line, limits);
+      if (!parsed) {
+        reject(tally, err, parsed.error());
+        continue;
+      }
+      if (auto check = nostr::check_event(*parsed); check != nostr::EventCheck::ok) {
+        reject(tally, err, nostr::describe(check));
+        continue;
+      }
+      batch.push_back(std::make_shared<const nostr::Event>(std::move(parsed.value())));
+      if (batch.size() >= options.batch_size && !commit(store, batch, tally, err)) return kFailure;
+    }
+    if (!batch.empty() && !commit(store, batch, tally, err)) return kFailure;
+    tally.print(err, "done:");
+    return 0;
+  } catch (const store::StoreError& e) {
+    err << "graspd import: " << e.what() << "\n";
+    return kFailure;
+  }
+}
+
+bool is_store_command(int argc, char** argv) {
+  if (argc < 2) return false;
+  std::string_view command = argv[1];
+  return command == "export" || command == "import";
+}
+
+int run_store_command(int argc, char** argv) {
+  if (!is_store_command(argc, argv)) {
+    std::cerr << kUsage;
+    return kUsageError;
+  }
+  std::string_view command = argv[1];
+  std::filesystem::path path = default_store_path();
+  std::optional<std::string> filter;
+  for (int i = 2; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (arg == "--data") {
+      auto value = take_value(i, argc, argv, std::cerr);
+      if (!value) return kUsageError;
+      path = *value;
+    } else if (arg == "--filter" && command == "export") {
+      filter = take_value(i, argc, argv, std::cerr);
+      if (!filter) return kUsageError;
+    } else {
+      std::cerr << "graspd " << command << ": unknown option " << arg << "\n" << kUsage;
+      return kUsageError;
+    }
+  }
+  std::ios::sync_with_stdio(false);
+  if (command == "export") return run_export(path, filter, std::cout, std::cerr);
+  return run_import(path, std::cin, std::cerr);
+}
+
+}  // namespace graspd::runtime

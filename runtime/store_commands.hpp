@@ -1,0 +1,39 @@
+// Operator commands on the LMDB store: `graspd export` (JSONL to stdout,
+// optionally by filter) and `graspd import` (JSONL, every event's id and
+// signature verified, committed in durable batches).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace graspd::runtime {
+
+/// Writes every stored event (or those matching `filter_json`, a NIP-01
+/// filter object) as one JSON line each. Returns a process exit code.
+int run_export(const std::filesystem::path& store_path,
+               const std::optional<std::string>& filter_json, std::ostream& out, std::ostream& err);
+
+struct ImportOptions {
+  /// Events per durable write transaction.
+  std::size_t batch_size = 1000;
+};
+
+/// Reads JSONL events from `in`, verifies each (id and signature), stores
+/// them. After each committed batch prints "import: committed N lines ..." on
+/// `err`; at the end a summary of accepted / duplicate / rejected. Exit code
+/// 0 unless the store failed (rejected events are reported, not fatal).
+int run_import(const std::filesystem::path& store_path, std::istream& in, std::ostream& err,
+               const ImportOptions& options = {});
+
+/// `graspd export [--data PATH] [--filter JSON]` and
+/// `graspd import [--data PATH]`: argv[1] is the subcommand. The store path
+/// defaults to $NGIT_RELAY_DATA_PATH, else ./data/relay.
+int run_store_command(int argc, char** argv);
+
+/// True when argv[1] names a store command (for main's dispatch).
+bool is_store_command(int argc, char** argv);
+
+}  // namespace graspd::runtime

@@ -1,0 +1,101 @@
+// `graspd export` / `graspd import` (runtime/store_commands) on in-memory
+// streams: verification of every imported event, the summary, JSONL export
+// with and without a filter, and clear usage errors.
+#include "runtime/store_commands.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/verify.hpp"
+#include "tests/store/store_test_util.hpp"
+
+namespace graspd::runtime {
+namespace {
+
+nostr::Event signed_event(int n, std::uint32_t kind = 1) {
+  nostr::Event ev;
+  ev.created_at = 1000 + n;
+  ev.kind = kind;
+  ev.tags = {{"t", n % 2 ? "odd" : "even"}};
+  ev.content = "note " + std::to_string(n);
+  nostr::SecretKey key{};
+  key[31] = 7;
+  return nostr::sign_event(std::move(ev), key);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST(StoreCommandsTest, ImportVerifiesEveryEventAndSummarizes) {
+  store::test::TempDir dir;
+  // Signing uses fresh auxiliary randomness: sign each event once.
+  std::vector<std::string> json;
+  for (int i = 0; i < 5; ++i) json.push_back(nostr::serialize_event(signed_event(i)));
+  std::ostringstream input;
+  for (const auto& line : json) input << line << "\n";
+  input << json[0] << "\n";  // duplicate
+  input << "\n";             // blank: ignored
+  input << "{not json\n";
+  auto forged = signed_event(9);
+  forged.content = "tampered";  // id no longer matches
+  input << nostr::serialize_event(forged) << "\n";
+  auto bad_sig = signed_event(10);
+  bad_sig.sig[0] ^= 1;
+  input << nostr::serialize_event(bad_sig) << "\n";
+  std::istringstream in(input.str());
+  std::ostringstream err;
+  ImportOptions options;
+  options.batch_size = 2;
+  EXPECT_EQ(run_import(dir.path(), in, err, options), 0);
+  auto report = lines_of(err.str());
+  ASSERT_FALSE(report.empty());
+  EXPECT_EQ(report.back(), "import: done: 10 lines, accepted 5, duplicate 1, rejected 3")
+      << err.str();
+  EXPECT_NE(err.str().find("import: committed 2 lines"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("line 8: invalid:"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("line 9: invalid:"), std::string::npos) << err.str();
+
+  std::ostringstream out, export_err;
+  EXPECT_EQ(run_export(dir.path(), std::nullopt, out, export_err), 0);
+  auto exported = lines_of(out.str());
+  ASSERT_EQ(exported.size(), 5u);
+  EXPECT_EQ(exported, json) << "storage order, stored bytes";
+
+  std::ostringstream filtered;
+  EXPECT_EQ(run_export(dir.path(), std::string(R"({"#t":["odd"]})"), filtered, export_err), 0);
+  EXPECT_EQ(lines_of(filtered.str()), (std::vector<std::string>{json[3], json[1]}));
+}
+
+TEST(StoreCommandsTest, ExportErrors) {
+  store::test::TempDir dir;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_export(dir.path() / "missing", std::nullopt, out, err), 1);
+  EXPECT_NE(err.str().find("no store at"), std::string::npos);
+  EXPECT_EQ(run_export(dir.path(), std::string("{\"kinds\":\"x\"}"), out, err), 2);
+  EXPECT_NE(err.str().find("bad --filter"), std::string::npos);
+}
+
+TEST(StoreCommandsTest, CommandLineParsing) {
+  std::vector<std::string> args{"graspd", "export", "--bogus"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  EXPECT_TRUE(is_store_command(3, argv.data()));
+  EXPECT_EQ(run_store_command(3, argv.data()), 2);
+  args = {"graspd", "serve"};
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.data());
+  EXPECT_FALSE(is_store_command(2, argv.data()));
+  args = {"graspd", "import", "--data"};
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.data());
+  EXPECT_EQ(run_store_command(3, argv.data()), 2);
+}
+
+}  // namespace
+}  // namespace graspd::runtime
