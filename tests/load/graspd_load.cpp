@@ -1,0 +1,324 @@
+// graspd-load: publishes pre-signed events over N WebSocket connections,
+// runs REQ workloads and holds idle connections against a running relay;
+// prints throughput and latency percentiles.
+//
+//   graspd-load publish --port 7334 --events 100000 --connections 4 [--compression]
+//   [--content-bytes 200] graspd-load req     --port 7334 --requests 200 --filter
+//   '{"kinds":[1],"limit":500}' graspd-load idle    --port 7334 --connections 10000 --hold-secs 10
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/verify.hpp"
+#include "runtime/ws_client.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using graspd::runtime::WsClient;
+
+struct Args {
+  std::string mode;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7334;
+  std::size_t events = 10000;
+  std::size_t connections = 1;
+  std::size_t window = 1000;
+  std::size_t content_bytes = 200;
+  std::size_t requests = 100;
+  std::string filter = R"({"kinds":[1],"limit":500})";
+  bool compression = false;
+  int hold_secs = 10;
+  int kind = 1;
+  std::size_t authors = 1;
+  std::string tag;  // adds ["t", tag] to every event
+};
+
+void usage() {
+  std::cerr << "usage: graspd-load publish|req|idle [--host H] [--port P] [--events N] "
+               "[--connections C]\n"
+               "       [--window W] [--content-bytes B] [--compression] [--kind K] [--authors A] "
+               "[--tag T]\n"
+               "       [--requests R] [--filter JSON] [--hold-secs S]\n";
+}
+
+bool parse_args(int argc, char** argv, Args& a) {
+  if (argc < 2) return false;
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string k = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (k == "--host")
+      a.host = next();
+    else if (k == "--port")
+      a.port = static_cast<std::uint16_t>(std::stoul(next()));
+    else if (k == "--events")
+      a.events = std::stoull(next());
+    else if (k == "--connections")
+      a.connections = std::stoull(next());
+    else if (k == "--window")
+      a.window = std::stoull(next());
+    else if (k == "--content-bytes")
+      a.content_bytes = std::stoull(next());
+    else if (k == "--requests")
+      a.requests = std::stoull(next());
+    else if (k == "--filter")
+      a.filter = next();
+    else if (k == "--compression")
+      a.compression = true;
+    else if (k == "--hold-secs")
+      a.hold_secs = std::stoi(next());
+    else if (k == "--kind")
+      a.kind = std::stoi(next());
+    else if (k == "--authors")
+      a.authors = std::max<std::size_t>(1, std::stoull(next()));
+    else if (k == "--tag")
+      a.tag = next();
+    else
+      return false;
+  }
+  return a.mode == "publish" || a.mode == "req" || a.mode == "idle";
+}
+
+void print_latency(const char* what, std::vector<double> ms) {
+  if (ms.empty()) return;
+  std::sort(ms.begin(), ms.end());
+  auto pct = [&](double p) {
+    return ms[std::min(ms.size() - 1, static_cast<std::size_t>(p * ms.size()))];
+  };
+  std::printf("%s latency ms: p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n", what, pct(0.5), pct(0.9),
+              pct(0.99), ms.back());
+}
+
+/// Signs events on all cores; every event is unique (content carries its index).
+std::vector<std::string> presign(const Args& a) {
+  std::vector<std::string> frames(a.events);
+  auto now = static_cast<std::int64_t>(std::time(nullptr));
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t i = t; i < a.events; i += threads) {
+        graspd::nostr::SecretKey key{};
+        key.fill(0x42);
+        auto author = i % a.authors;
+        std::memcpy(key.data() + 1, &author, sizeof author);
+        graspd::nostr::Event ev;
+        ev.kind = static_cast<std::uint32_t>(a.kind);
+        ev.created_at = now - static_cast<std::int64_t>(i % 100000);
+        ev.content = "load " + std::to_string(i) + " ";
+        if (ev.content.size() < a.content_bytes)
+          ev.content.append(a.content_bytes - ev.content.size(), 'x');
+        if (!a.tag.empty()) ev.tags.push_back({"t", a.tag});
+        frames[i] = "[\"EVENT\"," +
+                    graspd::nostr::serialize_event(graspd::nostr::sign_event(ev, key)) + "]";
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  return frames;
+}
+
+/// One publishing connection: keeps `window` EVENTs in flight.
+struct Publisher {
+  std::unique_ptr<WsClient> ws;
+  std::vector<const std::string*> frames;
+  std::vector<Clock::time_point> sent_at;
+  std::map<std::string, std::size_t> index_of;  // id hex -> position
+  std::mutex mutex;
+  std::size_t next = 0, acked = 0, refused = 0;
+  std::vector<double> latencies_ms;
+  std::string first_refusal;
+};
+
+int run_publish(const Args& a) {
+  std::fprintf(stderr, "signing %zu events...\n", a.events);
+  auto frames = presign(a);
+  std::vector<std::unique_ptr<Publisher>> pubs;
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  std::size_t total_acked = 0;
+  for (std::size_t c = 0; c < a.connections; ++c) {
+    auto p = std::make_unique<Publisher>();
+    for (std::size_t i = c; i < frames.size(); i += a.connections) {
+      p->index_of[frames[i].substr(16, 64)] = p->frames.size();  // ["EVENT",{"id":"<64 hex>"
+      p->frames.push_back(&frames[i]);
+    }
+    p->sent_at.resize(p->frames.size());
+    pubs.push_back(std::move(p));
+  }
+  for (auto& p : pubs) {
+    WsClient::Options options;
+    options.compression = a.compression;
+    auto* raw = p.get();
+    options.on_message = [raw, &a, &done_mutex, &done_cv, &total_acked](std::string&& text) {
+      if (text.rfind("[\"OK\",\"", 0) != 0) return;
+      auto now = Clock::now();
+      std::lock_guard lock(raw->mutex);
+      auto it = raw->index_of.find(text.substr(7, 64));
+      if (it == raw->index_of.end()) return;
+      raw->latencies_ms.push_back(
+          std::chrono::duration<double, std::milli>(now - raw->sent_at[it->second]).count());
+      if (text.compare(73, 4, "true") != 0) {
+        if (raw->refused++ == 0) raw->first_refusal = text;
+      }
+      ++raw->acked;
+      if (raw->next < raw->frames.size()) {
+        raw->sent_at[raw->next] = Clock::now();
+        raw->ws->send(*raw->frames[raw->next++]);
+      }
+      {
+        std::lock_guard done(done_mutex);
+        ++total_acked;
+      }
+      if (raw->acked == raw->frames.size()) done_cv.notify_all();
+      (void)a;
+    };
+    std::string error;
+    p->ws = WsClient::connect(a.host, a.port, "/", std::move(options), &error);
+    if (!p->ws) {
+      std::cerr << "connect failed: " << error << "\n";
+      return 1;
+    }
+  }
+  auto start = Clock::now();
+  for (auto& p : pubs) {
+    std::lock_guard lock(p->mutex);
+    while (p->next < p->frames.size() && p->next < a.window) {
+      p->sent_at[p->next] = Clock::now();
+      p->ws->send(*p->frames[p->next++]);
+    }
+  }
+  {
+    std::unique_lock lock(done_mutex);
+    done_cv.wait_for(lock, std::chrono::minutes(10), [&] { return total_acked >= a.events; });
+  }
+  auto seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  std::size_t refused = 0;
+  for (auto& p : pubs) {
+    std::lock_guard lock(p->mutex);
+    all.insert(all.end(), p->latencies_ms.begin(), p->latencies_ms.end());
+    refused += p->refused;
+    if (!p->first_refusal.empty())
+      std::fprintf(stderr, "first refusal: %s\n", p->first_refusal.c_str());
+  }
+  std::printf(
+      "publish: %zu events over %zu connection(s), compression %s: %.0f events/s (%.2f s), %zu OK, "
+      "%zu "
+      "refused\n",
+      a.events, a.connections, a.compression ? "on" : "off",
+      static_cast<double>(all.size()) / seconds, seconds, all.size(), refused);
+  print_latency("OK", all);
+  for (auto& p : pubs) p->ws->close();
+  return all.size() == a.events ? 0 : 1;
+}
+
+int run_req(const Args& a) {
+  WsClient::Options options;
+  options.compression = a.compression;
+  std::string error;
+  auto ws = WsClient::connect(a.host, a.port, "/", std::move(options), &error);
+  if (!ws) {
+    std::cerr << "connect failed: " << error << "\n";
+    return 1;
+  }
+  std::vector<double> latencies;
+  std::size_t events = 0;
+  auto start = Clock::now();
+  for (std::size_t r = 0; r < a.requests; ++r) {
+    auto subid = "r" + std::to_string(r);
+    auto t0 = Clock::now();
+    ws->send("[\"REQ\",\"" + subid + "\"," + a.filter + "]");
+    std::size_t got = 0;
+    while (true) {
+      auto text = ws->receive(std::chrono::seconds(30));
+      if (!text) {
+        std::cerr << "timeout waiting for EOSE\n";
+        return 1;
+      }
+      if (text->rfind("[\"EOSE\"", 0) == 0) break;
+      if (text->rfind("[\"EVENT\"", 0) == 0) ++got;
+    }
+    latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    events += got;
+    ws->send("[\"CLOSE\",\"" + subid + "\"]");
+  }
+  auto seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("req: %zu requests, %.1f events per REQ, %.0f REQ/s, filter %s\n", a.requests,
+              static_cast<double>(events) / static_cast<double>(a.requests),
+              static_cast<double>(a.requests) / seconds, a.filter.c_str());
+  print_latency("REQ->EOSE", latencies);
+  return 0;
+}
+
+/// Idle connections with raw sockets (no thread per connection).
+int run_idle(const Args& a) {
+  std::vector<int> fds;
+  const std::string request =
+      "GET / HTTP/1.1\r\nHost: " + a.host +
+      "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  auto start = Clock::now();
+  for (std::size_t i = 0; i < a.connections; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+      std::perror("socket");
+      break;
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(a.port);
+    ::inet_pton(AF_INET, a.host.c_str(), &addr.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(request.size())) {
+      std::perror("connect");
+      ::close(fd);
+      break;
+    }
+    char buf[512];
+    auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0 ||
+        std::string(buf, static_cast<std::size_t>(n)).find(" 101 ") == std::string::npos) {
+      std::cerr << "handshake refused at connection " << i << "\n";
+      ::close(fd);
+      break;
+    }
+    fds.push_back(fd);
+  }
+  std::printf("idle: %zu connections open in %.2f s; holding %d s\n", fds.size(),
+              std::chrono::duration<double>(Clock::now() - start).count(), a.hold_secs);
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(a.hold_secs));
+  for (int fd : fds) ::close(fd);
+  return fds.size() == a.connections ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!parse_args(argc, argv, args)) {
+    usage();
+    return 2;
+  }
+  if (args.mode == "publish") return run_publish(args);
+  if (args.mode == "req") return run_req(args);
+  return run_idle(args);
+}
