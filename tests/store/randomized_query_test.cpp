@@ -157,7 +157,7 @@ TEST_P(RandomizedQueryTest, IndexedQueryEqualsBruteForce) {
   RandomWorld world(GetParam());
 
   std::vector<EventPtr> written;
-  while (written.size() < 4000) {
+  while (written.size() < 3000) {
     std::vector<EventPtr> batch;
     for (std::size_t i = 0, n = 1 + world.pick(200); i < n; ++i)
       batch.push_back(world.random_event(written, now));
@@ -181,11 +181,11 @@ TEST_P(RandomizedQueryTest, IndexedQueryEqualsBruteForce) {
     }
     EXPECT_FALSE(nostr::is_ephemeral(ev->kind));
   }
-  ASSERT_GT(survivors.size(), 1000u);
+  ASSERT_GT(survivors.size(), 800u);
   ASSERT_LT(survivors.size(), written.size());
 
   int non_trivial = 0;  // guards against a generator that only makes empty results
-  for (int q = 0; q < 3000; ++q) {
+  for (int q = 0; q < 2000; ++q) {
     nostr::Filters filters;
     for (std::size_t i = 0, n = 1 + world.pick(3); i < n; ++i)
       filters.push_back(world.random_filter(written));
@@ -199,6 +199,7 @@ TEST_P(RandomizedQueryTest, IndexedQueryEqualsBruteForce) {
     for (auto& f : unlimited) f.limit.reset();
     ASSERT_EQ(store.count(filters), brute_count(survivors, unlimited)) << "count " << q;
   }
+  EXPECT_GT(non_trivial, 500);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomizedQueryTest, ::testing::Values(1u, 2u, 3u));
