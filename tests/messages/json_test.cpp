@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <rapidjson/document.h>
+
 #include <map>
 
 #include "messages/nostr/canonical.hpp"
@@ -280,6 +282,27 @@ TEST(SerializeFilter, RoundTrips) {
   ASSERT_TRUE(f.ok()) << f.error();
   EXPECT_EQ(serialize_filter(*f), json);
   EXPECT_EQ(serialize_filter(Filter{}), "{}");
+}
+
+}  // namespace
+}  // namespace graspd::nostr
+
+namespace graspd::nostr {
+namespace {
+
+TEST(ParseValue, EventAndFilterFromAnExistingDocument) {
+  const Event ev = testing::signed_event("from a DOM", {{"d", "x"}});
+  const std::string json = "[" + serialize_event(ev) + ",{\"#d\":[\"x\"],\"kinds\":[1]}]";
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  ASSERT_FALSE(doc.HasParseError());
+  auto parsed_event = parse_event(doc[0], ParseLimits{});
+  ASSERT_TRUE(parsed_event.ok()) << parsed_event.error();
+  EXPECT_EQ(*parsed_event, ev);
+  auto parsed_filter = parse_filter(doc[1], ParseLimits{});
+  ASSERT_TRUE(parsed_filter.ok()) << parsed_filter.error();
+  EXPECT_TRUE(parsed_filter->matches(*parsed_event));
+  EXPECT_FALSE(parse_filter(doc[0], ParseLimits{}).ok()) << "an event is not a filter";
 }
 
 }  // namespace
