@@ -6,6 +6,7 @@
 #pragma once
 
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -20,8 +20,8 @@ using Self = relay_connection_actor::stateful_pointer<RelayConnectionState>;
 class Bridge final : public runtime::RelayClientHandler {
  public:
   explicit Bridge(relay_connection_actor target) : target_(std::move(target)) {}
-  void on_open(std::size_t peer_max) override {
-    caf::anon_send(target_, atom::relay_open::value, peer_max);
+  void on_open(runtime::PeerLimits peer) override {
+    caf::anon_send(target_, atom::relay_open::value, peer.max_message_bytes, peer.max_filters);
   }
   void on_message(std::string&& text) override {
     caf::anon_send(target_, atom::relay_msg::value, std::move(text));
@@ -193,9 +193,9 @@ relay_connection_actor::behavior_type relay_connection(
         self->state.client.reset();
         self->quit();
       },
-      [=](atom::relay_open, std::size_t peer_max) {
+      [=](atom::relay_open, std::size_t max_message_bytes, std::size_t max_filters) {
         self->state.open = true;
-        self->send(self->state.manager, RelayUp{self->state.relay, peer_max});
+        self->send(self->state.manager, RelayUp{self->state.relay, max_message_bytes, max_filters});
       },
       [=](atom::relay_msg, std::string& text) { on_frame(self, text); },
       [=](atom::relay_gone, bool was_open, std::string& reason) {

@@ -8,7 +8,10 @@
 #include <rapidjson/writer.h>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "runtime/log.hpp"
 
@@ -104,6 +107,7 @@ void execute(Self self, const sync::Commands& commands) {
         command);
   }
   st.status_dirty = true;
+  st.state_dirty = true;
 }
 
 /// Reports from a connection that was already replaced are ignored.
@@ -140,6 +144,38 @@ void publish_status(Self self) {
   st.status_dirty = false;
   update_gauges(self);
   if (st.board) st.board->publish("sync", sync_status_json(st, now(self)));
+}
+
+void load_state(Self self) {
+  auto& st = self->state;
+  if (st.config.state_file.empty()) return;
+  std::ifstream in(st.config.state_file);
+  if (!in) return;
+  std::stringstream text;
+  text << in.rdbuf();
+  if (st.plan->restore_json(text.str()))
+    log::info(component, "resumed sync state of ", st.plan->relays().size(), " relays");
+  else
+    log::warn(component, "ignoring unreadable sync state ", st.config.state_file);
+}
+
+/// Written to a temporary file then renamed, so a crash leaves the old or
+/// the new state, never half of one. Small (counts of repos and roots).
+void save_state(SyncManagerState& st, std::int64_t t) {
+  if (st.config.state_file.empty()) return;
+  auto temporary = st.config.state_file + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << st.plan->snapshot_json(t);
+    if (!out) {
+      log::warn(component, "cannot write ", temporary);
+      return;
+    }
+  }
+  if (std::rename(temporary.c_str(), st.config.state_file.c_str()) != 0)
+    log::warn(component, "cannot replace ", st.config.state_file);
+  st.state_dirty = false;
+  st.last_state_save = std::chrono::steady_clock::now();
 }
 
 std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
@@ -234,8 +270,26 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
   st.board = std::move(board);
   st.rng.seed(config.random_seed);
   if (registry) st.metrics = std::make_shared<SyncMetrics>(*registry);
+  load_state(self);
   if (config.bootstrap_relay)
     execute(self, st.plan->add_bootstrap_relay(*config.bootstrap_relay, now(self)));
+  // Exit messages come from linked connections (their normal quit follows a
+  // RelayDown; a crash must not take the manager down: it counts as a lost
+  // connection) or from the daemon stopping us: then save before quitting.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& st = self->state;
+    for (auto it = st.connections.begin(); it != st.connections.end(); ++it) {
+      if (caf::actor_cast<caf::actor_addr>(it->second) != msg.source) continue;
+      auto relay = it->first;
+      st.connections.erase(it);
+      if (msg.reason != caf::exit_reason::normal)
+        execute(self, st.plan->on_disconnected(relay, "connection actor failed", now(self)));
+      return;
+    }
+    if (msg.source) return;  // a connection already forgotten
+    save_state(st, now(self));
+    self->quit(msg.reason);
+  });
   self->delayed_send(self, config.disconnect_check_interval, atom::tick::value);
   self->send(self, atom::publish::value);
   return {
@@ -247,7 +301,8 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         auto& figures = self->state.figures[up.relay];
         figures.last_connect = now(self);
         log::info(component, "connected to " + up.relay);
-        execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, now(self)));
+        execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
+                                                     now(self)));
       },
       [=](RelayDown& down) {
         if (!from_current(self, down.relay)) return;
@@ -323,6 +378,10 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       },
       [=](atom::publish) {
         publish_status(self);
+        auto& st = self->state;
+        if (st.state_dirty &&
+            std::chrono::steady_clock::now() - st.last_state_save >= st.config.state_save_interval)
+          save_state(st, now(self));
         self->delayed_send(self, self->state.config.status_interval, atom::publish::value);
       },
       [=](atom::status) -> std::string { return sync_status_json(self->state, now(self)); },

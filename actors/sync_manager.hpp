@@ -8,6 +8,7 @@
 #pragma once
 
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
 #include <functional>
@@ -37,6 +38,9 @@ struct SyncManagerConfig {
   std::chrono::seconds daily_max{90000};
   std::chrono::seconds disconnect_check_interval{60};
   std::chrono::milliseconds status_interval{1000};
+  /// Where the confirmed sync state survives restarts; empty = not persisted.
+  std::string state_file;
+  std::chrono::seconds state_save_interval{30};
   /// Unix time in seconds (injectable: tests drive it from the test clock).
   std::function<std::int64_t()> unix_now;
   std::uint64_t random_seed = std::random_device{}();
@@ -74,6 +78,8 @@ struct SyncManagerState {
   std::map<std::string, std::uint64_t> daily_tokens;
   std::uint64_t next_daily_token = 1;
   bool status_dirty = true;
+  bool state_dirty = false;
+  std::chrono::steady_clock::time_point last_state_save{};
 };
 
 sync_manager_actor::behavior_type sync_manager(

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "messages/nostr/json.hpp"
 
 namespace graspd::sync {
@@ -124,12 +128,13 @@ nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> 
   return out;
 }
 
-std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes) {
+std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes,
+                                         std::size_t max_filters) {
   std::vector<nostr::Filters> out;
   std::size_t used = 0;
   for (const auto& filter : filters) {
     auto bytes = nostr::serialize_filter(filter).size() + 1;
-    if (out.empty() || used + bytes > max_bytes) {
+    if (out.empty() || used + bytes > max_bytes || out.back().size() >= max_filters) {
       out.emplace_back();
       used = req_frame_overhead;
     }
@@ -158,6 +163,10 @@ SyncItems SyncPlan::pending_items(const RelayState& state) const {
 
 std::size_t SyncPlan::max_bytes(const RelayState& state) const {
   return state.max_message_bytes ? state.max_message_bytes : config_.default_max_message_bytes;
+}
+
+std::size_t SyncPlan::max_filters(const RelayState& state) const {
+  return state.max_filters ? state.max_filters : config_.default_max_filters;
 }
 
 bool SyncPlan::has_work(const RelayUrl& relay, const RelayState& state) const {
@@ -235,7 +244,7 @@ std::vector<std::string> SyncPlan::open(const RelayUrl& relay, RelayState& state
                                         const nostr::Filters& filters,
                                         std::optional<std::uint64_t> batch, Commands& out) {
   std::vector<std::string> ids;
-  for (auto& group : pack_filters(filters, max_bytes(state))) {
+  for (auto& group : pack_filters(filters, max_bytes(state), max_filters(state))) {
     auto id = "gs" + std::to_string(next_subscription_++);
     state.subscriptions[id] = Subscription{layer, group, batch};
     out.push_back(OpenSubscription{relay, id, std::move(group)});
@@ -295,13 +304,14 @@ void SyncPlan::dial(const RelayUrl& relay, RelayState& state, Commands& out) {
 }
 
 Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
-                                std::int64_t now) {
+                                std::size_t max_filters, std::int64_t now) {
   Commands out;
   auto it = relays_.find(relay);
   if (it == relays_.end()) return out;
   auto& state = it->second;
   state.status = ConnectionStatus::connected;
   state.max_message_bytes = max_message_bytes;
+  state.max_filters = max_filters;
   state.health = RelayHealth{};
   state.subscriptions.clear();
   const bool fresh = !state.last_connected || !state.disconnected_at ||
@@ -525,6 +535,69 @@ std::int64_t SyncPlan::backoff_seconds(const RelayState& state, std::int64_t now
   auto exponent = std::min<std::uint32_t>(failures - 1, 30);
   auto delay = config_.base_backoff_seconds << exponent;
   return std::min(delay, config_.max_backoff_seconds);
+}
+
+std::string SyncPlan::snapshot_json(std::int64_t now) const {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto string = [&](const std::string& text) {
+    w.String(text.c_str(), static_cast<rapidjson::SizeType>(text.size()));
+  };
+  w.StartObject();
+  w.Key("saved_at");
+  w.Int64(now);
+  w.Key("relays");
+  w.StartArray();
+  for (const auto& [relay, state] : relays_) {
+    // A relay still connected is saved as if it disconnected now.
+    auto last = state.status == ConnectionStatus::connected ? std::optional<std::int64_t>(now)
+                                                            : state.last_connected;
+    if (!last || state.confirmed.empty()) continue;
+    w.StartObject();
+    w.Key("url");
+    string(relay);
+    w.Key("last_connected");
+    w.Int64(*last);
+    w.Key("repos");
+    w.StartArray();
+    for (const auto& repo : state.confirmed.repos) string(repo);
+    w.EndArray();
+    w.Key("roots");
+    w.StartArray();
+    for (const auto& root : state.confirmed.roots) string(nostr::to_hex(root));
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+bool SyncPlan::restore_json(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays") ||
+      !doc["relays"].IsArray() || !doc.HasMember("saved_at") || !doc["saved_at"].IsInt64())
+    return false;
+  const auto saved_at = doc["saved_at"].GetInt64();
+  for (const auto& entry : doc["relays"].GetArray()) {
+    if (!entry.IsObject() || !entry.HasMember("url") || !entry["url"].IsString() ||
+        !entry.HasMember("last_connected") || !entry["last_connected"].IsInt64())
+      continue;
+    auto& state = ensure_relay(entry["url"].GetString());
+    state.last_connected = entry["last_connected"].GetInt64();
+    state.disconnected_at = saved_at;
+    if (entry.HasMember("repos") && entry["repos"].IsArray())
+      for (const auto& repo : entry["repos"].GetArray())
+        if (repo.IsString()) state.confirmed.repos.insert(repo.GetString());
+    if (entry.HasMember("roots") && entry["roots"].IsArray())
+      for (const auto& root : entry["roots"].GetArray()) {
+        EventId id;
+        if (root.IsString() && nostr::from_hex(root.GetString(), id))
+          state.confirmed.roots.insert(id);
+      }
+  }
+  return true;
 }
 
 }  // namespace graspd::sync

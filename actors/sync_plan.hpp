@@ -65,6 +65,8 @@ struct SyncConfig {
   std::size_t refs_per_filter = 100;
   /// Assumed REQ frame limit when the peer's NIP-11 does not say.
   std::size_t default_max_message_bytes = 65536;
+  /// Filters per REQ when the peer does not advertise limitation.max_filters.
+  std::size_t default_max_filters = 10;
   /// Canonical URLs of this service itself: never dialled.
   std::set<RelayUrl> own_relays;
 };
@@ -113,6 +115,7 @@ struct RelayState {
   /// Subscriptions the peer closed for rate limiting, re-sent after the cooldown.
   std::map<std::string, Subscription> deferred;
   std::size_t max_message_bytes = 0;
+  std::size_t max_filters = 0;
   bool retry_armed = false;
   bool daily_armed = false;
   /// Items whose subscriptions the peer refused (not for rate limiting); not
@@ -162,8 +165,10 @@ nostr::Filters announcement_filters(std::optional<std::int64_t> since);
 /// e/E/q for root events, `refs_per_filter` references per filter.
 nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
                             std::size_t refs_per_filter);
-/// Packs filters into groups whose REQ frame stays within `max_bytes`.
-std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes);
+/// Packs filters into groups whose REQ frame stays within `max_bytes` and
+/// holds at most `max_filters` filters.
+std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes,
+                                         std::size_t max_filters);
 
 /// The SyncManager's state: RepoSyncIndex, RelaySyncIndex (with the
 /// PendingSyncIndex folded into each RelayState) and the decisions over them.
@@ -176,7 +181,9 @@ class SyncPlan {
   /// A self-subscriber batch. Only deltas reach the relays.
   Commands on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now);
 
-  Commands on_connected(const RelayUrl& relay, std::size_t max_message_bytes, std::int64_t now);
+  /// `max_message_bytes` / `max_filters`: the peer's NIP-11 limits, 0 when unknown.
+  Commands on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
+                        std::size_t max_filters, std::int64_t now);
   Commands on_connect_failed(const RelayUrl& relay, const std::string& error, std::int64_t now);
   Commands on_disconnected(const RelayUrl& relay, const std::string& reason, std::int64_t now);
   Commands on_eose(const RelayUrl& relay, const std::string& subscription_id, std::int64_t now);
@@ -190,6 +197,13 @@ class SyncPlan {
   Commands on_daily_tick(const RelayUrl& relay, std::int64_t now);
   /// The periodic empty-relay and reconnect check.
   Commands on_disconnect_check(std::int64_t now);
+
+  /// Confirmed state and last connection time of every relay, as JSON, so a
+  /// restart resumes with a catch-up instead of a full download.
+  std::string snapshot_json(std::int64_t now) const;
+  /// Restores a snapshot taken at `saved_at` (every relay starts
+  /// disconnected, as if it had dropped then); false when `json` is invalid.
+  bool restore_json(const std::string& json);
 
   const RepoSyncIndex& repositories() const { return repos_; }
   const std::map<RelayUrl, RelayState>& relays() const { return relays_; }
@@ -221,6 +235,7 @@ class SyncPlan {
   void arm_retry(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
   bool has_work(const RelayUrl& relay, const RelayState& state) const;
   std::size_t max_bytes(const RelayState& state) const;
+  std::size_t max_filters(const RelayState& state) const;
 
   SyncConfig config_;
   RepoSyncIndex repos_;

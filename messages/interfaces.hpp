@@ -84,7 +84,7 @@ using relay_connection_actor = caf::typed_actor<
     // Hang up (the manager no longer needs this relay).
     caf::reacts_to<atom::shutdown>,
     // INTERNAL, from the transport bridge.
-    caf::reacts_to<atom::relay_open, std::size_t>, caf::reacts_to<atom::relay_msg, std::string>,
+    caf::reacts_to<atom::relay_open, std::size_t, std::size_t>, caf::reacts_to<atom::relay_msg, std::string>,
     caf::reacts_to<atom::relay_gone, bool, std::string>,
     // INTERNAL: report traffic counters to the manager.
     caf::reacts_to<atom::tick>>;

@@ -46,6 +46,8 @@ struct RelayUp {
   std::string relay;
   /// The peer's NIP-11 limitation.max_message_length; 0 when unknown.
   std::size_t max_message_bytes = 0;
+  /// The peer's NIP-11 limitation.max_filters; 0 when unknown.
+  std::size_t max_filters = 0;
 };
 
 /// RelayConnection -> SyncManager: the connection ended (or never opened);
@@ -102,7 +104,7 @@ typename Inspector::result_type inspect(Inspector& f, SyncUnsubscribe& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayUp& x) {
-  return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes);
+  return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes, x.max_filters);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayDown& x) {

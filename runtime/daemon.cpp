@@ -24,6 +24,7 @@
 #include "runtime/metrics.hpp"
 #include "runtime/nip11.hpp"
 #include "runtime/version.hpp"
+#include "runtime/status_board.hpp"
 #include "runtime/ws_relay_boot.hpp"
 
 namespace graspd::runtime {
@@ -47,7 +48,10 @@ std::vector<LongLivedActor> long_lived_actors() {
   auto relay = std::make_shared<RelayBoot>();
   return {
       {"store_writer", [relay](Services& services) { return relay->start_store_writer(services); }},
+      {"acceptance",
+       [relay](Services& services) { return relay->start_acceptance(services); }},
       {"relay", [relay](Services& services) { return relay->start_relay(services); }},
+      {"sync_manager", [relay](Services& services) { return relay->start_sync(services); }},
       {"process_monitor",
        [](Services& services) {
          actors::ProcessMonitorOptions options;
@@ -69,13 +73,15 @@ std::string endpoint_text(const std::string& host, std::uint16_t port) {
   return shown + ":" + std::to_string(port);
 }
 
-SiteContent site_content(const Config& config, Metrics& metrics) {
+SiteContent site_content(const Config& config, Metrics& metrics,
+                         std::shared_ptr<StatusBoard> status) {
   auto info = relay_information(config);
   SiteContent content;
   content.landing_page = landing_page_html(info.name, info.description, config.domain, version());
   // The configuration is fixed for the process lifetime: render the document once.
   content.nip11 = [document = nip11_json(info)] { return document; };
   if (config.metrics_enabled) content.metrics = [&metrics] { return metrics.serialize(); };
+  content.api_document = [status](const std::string& name) { return status->get(name); };
   return content;
 }
 
@@ -160,18 +166,26 @@ int Daemon::run() {
                     return route_request(request, *content);
                   }};
 
-  Services services{config_, system, io, metrics, http, {}};
+  auto status = std::make_shared<StatusBoard>();
+  Services services{config_, system, io, metrics, http, status, {}};
   std::vector<std::pair<std::string, caf::actor>> running;
   try {
-    for (auto& entry : long_lived_actors()) {
-      running.emplace_back(entry.name, entry.spawn(services));
-      log::debug(component, "started ", entry.name);
-    }
+    // Bind first: with port 0 the domain (which the acceptance policy and the
+    // sync engine's own-relay guard need) is only known now. Nothing is
+    // accepted before the network threads run, after every actor started.
     http.start();
     if (config_.bind_port == 0 && config_.domain == config_.bind_address) {
       config_.domain = endpoint_text(config_.bind_host, http.port());
+      config_.bind_port = http.port();
     }
-    *content = site_content(config_, metrics);
+    for (auto& entry : long_lived_actors()) {
+      // An entry may decline to start (e.g. sync disabled).
+      if (auto handle = entry.spawn(services)) {
+        running.emplace_back(entry.name, std::move(handle));
+        log::debug(component, "started ", entry.name);
+      }
+    }
+    *content = site_content(config_, metrics, status);
   } catch (const std::exception& failure) {
     log::error(component, "cannot start: ", failure.what(), " (bind address ", config_.bind_address,
                ")");

@@ -21,6 +21,7 @@ namespace graspd::runtime {
 
 class HttpServer;
 class Metrics;
+class StatusBoard;
 
 /// What the wiring code (daemon.cpp's registry section) gets to build long-lived components.
 /// Every reference stays valid until shutdown has completed.
@@ -30,6 +31,7 @@ struct Services {
   boost::asio::io_context& io;  ///< run by the network threads
   Metrics& metrics;             ///< one registry for every component's metrics
   HttpServer& http;             ///< set_websocket_handler() here before the listener starts
+  std::shared_ptr<StatusBoard> status;  ///< JSON snapshots served at /api/<name>
 
   /// Called on shutdown in reverse registration order, after the listener stopped accepting and
   /// before the network threads stop (e.g. close WebSocket sessions). Must not block long.

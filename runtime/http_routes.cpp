@@ -59,12 +59,17 @@ const std::vector<std::pair<std::string, std::string>>& cors_headers() {
 
 HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& content) {
   auto path = path_of(request.target);
-  bool known = path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics);
+  std::shared_ptr<const std::string> api;
+  if (path.rfind("/api/", 0) == 0 && content.api_document)
+    api = content.api_document(std::string(path.substr(5)));
+  bool known =
+      path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics) || api;
   if (!known) return text_response(404, "not found\n");
   if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
   if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
 
   if (path == "/healthz") return text_response(200, "ok\n");
+  if (api) return HttpResponse{200, "application/json", *api, {}};
   if (path == "/metrics") {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", content.metrics(), {}};
   }

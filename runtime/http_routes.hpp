@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,8 @@ struct SiteContent {
   std::string landing_page;              ///< HTML of GET /
   std::function<std::string()> nip11;    ///< NIP-11 JSON of GET / with nostr+json Accept
   std::function<std::string()> metrics;  ///< /metrics text; empty function = metrics disabled
+  /// JSON behind GET /api/<name> (e.g. "sync"); null when nothing is published under `name`.
+  std::function<std::shared_ptr<const std::string>(const std::string& name)> api_document;
 };
 
 /// Headers every response carries (CORS for browser clients).

@@ -28,6 +28,16 @@ RelayInformation relay_information(const Config& config) {
   info.software = software_url;
   info.version = std::string(version());
   info.supported_nips = {1, 9, 11, 40, 45};
+  info.supported_grasps = {"GRASP-01"};
+  // GRASP-03 (Sync+) is not implemented yet: it is not advertised even when
+  // NGIT_SYNC_PLUS_ENABLED is true.
+  if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");
+  info.repo_acceptance_criteria =
+      "Stores repository announcements (kind 30617) that list " + config.domain +
+      " in both their clone and relays tags (or whose author maintains such a repository), "
+      "state events from their maintainers, and events that reference a stored repository or "
+      "event or are referenced by one; profiles and relay lists only from repository owners, "
+      "maintainers and thread participants.";
   auto limit = [&info](const char* key, std::uint64_t value) {
     info.limitation.emplace_back(key, static_cast<std::int64_t>(value));
   };
@@ -67,6 +77,8 @@ std::string nip11_json(const RelayInformation& info) {
   writer.StartArray();
   for (const auto& grasp : info.supported_grasps) write_string(writer, grasp);
   writer.EndArray();
+  writer.Key("repo_acceptance_criteria");
+  write_string(writer, info.repo_acceptance_criteria);
   writer.Key("limitation");
   writer.StartObject();
   for (const auto& [key, value] : info.limitation) {

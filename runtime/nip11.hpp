@@ -18,7 +18,8 @@ struct RelayInformation {
   std::string software;
   std::string version;
   std::vector<int> supported_nips;            ///< only NIPs graspd really implements
-  std::vector<std::string> supported_grasps;  ///< e.g. "GRASP-01"; empty until policy/sync exist
+  std::vector<std::string> supported_grasps;  ///< "GRASP-01", "GRASP-02" while sync runs
+  std::string repo_acceptance_criteria;       ///< one true sentence about what is stored
   std::vector<std::pair<std::string, std::int64_t>> limitation;  ///< in insertion order
 };
 

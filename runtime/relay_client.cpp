@@ -71,15 +71,21 @@ std::string host_header(const ParsedUrl& url) {
   return url.host + ":" + std::to_string(url.port);
 }
 
-std::size_t parse_max_message_length(const std::string& body) {
+PeerLimits parse_peer_limits(const std::string& body) {
+  PeerLimits out;
   rapidjson::Document doc;
   doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return 0;
+  if (doc.HasParseError() || !doc.IsObject()) return out;
   auto limitation = doc.FindMember("limitation");
-  if (limitation == doc.MemberEnd() || !limitation->value.IsObject()) return 0;
-  auto length = limitation->value.FindMember("max_message_length");
-  if (length == limitation->value.MemberEnd() || !length->value.IsUint64()) return 0;
-  return static_cast<std::size_t>(length->value.GetUint64());
+  if (limitation == doc.MemberEnd() || !limitation->value.IsObject()) return out;
+  auto field = [&](const char* name) -> std::size_t {
+    auto it = limitation->value.FindMember(name);
+    if (it == limitation->value.MemberEnd() || !it->value.IsUint64()) return 0;
+    return static_cast<std::size_t>(it->value.GetUint64());
+  };
+  out.max_message_bytes = field("max_message_length");
+  out.max_filters = field("max_filters");
+  return out;
 }
 
 /// One outbound connection: optional NIP-11 probe, then the WebSocket.
@@ -127,13 +133,19 @@ class Connection final : public RelayClient,
 
   void on_resolved(beast::error_code ec, tcp::resolver::results_type results) {
     if (ec) return finish("cannot resolve " + url_.host + ": " + ec.message());
+    bool ourselves = false;
     for (const auto& entry : results) {
+      if (is_own_endpoint(entry.endpoint())) {
+        ourselves = true;
+        continue;
+      }
       auto address = entry.endpoint().address().to_string();
       if (options_.allow_private_addresses || is_public_address(address))
         endpoints_.push_back(entry.endpoint());
     }
     if (endpoints_.empty())
-      return finish(url_.host + " resolves only to non-public addresses (refused)");
+      return finish(ourselves ? url_.host + " is this relay itself (refused)"
+                              : url_.host + " resolves only to non-public addresses (refused)");
     if (options_.fetch_relay_info)
       fetch_info();
     else
@@ -164,10 +176,22 @@ class Connection final : public RelayClient,
     });
   }
 
+  bool is_own_endpoint(const tcp::endpoint& endpoint) const {
+    if (options_.own_endpoint.empty()) return false;
+    auto colon = options_.own_endpoint.rfind(':');
+    if (colon == std::string::npos) return false;
+    if (options_.own_endpoint.substr(colon + 1) != std::to_string(endpoint.port())) return false;
+    beast::error_code ec;
+    auto own = net::ip::make_address(host_for_resolver(options_.own_endpoint.substr(0, colon)), ec);
+    if (ec) return false;
+    if (own.is_unspecified()) return endpoint.address().is_loopback();
+    return own == endpoint.address();
+  }
+
   void fetch_info() {
     info_layer_.emplace(make_layer<Layer>(strand_));
     connect_layer(*info_layer_, [this, self = self()](beast::error_code ec) {
-      if (ec) return info_done(0);
+      if (ec) return info_done({});
       info_request_ = {http::verb::get, url_.path_and_query.empty() ? "/" : url_.path_and_query,
                        11};
       info_request_.set(http::field::host, host_header(url_));
@@ -176,22 +200,22 @@ class Connection final : public RelayClient,
       beast::get_lowest_layer(*info_layer_).expires_after(info_timeout);
       http::async_write(
           *info_layer_, info_request_, [this, self](beast::error_code ec2, std::size_t) {
-            if (ec2) return info_done(0);
+            if (ec2) return info_done({});
             info_parser_.emplace();
             info_parser_->body_limit(max_info_bytes);
             http::async_read(*info_layer_, info_buffer_, *info_parser_,
                              [this, self](beast::error_code ec3, std::size_t) {
-                               auto max = 0u;
+                               PeerLimits limits;
                                if (!ec3 && info_parser_->get().result_int() == 200)
-                                 max = parse_max_message_length(info_parser_->get().body());
-                               info_done(max);
+                                 limits = parse_peer_limits(info_parser_->get().body());
+                               info_done(limits);
                              });
           });
     });
   }
 
-  void info_done(std::size_t peer_max) {
-    peer_max_ = peer_max;
+  void info_done(PeerLimits limits) {
+    peer_ = limits;
     if (info_layer_) {
       beast::error_code ignored;
       beast::get_lowest_layer(*info_layer_).socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -219,7 +243,7 @@ class Connection final : public RelayClient,
         if (ec2) return finish("websocket handshake failed: " + ec2.message());
         if (closing_) return shut_down("closed by graspd");
         open_ = true;
-        handler_->on_open(peer_max_);
+        handler_->on_open(peer_);
         read();
         write_next();
       });
@@ -297,7 +321,7 @@ class Connection final : public RelayClient,
   http::request<http::empty_body> info_request_;
   std::optional<http::response_parser<http::string_body>> info_parser_;
   beast::flat_buffer info_buffer_;
-  std::size_t peer_max_ = 0;
+  PeerLimits peer_;
   std::optional<websocket::stream<Layer>> ws_;
   beast::flat_buffer buffer_;
   std::deque<std::string> outbox_;

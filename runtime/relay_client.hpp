@@ -32,6 +32,16 @@ struct RelayClientOptions {
   bool allow_private_addresses = false;
   /// Fetch the peer's NIP-11 document before connecting, for REQ sizing.
   bool fetch_relay_info = true;
+  /// This service's own listening endpoint ("ip:port"): never dialled, even
+  /// under another name (protocol.md §4.7). An unspecified ip (0.0.0.0, ::)
+  /// stands for every loopback address on that port.
+  std::string own_endpoint;
+};
+
+/// What the peer's NIP-11 document says about its limits; 0 = not advertised.
+struct PeerLimits {
+  std::size_t max_message_bytes = 0;
+  std::size_t max_filters = 0;
 };
 
 /// Receives the events of one client; called on the io thread, one at a
@@ -39,9 +49,8 @@ struct RelayClientOptions {
 class RelayClientHandler {
  public:
   virtual ~RelayClientHandler() = default;
-  /// Connected. `peer_max_message_bytes` is the NIP-11
-  /// limitation.max_message_length, or 0 when unknown.
-  virtual void on_open(std::size_t peer_max_message_bytes) = 0;
+  /// Connected; `peer` holds the NIP-11 limitation fields graspd uses.
+  virtual void on_open(PeerLimits peer) = 0;
   virtual void on_message(std::string&& text) = 0;
   /// The client is finished (connect failure or disconnect); called once.
   virtual void on_close(bool was_open, std::string reason) = 0;

@@ -14,6 +14,7 @@
 #include "runtime/http_server.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
+#include "runtime/sync_boot.hpp"
 #include "runtime/ws_metrics.hpp"
 #include "runtime/ws_session.hpp"
 #include "store/event_store.hpp"
@@ -23,6 +24,7 @@ namespace graspd::runtime {
 struct RelayBootState {
   std::shared_ptr<store::EventStore> store;
   store_writer_actor writer;
+  acceptance_actor acceptance;
   std::shared_ptr<RelayMetrics> metrics;
   std::shared_ptr<WsEndpoint> endpoint;
 };
@@ -99,6 +101,7 @@ caf::actor RelayBoot::start_relay(Services& services) {
   auto context = std::make_shared<RelayContext>();
   context->store = state_->store;
   context->writer = state_->writer;
+  context->acceptance = state_->acceptance;
   context->fanout = fanout;
   context->limits = limits_of(services.config);
   context->metrics = state_->metrics;
@@ -115,6 +118,21 @@ caf::actor RelayBoot::start_relay(Services& services) {
   services.http.set_websocket_handler(state_->endpoint->upgrade_handler());
   services.on_shutdown([endpoint = state_->endpoint] { endpoint->close_all(); });
   return caf::actor_cast<caf::actor>(fanout);
+}
+
+caf::actor RelayBoot::start_acceptance(Services& services) {
+  if (!state_->writer) throw std::logic_error("acceptance started before the store writer");
+  state_->acceptance = runtime::start_acceptance(services, state_->store, state_->writer);
+  return caf::actor_cast<caf::actor>(state_->acceptance);
+}
+
+caf::actor RelayBoot::start_sync(Services& services) {
+  if (!services.config.sync_enabled) {
+    log::info(component, "GRASP-02 sync disabled (NGIT_SYNC_ENABLED=false)");
+    return {};
+  }
+  return caf::actor_cast<caf::actor>(runtime::start_sync(
+      services, state_->store, state_->writer, state_->acceptance, services.status));
 }
 
 }  // namespace graspd::runtime

@@ -19,9 +19,15 @@ class RelayBoot {
   ~RelayBoot();
   /// Opens the store under config.data_path and spawns its writer.
   caf::actor start_store_writer(Services& services);
+  /// Spawns the GRASP-01 acceptance actor (client sessions and sync ask it
+  /// about every event); needs start_store_writer first.
+  caf::actor start_acceptance(Services& services);
   /// Spawns the fan-out, subscribes it to the change feed and installs the
-  /// WebSocket handler; needs start_store_writer first.
+  /// WebSocket handler; needs start_store_writer (and start_acceptance).
   caf::actor start_relay(Services& services);
+  /// Spawns the GRASP-02 sync engine when NGIT_SYNC_ENABLED; returns an
+  /// invalid handle otherwise.
+  caf::actor start_sync(Services& services);
 
  private:
   std::shared_ptr<RelayBootState> state_;

@@ -146,7 +146,7 @@ TEST_F(SyncActorsTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   ASSERT_EQ(peers_.size(), 1u);
   EXPECT_EQ(dials_[0].first, "peer.example");
   EXPECT_FALSE(dials_[0].second) << "relays from events may not be private";
-  peers_[0]->handler->on_open(0);
+  peers_[0]->handler->on_open({});
   run();
   auto reqs = peers_[0]->reqs();
   ASSERT_GE(reqs.size(), 2u);
@@ -167,7 +167,7 @@ TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
   start_manager();
   anon_send(manager_, discovery(repo_, {relay_}));
   run();
-  peers_[0]->handler->on_open(0);
+  peers_[0]->handler->on_open({});
   run();
   auto [sub, filters] = peers_[0]->reqs().back();
   auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
@@ -188,7 +188,7 @@ TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   start_manager();
   anon_send(manager_, discovery(repo_, {relay_}));
   run();
-  peers_[0]->handler->on_open(0);
+  peers_[0]->handler->on_open({});
   run();
   answer_all_with_eose(*peers_[0]);
   const auto disconnected_at = unix_now();
@@ -200,7 +200,7 @@ TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   EXPECT_EQ(peers_.size(), 1u);
   advance_time(1s);
   ASSERT_EQ(peers_.size(), 2u);
-  peers_[1]->handler->on_open(0);
+  peers_[1]->handler->on_open({});
   run();
   auto reqs = peers_[1]->reqs();
   ASSERT_FALSE(reqs.empty());
@@ -212,7 +212,7 @@ TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   run();
   advance_time(std::chrono::seconds(901));
   ASSERT_GE(peers_.size(), 3u);
-  peers_.back()->handler->on_open(0);
+  peers_.back()->handler->on_open({});
   run();
   for (const auto& [id, filters] : peers_.back()->reqs())
     for (const auto& f : filters) EXPECT_FALSE(f.since);
@@ -239,7 +239,7 @@ TEST_F(SyncActorsTest, RateLimitedSubscriptionWaitsForCooldown) {
   start_manager();
   anon_send(manager_, discovery(repo_, {relay_}));
   run();
-  peers_[0]->handler->on_open(0);
+  peers_[0]->handler->on_open({});
   run();
   auto before = peers_[0]->reqs().size();
   auto victim = peers_[0]->reqs().back().first;
@@ -255,7 +255,7 @@ TEST_F(SyncActorsTest, DailyTickRunsAFreshSync) {
   start_manager();
   anon_send(manager_, discovery(repo_, {relay_}));
   run();
-  peers_[0]->handler->on_open(0);
+  peers_[0]->handler->on_open({});
   run();
   answer_all_with_eose(*peers_[0]);
   ASSERT_EQ(relay_state(relay_).confirmed.repos.size(), 1u);

@@ -59,7 +59,7 @@ class SyncPlanTest : public ::testing::Test {
   /// Connects relay_a with one repo and confirms everything (EOSE on all).
   void connect_and_confirm(std::int64_t now) {
     plan_.on_repositories(repos({1}, {relay_a}, {root(1)}), now);
-    auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, now));
+    auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, 0, now));
     for (const auto& o : opened) plan_.on_eose(relay_a, o.subscription_id, now);
   }
 
@@ -85,7 +85,7 @@ TEST_F(SyncPlanTest, InitialConnectIsAFullHistorySync) {
   EXPECT_EQ(dial[0].relay, relay_a);
   EXPECT_EQ(state(relay_a).status, ConnectionStatus::connecting);
 
-  auto commands = plan_.on_connected(relay_a, 0, t0);
+  auto commands = plan_.on_connected(relay_a, 0, 0, t0);
   auto opened = only<OpenSubscription>(commands);
   ASSERT_GE(opened.size(), 2u);
   EXPECT_TRUE(targets_layer1(opened[0]));
@@ -150,7 +150,7 @@ TEST_F(SyncPlanTest, QuickReconnectCatchesUpFromLastConnected) {
   plan_.on_disconnected(relay_a, "reset", t0 + 100);
   EXPECT_TRUE(state(relay_a).subscriptions.empty());
   EXPECT_TRUE(state(relay_a).pending.empty());
-  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0 + 200));
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, 0, t0 + 200));
   ASSERT_FALSE(opened.empty());
   for (const auto& o : opened) {
     ASSERT_TRUE(has_since(o));
@@ -166,7 +166,7 @@ TEST_F(SyncPlanTest, QuickReconnectCatchesUpFromLastConnected) {
 TEST_F(SyncPlanTest, StaleReconnectIsAFreshSync) {
   connect_and_confirm(t0);
   plan_.on_disconnected(relay_a, "reset", t0 + 100);
-  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0 + 100 + 901));
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, 0, t0 + 100 + 901));
   for (const auto& o : opened) EXPECT_FALSE(has_since(o));
   EXPECT_TRUE(state(relay_a).confirmed.empty());
   EXPECT_EQ(state(relay_a).pending.size(), 1u);
@@ -250,9 +250,9 @@ TEST_F(SyncPlanTest, DailyTickIsAFreshSync) {
 
 TEST_F(SyncPlanTest, EmptyRelaysAreDisconnectedButNotBootstrapOrFirstSync) {
   plan_.add_bootstrap_relay(relay_b, t0);
-  plan_.on_connected(relay_b, 0, t0);
+  plan_.on_connected(relay_b, 0, 0, t0);
   plan_.on_repositories(repos({1}, {relay_a}), t0);
-  plan_.on_connected(relay_a, 0, t0);
+  plan_.on_connected(relay_a, 0, 0, t0);
   // relay_a is in its first historic sync (pending, nothing confirmed) and
   // relay_b is the bootstrap relay: neither is "empty".
   EXPECT_TRUE(only<HangUp>(plan_.on_disconnect_check(t0 + 60)).empty());
@@ -276,7 +276,7 @@ TEST_F(SyncPlanTest, BootstrapRelayIsAlwaysRetried) {
   auto retry = only<ArmRetry>(plan_.on_connect_failed(relay_b, "refused", t0));
   ASSERT_EQ(retry.size(), 1u);
   EXPECT_EQ(only<Dial>(plan_.on_retry_timer(relay_b, t0 + retry[0].delay_seconds)).size(), 1u);
-  plan_.on_connected(relay_b, 0, t0 + 10);
+  plan_.on_connected(relay_b, 0, 0, t0 + 10);
   auto again = only<ArmRetry>(plan_.on_disconnected(relay_b, "reset", t0 + 20));
   EXPECT_EQ(again.size(), 1u);
 }
@@ -290,7 +290,7 @@ TEST_F(SyncPlanTest, OwnRelayIsNeverDialled) {
 
 TEST_F(SyncPlanTest, RateLimitedSubscriptionIsResentAfterCooldown) {
   plan_.on_repositories(repos({1}, {relay_a}, {root(1)}), t0);
-  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0));
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, 0, t0));
   const auto& victim = opened.back();
   auto closed = plan_.on_closed(relay_a, victim.subscription_id, true, t0 + 1);
   auto retry = only<ArmRetry>(closed);
@@ -312,12 +312,29 @@ TEST_F(SyncPlanTest, RateLimitedSubscriptionIsResentAfterCooldown) {
 
 TEST_F(SyncPlanTest, RefusedSubscriptionIsNotRetriedInALoop) {
   plan_.on_repositories(repos({1}, {relay_a}), t0);
-  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, t0));
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_a, 0, 0, t0));
   auto commands = plan_.on_closed(relay_a, opened.back().subscription_id, false, t0 + 1);
   EXPECT_TRUE(state(relay_a).pending.empty());
   EXPECT_TRUE(only<OpenSubscription>(plan_.on_disconnect_check(t0 + 60)).empty());
   // The next fresh sync asks again.
   EXPECT_FALSE(only<OpenSubscription>(plan_.on_daily_tick(relay_a, t0 + 86400)).empty());
+}
+
+TEST_F(SyncPlanTest, RestartResumesWithCatchUpFromSnapshot) {
+  connect_and_confirm(t0);
+  auto snapshot = plan_.snapshot_json(t0 + 50);
+  SyncPlan restarted(config());
+  ASSERT_TRUE(restarted.restore_json(snapshot));
+  ASSERT_EQ(restarted.relays().at(relay_a).confirmed.repos.size(), 1u);
+  auto dial = only<Dial>(restarted.on_repositories(repos({1}, {relay_a}, {root(1)}), t0 + 60));
+  ASSERT_EQ(dial.size(), 1u);
+  auto opened = only<OpenSubscription>(restarted.on_connected(relay_a, 0, 0, t0 + 61));
+  for (const auto& o : opened) {
+    ASSERT_TRUE(has_since(o)) << "nothing is fetched from the beginning again";
+    EXPECT_EQ(*o.filters[0].since, t0 + 50 - 900);
+  }
+  EXPECT_TRUE(restarted.relays().at(relay_a).pending.empty());
+  EXPECT_FALSE(restarted.restore_json("{not json"));
 }
 
 TEST_F(SyncPlanTest, ReqFramesFitThePeerLimit) {
@@ -326,7 +343,7 @@ TEST_F(SyncPlanTest, ReqFramesFitThePeerLimit) {
   auto filters = item_filters(items, std::nullopt, 100);
   for (std::size_t limit : {16384u, 65536u}) {
     std::size_t total = 0;
-    for (const auto& group : pack_filters(filters, limit)) {
+    for (const auto& group : pack_filters(filters, limit, 1000)) {
       std::string frame = R"(["REQ","gs123456",)";
       for (const auto& f : group) frame += nostr::serialize_filter(f) + ",";
       frame.back() = ']';
@@ -335,6 +352,7 @@ TEST_F(SyncPlanTest, ReqFramesFitThePeerLimit) {
     }
     EXPECT_EQ(total, filters.size());
   }
+  for (const auto& group : pack_filters(filters, 1u << 20, 7)) EXPECT_LE(group.size(), 7u);
 }
 
 }  // namespace

@@ -1,0 +1,118 @@
+#include "runtime/sync_boot.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+
+#include <stdexcept>
+
+#include "actors/acceptance.hpp"
+#include "actors/self_subscriber.hpp"
+#include "actors/sync_manager.hpp"
+#include "messages/relay_url.hpp"
+#include "runtime/daemon.hpp"
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "store/event_store.hpp"
+
+namespace graspd::runtime {
+
+namespace {
+
+constexpr std::string_view component = "sync";
+
+/// Every spelling of this service as a relay URL (NGIT_DOMAIN and the bind
+/// address, ws and wss), canonical: never dialled.
+std::set<std::string> own_relay_urls(const Config& config) {
+  std::set<std::string> out;
+  for (const auto& host : {config.domain, config.bind_address})
+    for (const char* scheme : {"ws://", "wss://"})
+      if (auto url = canonical_relay_url(scheme + host)) out.insert(*url);
+  return out;
+}
+
+SyncManagerConfig sync_manager_config(const Config& config) {
+  SyncManagerConfig out;
+  auto& plan = out.plan;
+  plan.quick_reconnect_seconds = static_cast<std::int64_t>(config.sync_quick_reconnect_secs);
+  plan.consolidation_threshold = config.sync_consolidation_threshold;
+  plan.base_backoff_seconds = static_cast<std::int64_t>(config.sync_base_backoff_secs);
+  plan.max_backoff_seconds = static_cast<std::int64_t>(config.sync_max_backoff_secs);
+  plan.dead_after_seconds = static_cast<std::int64_t>(config.sync_dead_after_secs);
+  plan.rate_limit_cooldown_seconds =
+      static_cast<std::int64_t>(config.sync_rate_limit_cooldown_secs);
+  plan.own_relays = own_relay_urls(config);
+  auto& connection = out.connection;
+  connection.client.allow_private_addresses = config.sync_allow_private_addresses;
+  connection.client.max_message_bytes = config.max_message_bytes;
+  connection.client.own_endpoint = config.bind_host + ":" + std::to_string(config.bind_port);
+  connection.limits.max_message_bytes = config.max_message_bytes;
+  connection.limits.max_event_bytes = config.max_event_bytes;
+  if (!config.sync_bootstrap_relay_url.empty())
+    out.bootstrap_relay = canonical_relay_url(config.sync_bootstrap_relay_url);
+  out.daily_min = std::chrono::seconds(config.sync_daily_resync_min_secs);
+  out.daily_max = std::chrono::seconds(config.sync_daily_resync_max_secs);
+  out.disconnect_check_interval = std::chrono::seconds(config.sync_disconnect_check_interval_secs);
+  out.state_file = config.data_path + "/sync-state.json";
+  return out;
+}
+
+}  // namespace
+
+policy::PolicyConfig policy_config(const Config& config) {
+  policy::PolicyConfig out;
+  auto service = parse_host_port(config.domain);
+  if (!service) throw std::invalid_argument("invalid NGIT_DOMAIN \"" + config.domain + "\"");
+  out.service = *service;
+  auto join = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& item : items) text += item + ",";
+    return text;
+  };
+  auto events = policy::parse_pubkey_list(join(config.event_blacklist));
+  if (!events.error.empty())
+    throw std::invalid_argument("invalid NGIT_EVENT_BLACKLIST entry " + events.error);
+  out.event_blacklist = std::move(events.pubkeys);
+  auto white = policy::parse_repository_list(join(config.repository_whitelist));
+  if (!white.error.empty())
+    throw std::invalid_argument("invalid NGIT_REPOSITORY_WHITELIST entry " + white.error);
+  out.repository_whitelist = std::move(white.rules);
+  auto black = policy::parse_repository_list(join(config.repository_blacklist));
+  if (!black.error.empty())
+    throw std::invalid_argument("invalid NGIT_REPOSITORY_BLACKLIST entry " + black.error);
+  out.repository_blacklist = std::move(black.rules);
+  return out;
+}
+
+acceptance_actor start_acceptance(Services& services, std::shared_ptr<store::EventStore> store,
+                                  store_writer_actor writer) {
+  AcceptanceConfig config;
+  config.policy = policy_config(services.config);
+  auto handle = services.system.spawn(acceptance, std::move(config),
+                                      std::shared_ptr<const store::EventStore>(store), writer,
+                                      services.metrics.shared_registry());
+  caf::anon_send(writer, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
+  log::info("acceptance", "GRASP-01 acceptance policy for ", services.config.domain);
+  return handle;
+}
+
+sync_manager_actor start_sync(Services& services, std::shared_ptr<store::EventStore> store,
+                              store_writer_actor writer, acceptance_actor acceptance,
+                              std::shared_ptr<StatusBoard> board) {
+  auto manager = services.system.spawn(
+      sync_manager, sync_manager_config(services.config), std::move(acceptance), writer,
+      network_relay_clients(services.io), std::move(board), services.metrics.shared_registry());
+  auto subscriber = services.system.spawn(
+      self_subscriber, std::shared_ptr<const store::EventStore>(store), manager,
+      std::chrono::milliseconds(services.config.sync_batch_window_ms));
+  caf::anon_send(writer, atom::feed_subscribe::value,
+                 caf::actor_cast<store_feed_actor>(subscriber));
+  // The subscriber lives as long as the manager.
+  manager->attach_functor([subscriber](const caf::error&) {
+    caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
+  });
+  log::info(component, "GRASP-02 proactive sync running");
+  return manager;
+}
+
+}  // namespace graspd::runtime

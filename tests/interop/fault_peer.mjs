@@ -1,0 +1,138 @@
+// A scriptable, fault-injecting Nostr relay for graspd's sync tests.
+// It stores what it is sent (no signature checks: tests seed it), answers
+// REQ with at most `cap` events per filter (newest first), keeps
+// subscriptions live, and misbehaves on request. Control messages on any
+// connection:
+//   ["CONTROL", {cap, drop_after_events, refuse_for_ms, rate_limit_reqs,
+//                garbage_frames, raw_events, max_message_length}]  -> ["CONTROL","ok"]
+//   ["STATS"]  -> ["STATS", {connections, open_subscriptions, max_open_subscriptions,
+//                            reqs, closes, events}]
+// Prints "listening <port>" on stdout once ready. Usage: node fault_peer.mjs [port]
+import http from 'node:http';
+import { WebSocketServer } from 'ws';
+
+const settings = {
+  cap: 500,
+  drop_after_events: 0,   // close each connection after sending this many events (0 = never)
+  refuse_for_ms: 0,       // refuse new connections for this long (from the CONTROL message)
+  rate_limit_reqs: 0,     // answer the next N REQs with CLOSED rate-limited:
+  garbage_frames: 0,      // send this many garbage frames before each REQ's answer
+  raw_events: [],         // raw event JSON sent with every REQ answer (invalid sigs, oversized)
+  max_message_length: 0,  // advertised in NIP-11 when > 0
+};
+let refuseUntil = 0;
+const events = [];
+const stats = { connections: 0, open_subscriptions: 0, max_open_subscriptions: 0, reqs: 0,
+                closes: 0, events: 0, dials: 0 };
+
+function matches(f, ev) {
+  if (f.ids && !f.ids.includes(ev.id)) return false;
+  if (f.authors && !f.authors.includes(ev.pubkey)) return false;
+  if (f.kinds && !f.kinds.includes(ev.kind)) return false;
+  if (f.since !== undefined && ev.created_at < f.since) return false;
+  if (f.until !== undefined && ev.created_at > f.until) return false;
+  for (const key of Object.keys(f)) {
+    if (key[0] !== '#' || key.length !== 2) continue;
+    const wanted = f[key];
+    if (!ev.tags.some((t) => t[0] === key[1] && wanted.includes(t[1]))) return false;
+  }
+  return true;
+}
+
+function answer(filters) {
+  const out = new Map();
+  for (const f of filters) {
+    const limit = Math.min(f.limit ?? settings.cap, settings.cap);
+    const found = events.filter((ev) => matches(f, ev))
+      .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
+      .slice(0, limit);
+    for (const ev of found) out.set(ev.id, ev);
+  }
+  return [...out.values()];
+}
+
+const server = http.createServer((req, res) => {
+  stats.dials += 1;
+  const info = { name: 'fault-peer', supported_nips: [1, 11] };
+  if (settings.max_message_length > 0) info.limitation = { max_message_length: settings.max_message_length };
+  res.writeHead(200, { 'content-type': 'application/nostr+json' });
+  res.end(JSON.stringify(info));
+});
+const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+const sockets = new Set();
+
+server.on('upgrade', (req, socket, head) => {
+  if (Date.now() < refuseUntil) { socket.destroy(); return; }
+  wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws));
+});
+
+wss.on('connection', (ws) => {
+  stats.connections += 1;
+  sockets.add(ws);
+  const subs = new Map();
+  let sent = 0;
+  const send = (frame) => { if (ws.readyState === 1) ws.send(JSON.stringify(frame)); };
+  const sendEvent = (subId, ev) => {
+    if (typeof ev === 'string') { if (ws.readyState === 1) ws.send(`["EVENT",${JSON.stringify(subId)},${ev}]`); }
+    else send(['EVENT', subId, ev]);
+    sent += 1;
+    if (settings.drop_after_events > 0 && sent >= settings.drop_after_events) {
+      settings.drop_after_events = 0;  // one-shot
+      ws.terminate();
+    }
+  };
+  const closeSub = (id) => { if (subs.delete(id)) stats.open_subscriptions -= 1; };
+  ws.on('close', () => {
+    stats.open_subscriptions -= subs.size;
+    subs.clear();
+    sockets.delete(ws);
+  });
+  ws.on('message', (data) => {
+    let msg;
+    try { msg = JSON.parse(data.toString()); } catch { send(['NOTICE', 'invalid: bad json']); return; }
+    const verb = msg[0];
+    if (verb === 'CONTROL') {
+      Object.assign(settings, msg[1]);
+      if (msg[1].refuse_for_ms) refuseUntil = Date.now() + msg[1].refuse_for_ms;
+      if (msg[1].drop_all) for (const s of sockets) if (s !== ws) s.terminate();
+      send(['CONTROL', 'ok']);
+    } else if (verb === 'STATS') {
+      send(['STATS', stats]);
+    } else if (verb === 'EVENT') {
+      const ev = msg[1];
+      if (!events.some((e) => e.id === ev.id)) {
+        events.push(ev);
+        stats.events = events.length;
+        for (const s of sockets) s.emit('live', ev);
+      }
+      send(['OK', ev.id, true, '']);
+    } else if (verb === 'REQ') {
+      stats.reqs += 1;
+      const [, id, ...filters] = msg;
+      if (settings.rate_limit_reqs > 0) {
+        settings.rate_limit_reqs -= 1;
+        send(['CLOSED', id, 'rate-limited: slow down']);
+        return;
+      }
+      if (!subs.has(id)) stats.open_subscriptions += 1;
+      subs.set(id, filters);
+      stats.max_open_subscriptions = Math.max(stats.max_open_subscriptions, stats.open_subscriptions);
+      for (let i = 0; i < settings.garbage_frames; i += 1) {
+        if (ws.readyState === 1) ws.send(i % 2 ? '["EVENT","' + id + '",{"id":1}]' : 'not json at all {{{');
+      }
+      for (const raw of settings.raw_events) sendEvent(id, raw);
+      for (const ev of answer(filters)) sendEvent(id, ev);
+      send(['EOSE', id]);
+    } else if (verb === 'CLOSE') {
+      stats.closes += 1;
+      closeSub(msg[1]);
+    }
+  });
+  ws.on('live', (ev) => {
+    for (const [id, filters] of subs) if (filters.some((f) => matches(f, ev))) sendEvent(id, ev);
+  });
+});
+
+server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+  console.log(`listening ${server.address().port}`);
+});
