@@ -111,8 +111,14 @@ bool url_names_host(const ParsedUrl& url, const HostPort& service) {
 std::optional<std::string> canonical_relay_url(std::string_view url) {
   auto parsed = parse_url(url);
   if (!parsed || (parsed->scheme != "ws" && parsed->scheme != "wss")) return std::nullopt;
-  std::string out = parsed->scheme + "://" + parsed->host;
-  if (parsed->port != default_port(parsed->scheme)) out += ":" + std::to_string(parsed->port);
+  std::string out = parsed->scheme;
+  out += "://";
+  out += parsed->host;
+  // Appended piecewise: `":" + std::to_string(...)` trips g++ 12's -Wrestrict at -O3.
+  if (parsed->port != default_port(parsed->scheme)) {
+    out += ':';
+    out += std::to_string(parsed->port);
+  }
   if (parsed->path_and_query != "/") out += parsed->path_and_query;
   return out;
 }

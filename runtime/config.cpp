@@ -1,5 +1,7 @@
 #include "runtime/config.hpp"
 
+#include "store/acceptance_policy.hpp"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -160,6 +162,22 @@ OptionSetter list_option(Member<std::vector<std::string>> field, ItemCheck check
   };
 }
 
+Expectation pubkey_item(std::string_view item) {
+  if (policy::parse_pubkey_list(item).error.empty()) return std::nullopt;
+  return "expected comma separated npubs or 64-hex public keys";
+}
+
+Expectation repository_item(std::string_view item) {
+  if (policy::parse_repository_list(item).error.empty()) return std::nullopt;
+  return "expected comma separated npub, npub/identifier or identifier entries";
+}
+
+Expectation acceptance_policy_setter(Config& config, std::string_view text) {
+  if (text != "grasp01" && text != "open") return "expected grasp01 or open";
+  config.acceptance_policy = std::string(text);
+  return std::nullopt;
+}
+
 Expectation relay_url_item(std::string_view item) {
   if (is_relay_url(item)) return std::nullopt;
   return "expected comma separated ws:// or wss:// URLs";
@@ -273,13 +291,22 @@ std::vector<OptionSpec> build_table() {
        uint_option(&C::ping_interval_secs, 1, 86400)},
       {"websocket_compression", "NGIT_WEBSOCKET_COMPRESSION", "--websocket-compression", "bool", "true",
        "Negotiate permessage-deflate when a client offers it.", bool_option(&C::websocket_compression)},
+      {"acceptance_policy", "NGIT_ACCEPTANCE_POLICY", "--acceptance-policy", "grasp01|open",
+       "grasp01",
+       "grasp01 stores only what GRASP-01 accepts; open stores every valid event (a plain "
+       "Nostr relay, for benchmarks and relay tests).",
+       acceptance_policy_setter},
       {"event_blacklist", "NGIT_EVENT_BLACKLIST", "--event-blacklist", "list", "",
-       "Comma separated events refused and never served.", list_option(&C::event_blacklist)},
+       "Comma separated authors (npub or hex) whose events are refused.",
+       list_option(&C::event_blacklist, pubkey_item)},
       {"repository_whitelist", "NGIT_REPOSITORY_WHITELIST", "--repository-whitelist", "list", "",
-       "Comma separated repositories (or owners) accepted; empty = no whitelist.",
-       list_option(&C::repository_whitelist)},
+       "Comma separated repositories accepted (npub, npub/identifier or identifier); empty = "
+       "no whitelist.",
+       list_option(&C::repository_whitelist, repository_item)},
       {"repository_blacklist", "NGIT_REPOSITORY_BLACKLIST", "--repository-blacklist", "list", "",
-       "Comma separated repositories (or owners) refused.", list_option(&C::repository_blacklist)},
+       "Comma separated repositories refused (npub, npub/identifier or identifier); wins over "
+       "the whitelist.",
+       list_option(&C::repository_blacklist, repository_item)},
       {"sync_enabled", "NGIT_SYNC_ENABLED", "--sync-enabled", "bool", "true",
        "Run the GRASP-02 sync manager.", bool_option(&C::sync_enabled)},
       {"sync_bootstrap_relay_url", "NGIT_SYNC_BOOTSTRAP_RELAY_URL", "--sync-bootstrap-relay-url",

@@ -58,6 +58,9 @@ struct Config {
   bool websocket_compression = true;
 
   // Curation.
+  /// "grasp01" (the GRASP-01 acceptance policy) or "open" (every valid
+  /// event is stored: a plain Nostr relay, for benchmarks and relay tests).
+  std::string acceptance_policy = "grasp01";
   std::vector<std::string> event_blacklist;
   std::vector<std::string> repository_whitelist;
   std::vector<std::string> repository_blacklist;

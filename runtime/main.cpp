@@ -6,6 +6,7 @@
 #include "runtime/config.hpp"
 #include "runtime/daemon.hpp"
 #include "runtime/log.hpp"
+#include "runtime/store_commands.hpp"
 #include "runtime/version.hpp"
 
 namespace {
@@ -38,8 +39,8 @@ int run_daemon(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  // Subcommands dispatch here on args[0] (e.g. "export", "import"), before the daemon's options
-  // are parsed; anything else runs the daemon.
-  return run_daemon(args);
+  // Subcommands dispatch on args[0] before the daemon's options are parsed.
+  if (graspd::runtime::is_store_command(argc, argv))
+    return graspd::runtime::run_store_command(argc, argv);
+  return run_daemon(std::vector<std::string>(argv + 1, argv + argc));
 }

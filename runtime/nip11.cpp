@@ -28,11 +28,14 @@ RelayInformation relay_information(const Config& config) {
   info.software = software_url;
   info.version = std::string(version());
   info.supported_nips = {1, 9, 11, 40, 45};
-  info.supported_grasps = {"GRASP-01"};
+  if (config.acceptance_policy == "grasp01") info.supported_grasps.push_back("GRASP-01");
   // GRASP-03 (Sync+) is not implemented yet: it is not advertised even when
   // NGIT_SYNC_PLUS_ENABLED is true.
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");
-  info.repo_acceptance_criteria =
+  if (config.acceptance_policy == "open")
+    info.repo_acceptance_criteria = "Stores every valid event (open relay mode).";
+  else
+    info.repo_acceptance_criteria =
       "Stores repository announcements (kind 30617) that list " + config.domain +
       " in both their clone and relays tags (or whose author maintains such a repository), "
       "state events from their maintainers, and events that reference a stored repository or "

@@ -75,13 +75,14 @@ PeerLimits parse_peer_limits(const std::string& body) {
   PeerLimits out;
   rapidjson::Document doc;
   doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return out;
-  auto limitation = doc.FindMember("limitation");
-  if (limitation == doc.MemberEnd() || !limitation->value.IsObject()) return out;
+  // HasMember/operator[] rather than member iterators: comparing those is
+  // ambiguous for clang in C++20 mode.
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("limitation")) return out;
+  const auto& limitation = doc["limitation"];
+  if (!limitation.IsObject()) return out;
   auto field = [&](const char* name) -> std::size_t {
-    auto it = limitation->value.FindMember(name);
-    if (it == limitation->value.MemberEnd() || !it->value.IsUint64()) return 0;
-    return static_cast<std::size_t>(it->value.GetUint64());
+    if (!limitation.HasMember(name) || !limitation[name].IsUint64()) return 0;
+    return static_cast<std::size_t>(limitation[name].GetUint64());
   };
   out.max_message_bytes = field("max_message_length");
   out.max_filters = field("max_filters");
@@ -160,6 +161,7 @@ class Connection final : public RelayClient,
     tcp_layer.expires_after(options_.connect_timeout);
     tcp_layer.async_connect(endpoints_, [this, self = self(), &layer, next](
                                             beast::error_code ec, const tcp::endpoint&) mutable {
+      (void)layer;  // used only by the TLS branch below
       if (ec || closing_) return next(ec ? ec : net::error::operation_aborted);
       if constexpr (is_tls<Layer>) {
         auto host = host_for_resolver(url_.host);

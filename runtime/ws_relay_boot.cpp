@@ -122,6 +122,10 @@ caf::actor RelayBoot::start_relay(Services& services) {
 
 caf::actor RelayBoot::start_acceptance(Services& services) {
   if (!state_->writer) throw std::logic_error("acceptance started before the store writer");
+  if (services.config.acceptance_policy == "open") {
+    log::warn(component, "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
+    return {};
+  }
   state_->acceptance = runtime::start_acceptance(services, state_->store, state_->writer);
   return caf::actor_cast<caf::actor>(state_->acceptance);
 }

@@ -156,7 +156,10 @@ bool record_matches(const nostr::Filter& f, const RecordView& r) {
     if (!in_sorted(f.authors, pk)) return false;
   }
   if (!in_sorted(f.ids, r.event_id())) return false;
-  for (const auto& [letter, wanted] : f.tags) {
+  for (const auto& condition : f.tags) {
+    // Not a structured binding: clang 14 cannot capture those in a lambda.
+    const char letter = condition.first;
+    const auto& wanted = condition.second;
     bool found = r.any_tag([&](char l, std::string_view value) {
       return l == letter &&
              std::binary_search(wanted.begin(), wanted.end(), value,

@@ -48,7 +48,13 @@ TEST(Nip11, DocumentFromDefaults) {
   EXPECT_NE(std::find(listed.begin(), listed.end(), 1), listed.end());
   EXPECT_NE(std::find(listed.begin(), listed.end(), 11), listed.end());
   ASSERT_TRUE(document["supported_grasps"].IsArray());
-  EXPECT_EQ(document["supported_grasps"].Size(), 0u);
+  // GRASP-01 (policy on by default) and GRASP-02 (sync on by default); never GRASP-03 yet.
+  ASSERT_EQ(document["supported_grasps"].Size(), 2u);
+  EXPECT_STREQ(document["supported_grasps"][0].GetString(), "GRASP-01");
+  EXPECT_STREQ(document["supported_grasps"][1].GetString(), "GRASP-02");
+  ASSERT_TRUE(document["repo_acceptance_criteria"].IsString());
+  EXPECT_NE(std::string(document["repo_acceptance_criteria"].GetString()).find("30617"),
+            std::string::npos);
   EXPECT_EQ(document["limitation"]["max_message_length"].GetInt64(), 1048576);
 }
 
