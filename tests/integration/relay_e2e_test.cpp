@@ -25,7 +25,7 @@ class RelayE2E : public ::testing::Test {
   std::unique_ptr<TestClient> client(bool compression = false) {
     return TestClient::connect(graspd_.port(), compression);
   }
-  GraspdProcess graspd_{};
+  GraspdProcess graspd_{relay_options()};
 };
 
 TEST_F(RelayE2E, PublishThenQueryReturnsTheStoredEvent) {
@@ -228,7 +228,7 @@ TEST_F(RelayE2E, MetricsCountConnectionsMessagesAndEvents) {
 }
 
 TEST(RelayRestart, EverythingAcknowledgedIsServedAfterRestart) {
-  GraspdProcess graspd;
+  GraspdProcess graspd{relay_options()};
   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
   std::set<std::string> acknowledged;
   {

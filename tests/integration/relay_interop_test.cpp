@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 
 namespace graspd::test {
@@ -31,7 +32,7 @@ TEST(RelayInterop, NostrToolsPublishesQueriesSubscribesAndCounts) {
       << interop_dir()
       << "/node_modules: run deploy/install-deps.sh (or `npm ci` in tests/interop)";
   ASSERT_EQ(std::system("node --version > /dev/null 2>&1"), 0) << "node is not on PATH";
-  GraspdProcess graspd;
+  GraspdProcess graspd{relay_options()};
   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
 
   const std::string command = "cd '" + interop_dir().string() +

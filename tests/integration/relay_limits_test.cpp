@@ -26,7 +26,7 @@ bool starts_with(const std::string& text, std::string_view prefix) {
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 struct Relay {
-  explicit Relay(Env env = {}) : process(GraspdOptions{std::move(env), {}}) {
+  explicit Relay(Env env = {}) : process(relay_options(std::move(env))) {
     started = process.start();
   }
   ~Relay() {

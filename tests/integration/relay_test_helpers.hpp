@@ -15,8 +15,19 @@
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
 #include "runtime/ws_client.hpp"
+#include "tests/support/graspd_process.hpp"
 
 namespace graspd::test {
+
+/// These tests exercise NIP-01 mechanics with arbitrary kinds, so the GRASP-01
+/// acceptance policy (which refuses events unrelated to a repository, tested
+/// on its own) is switched to "open"; `extra` adds or overrides variables.
+inline GraspdOptions relay_options(std::vector<std::pair<std::string, std::string>> extra = {}) {
+  GraspdOptions options;
+  options.env = {{"NGIT_ACCEPTANCE_POLICY", "open"}, {"NGIT_SYNC_ENABLED", "false"}};
+  options.env.insert(options.env.end(), extra.begin(), extra.end());
+  return options;
+}
 
 inline nostr::SecretKey test_key(std::uint8_t seed) {
   nostr::SecretKey key{};
