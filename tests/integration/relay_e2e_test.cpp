@@ -227,6 +227,23 @@ TEST_F(RelayE2E, MetricsCountConnectionsMessagesAndEvents) {
   EXPECT_EQ(promtool_check_metrics(metrics.body, &output), 0) << output;
 }
 
+// The default acceptance policy (GRASP-01) sits between validation and the
+// store: an event unrelated to any repository is refused with `blocked:`.
+TEST(RelayAcceptanceHook, DefaultPolicyRefusesOrphansThroughTheRelay) {
+  GraspdProcess graspd{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"}}, {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  auto c = TestClient::connect(graspd.port());
+  ASSERT_TRUE(c);
+  auto ok = c->publish(make_event(1, "orphan"));
+  ASSERT_TRUE(ok);
+  EXPECT_FALSE(ok->accepted);
+  EXPECT_EQ(ok->message.rfind("blocked:", 0), 0u) << ok->message;
+  auto stored = c->query("q", "{\"kinds\":[1]}");
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->empty());
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
 TEST(RelayRestart, EverythingAcknowledgedIsServedAfterRestart) {
   GraspdProcess graspd{relay_options()};
   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
