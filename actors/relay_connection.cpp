@@ -157,10 +157,11 @@ bool signals_rate_limit(std::string_view message) {
          lower.find("slow down") != std::string::npos;
 }
 
-RelayClientFactory network_relay_clients(boost::asio::io_context& io) {
-  return [&io](const ParsedUrl& url, const runtime::RelayClientOptions& options,
-               std::shared_ptr<runtime::RelayClientHandler> handler) {
-    return runtime::RelayClient::start(io, url, options, std::move(handler));
+RelayClientFactory network_relay_clients(boost::asio::io_context& io,
+                                         std::shared_ptr<runtime::RelayClientRegistry> registry) {
+  return [&io, registry](const ParsedUrl& url, const runtime::RelayClientOptions& options,
+                         std::shared_ptr<runtime::RelayClientHandler> handler) {
+    return registry->start(io, url, options, std::move(handler));
   };
 }
 

@@ -40,8 +40,9 @@ using RelayClientFactory = std::function<std::shared_ptr<runtime::RelayClient>(
     const ParsedUrl&, const runtime::RelayClientOptions&,
     std::shared_ptr<runtime::RelayClientHandler>)>;
 
-/// The factory for real connections on `io`.
-RelayClientFactory network_relay_clients(boost::asio::io_context& io);
+/// The factory for real connections on `io`, recorded in `registry`.
+RelayClientFactory network_relay_clients(boost::asio::io_context& io,
+                                         std::shared_ptr<runtime::RelayClientRegistry> registry);
 
 struct RelayConnectionState {
   static inline const char* name = "relay_connection";

@@ -286,7 +286,9 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         execute(self, st.plan->on_disconnected(relay, "connection actor failed", now(self)));
       return;
     }
-    if (msg.source) return;  // a connection already forgotten
+    // anon_send_exit names the receiver itself as the source; any other
+    // source is a connection already forgotten.
+    if (msg.source && msg.source != self->address()) return;
     save_state(st, now(self));
     self->quit(msg.reason);
   });

@@ -14,6 +14,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <type_traits>
 
@@ -360,6 +361,29 @@ bool is_public_v6(const net::ip::address_v6& a) {
 }
 
 }  // namespace
+
+std::shared_ptr<RelayClient> RelayClientRegistry::start(
+    net::io_context& io, const ParsedUrl& url, RelayClientOptions options,
+    std::shared_ptr<RelayClientHandler> handler) {
+  auto client = RelayClient::start(io, url, options, std::move(handler));
+  std::lock_guard<std::mutex> lock(mutex_);
+  clients_.erase(std::remove_if(clients_.begin(), clients_.end(),
+                                [](const auto& weak) { return weak.expired(); }),
+                 clients_.end());
+  clients_.push_back(client);
+  return client;
+}
+
+void RelayClientRegistry::close_all() {
+  std::vector<std::shared_ptr<RelayClient>> open;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& weak : clients_)
+      if (auto client = weak.lock()) open.push_back(std::move(client));
+    clients_.clear();
+  }
+  for (const auto& client : open) client->close();
+}
 
 bool is_public_address(std::string_view ip) {
   beast::error_code ec;

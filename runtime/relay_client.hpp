@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messages/relay_url.hpp"
 
@@ -73,6 +75,22 @@ class RelayClient {
   static std::shared_ptr<RelayClient> start(boost::asio::io_context& io, const ParsedUrl& url,
                                             RelayClientOptions options,
                                             std::shared_ptr<RelayClientHandler> handler);
+};
+
+/// Every outbound connection opened through it, so shutdown can close them
+/// all at once (their pending reads would otherwise keep the io threads
+/// busy). Thread-safe.
+class RelayClientRegistry {
+ public:
+  std::shared_ptr<RelayClient> start(boost::asio::io_context& io, const ParsedUrl& url,
+                                     RelayClientOptions options,
+                                     std::shared_ptr<RelayClientHandler> handler);
+  /// Closes every connection still open.
+  void close_all();
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::weak_ptr<RelayClient>> clients_;
 };
 
 /// True for addresses a public relay may have: not loopback, private

@@ -99,9 +99,13 @@ acceptance_actor start_acceptance(Services& services, std::shared_ptr<store::Eve
 sync_manager_actor start_sync(Services& services, std::shared_ptr<store::EventStore> store,
                               store_writer_actor writer, acceptance_actor acceptance,
                               std::shared_ptr<StatusBoard> board) {
-  auto manager = services.system.spawn(
-      sync_manager, sync_manager_config(services.config), std::move(acceptance), writer,
-      network_relay_clients(services.io), std::move(board), services.metrics.shared_registry());
+  auto clients = std::make_shared<RelayClientRegistry>();
+  // Outbound connections close with the listener, before the io threads stop.
+  services.on_shutdown([clients] { clients->close_all(); });
+  auto manager = services.system.spawn(sync_manager, sync_manager_config(services.config),
+                                       std::move(acceptance), writer,
+                                       network_relay_clients(services.io, clients),
+                                       std::move(board), services.metrics.shared_registry());
   auto subscriber = services.system.spawn(
       self_subscriber, std::shared_ptr<const store::EventStore>(store), manager,
       std::chrono::milliseconds(services.config.sync_batch_window_ms));
