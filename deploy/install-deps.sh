@@ -8,12 +8,16 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config ccache ca-certificates git
   libcaf-dev libboost-dev libssl-dev libsecp256k1-dev liblmdb-dev lmdb-utils rapidjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev prometheus
-  clang libclang-rt-14-dev nodejs npm curl procps)
+  clang libclang-rt-14-dev curl procps)
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js may come from Debian (nodejs + npm) or from NodeSource (one nodejs package that ships npm
+# and conflicts with Debian's npm): ask for the commands, not the packages.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: missing packages (${missing[*]}); run as root" >&2
