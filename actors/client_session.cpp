@@ -196,10 +196,11 @@ struct SessionState {
       self->send(ctx->fanout, FanoutUnsubscribe{connection_id, subid});
       return send(nostr::relay_closed(subid, "error: could not run the query"));
     }
-    send(nostr::relay_eose(subid));
-    self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered)});
+    // Observed before EOSE leaves, so a client reading metrics after EOSE sees it.
     if (auto* m = metrics())
       m->req_latency(std::chrono::duration<double>(Clock::now() - started).count());
+    send(nostr::relay_eose(subid));
+    self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered)});
   }
 
   void handle(nostr::ClientClose& msg) {
@@ -254,16 +255,22 @@ client_session_actor::behavior_type client_session(
   };
 }
 
-/// FrameSink over the transport's connection handle.
+/// FrameSink over the transport's connection handle. Weak on purpose: the
+/// connection owns the session actor's bridge, so a strong reference here
+/// would keep both alive after the transport is torn down (shutdown hang).
 class ConnectionSink final : public FrameSink {
  public:
-  explicit ConnectionSink(std::shared_ptr<runtime::WsConnection> connection)
-      : connection_(std::move(connection)) {}
-  void send(FramePtr frame) override { connection_->send(std::move(frame)); }
-  void close(FramePtr last_frame) override { connection_->close(std::move(last_frame)); }
+  explicit ConnectionSink(const std::shared_ptr<runtime::WsConnection>& connection)
+      : connection_(connection) {}
+  void send(FramePtr frame) override {
+    if (auto connection = connection_.lock()) connection->send(std::move(frame));
+  }
+  void close(FramePtr last_frame) override {
+    if (auto connection = connection_.lock()) connection->close(std::move(last_frame));
+  }
 
  private:
-  std::shared_ptr<runtime::WsConnection> connection_;
+  std::weak_ptr<runtime::WsConnection> connection_;
 };
 
 /// The transport-facing bridge: forwards each connection's frames to its

@@ -78,6 +78,10 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     const auto& options = shared_->options;
     // The websocket stream has its own timeouts; the HTTP ones must not fire.
     beast::get_lowest_layer(ws_).expires_never();
+    // Many small frames (OK, EVENT, EOSE): without TCP_NODELAY, Nagle plus the
+    // peer's delayed ACK stalls them by ~40 ms.
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = std::chrono::seconds(30);
     // Beast pings after half the idle time and drops the peer if the whole
