@@ -1,5 +1,5 @@
-// Minimal bech32 (BIP-173) decoding of an `npub1...` key into lowercase hex, for configuration
-// validation and the NIP-11 pubkey. Full NIP-19 support lives in messages/nostr/nip19.hpp.
+// An `npub1...` key as lowercase hex, for configuration validation and the NIP-11 pubkey.
+// (Thin adapter over messages/nostr/nip19.hpp, which does the bech32 work.)
 #pragma once
 
 #include <optional>
