@@ -226,7 +226,11 @@ int Daemon::run() {
     caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
   }
   running.clear();
-  // ~actor_system waits for every actor to finish.
+  // Wait here, while the io_context still exists: actors may hold the last reference to a
+  // WebSocket stream, whose destructor needs it. (The io_context is destroyed before the actor
+  // system, so its pending handlers can still release actor handles safely.) The watchdog bounds
+  // the wait.
+  system.await_all_actors_done();
   log::info(component, "stopped");
   return 0;
 }
