@@ -2,9 +2,9 @@
 // relay peer (tests/interop/tls_peer.mjs under node) whose certificate is
 // issued by a throwaway CA made with the openssl CLI at test time, trusted
 // through SSL_CERT_FILE, and verified against the host name "localhost".
-// A peer presenting a certificate graspd cannot verify (self-signed for
-// another name, or a CA graspd does not trust) yields nothing and a
-// certificate error in /api/sync.
+// A peer presenting a certificate graspd cannot verify (issued by the trusted
+// CA for another host name, or issued by a CA graspd does not trust) yields
+// nothing and a certificate error in /api/sync.
 #include <stdlib.h>
 
 #include <filesystem>
@@ -47,9 +47,9 @@ class TempDir {
   fs::path path_;
 };
 
-/// Certificates made by the openssl CLI: a CA, a server certificate it
-/// signed for localhost and 127.0.0.1, and a self-signed certificate for
-/// another name.
+/// Certificates made by the openssl CLI (EC P-256): a CA, a server
+/// certificate it signed for localhost and 127.0.0.1, and a "wrong" one it
+/// signed for other.example only (so only hostname verification rejects it).
 struct TestCertificates {
   std::string ca_pem, server_key, server_pem, wrong_key, wrong_pem;
 };
@@ -66,20 +66,20 @@ std::string read_text(const std::string& path) {
 }
 
 std::optional<TestCertificates> make_certificates(const TempDir& dir) {
-  const std::string ec_key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+  const std::string new_key = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+  const std::string sign = "openssl x509 -req -CA ca.pem -CAkey ca.key -days 2";
   std::ofstream(dir.file("san.ext")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-  bool ok = run_in(dir, "openssl req -x509 " + ec_key +
-                            " -keyout ca.key -out ca.pem -days 2 -subj /CN=graspd-test-ca") &&
-            run_in(dir, "openssl req " + ec_key +
-                            " -keyout server.key -out server.csr -subj /CN=localhost") &&
-            run_in(dir,
-                   "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -set_serial 2"
-                   " -out server.pem -days 2 -extfile san.ext") &&
-            run_in(dir, "openssl req -x509 " + ec_key +
-                            " -keyout wrong.key -out wrong.pem -days 2 -subj /CN=other.example"
-                            " -addext subjectAltName=DNS:other.example");
-  if (!ok) {
-    ADD_FAILURE() << "openssl failed:\n" << read_text(dir.file("openssl.log"));
+  std::ofstream(dir.file("other.ext")) << "subjectAltName=DNS:other.example\n";
+  const std::vector<std::string> steps = {
+      new_key + " -x509 -days 2 -keyout ca.key -out ca.pem -subj /CN=graspd-test-ca",
+      new_key + " -keyout server.key -out server.csr -subj /CN=localhost",
+      sign + " -set_serial 2 -in server.csr -out server.pem -extfile san.ext",
+      new_key + " -keyout wrong.key -out wrong.csr -subj /CN=other.example",
+      sign + " -set_serial 3 -in wrong.csr -out wrong.pem -extfile other.ext",
+  };
+  for (const auto& step : steps) {
+    if (run_in(dir, step)) continue;
+    ADD_FAILURE() << "failed: " << step << "\n" << read_text(dir.file("openssl.log"));
     return std::nullopt;
   }
   return TestCertificates{dir.file("ca.pem"), dir.file("server.key"), dir.file("server.pem"),
@@ -249,7 +249,7 @@ TEST_F(SyncTls, SyncsIssuesFromAWssPeerWhoseCertificateVerifies) {
   EXPECT_EQ(node_->stop(), 0) << node_->stderr_text();
 }
 
-TEST_F(SyncTls, RefusesAPeerWithASelfSignedCertificateForAnotherName) {
+TEST_F(SyncTls, RefusesAPeerWhoseCertificateNamesAnotherHost) {
   start(certs_.wrong_key, certs_.wrong_pem, certs_.ca_pem);
   expect_refused_for_certificate();
 }
