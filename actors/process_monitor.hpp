@@ -12,21 +12,10 @@
 #include <functional>
 #include <string>
 
-#include "messages/atoms.hpp"
+#include "messages/interfaces.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/process_stats.hpp"
 
-namespace graspd {
-
-// Typed interface (kept here rather than in messages/interfaces.hpp while that file is being
-// extended concurrently; move it there when convenient).
-using process_monitor_actor = caf::typed_actor<
-    // Timer: sample now and schedule the next tick.
-    caf::reacts_to<atom::tick>,
-    // JSON snapshot: {"uptime_seconds","resident_memory_bytes","open_fds","samples"}.
-    caf::replies_to<atom::status>::with<std::string>>;
-
-}  // namespace graspd
 
 namespace graspd::actors {
 

@@ -15,6 +15,13 @@ namespace graspd {
 
 // Interfaces are added here by the issues that introduce each actor.
 
+// The PROCESS MONITOR actor: samples process statistics into the metrics.
+using process_monitor_actor = caf::typed_actor<
+    // Timer: sample now and schedule the next tick.
+    caf::reacts_to<atom::tick>,
+    // JSON snapshot: {"uptime_seconds","resident_memory_bytes","open_fds","samples"}.
+    caf::replies_to<atom::status>::with<std::string>>;
+
 // Relay (issue 4). The fan-out: live subscriptions of every connection,
 // fed by the store writer's change feed and by ephemeral events.
 using fanout_actor = caf::typed_actor<
