@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# graspd cluster kit (GRASP-02): starts N graspd nodes on loopback (free ports, temporary data
+# dirs, sync on, private addresses allowed, policy grasp01), publishes one repository announcement
+# listing every node to every node, waits until every node is connected to every other one,
+# publishes E issues/comments of that repository to node 1 and reports, for every other node, the
+# propagation latency p50/p99 (live subscriber receive time - send time) and loss (COUNT).
+#
+#   deploy/cluster.sh [--nodes N] [--events E] [--build-dir DIR] [--timeout S] [--keep] [--verbose]
+#   deploy/cluster.sh fullsync [--repos R] [--issues I] [--comments C] [--build-dir DIR]
+#   deploy/cluster.sh memory   [--repos R] [--build-dir DIR]
+#
+# Run from anywhere after a build; the build dir defaults to the first of build/release,
+# build/default (or GRASPD_BUILD_DIR) that holds a graspd binary. Exit status 0 = no loss.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+
+build_dir="${GRASPD_BUILD_DIR:-}"
+args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --build-dir=*) build_dir="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+
+if [[ -z "$build_dir" ]]; then
+  for candidate in build/release build/default; do
+    if [[ -x "$root/$candidate/graspd" ]]; then build_dir="$root/$candidate"; break; fi
+  done
+fi
+[[ -n "$build_dir" && "$build_dir" != /* ]] && build_dir="$PWD/$build_dir"
+binary="${build_dir:+$build_dir/graspd}"
+if [[ -z "$binary" || ! -x "$binary" ]]; then
+  echo "cluster.sh: no graspd binary found (looked in build/release, build/default); build first or pass --build-dir" >&2
+  exit 2
+fi
+command -v node >/dev/null || { echo "cluster.sh: node is required (deploy/install-deps.sh installs it)" >&2; exit 2; }
+if [[ ! -d "$root/tests/interop/node_modules/nostr-tools" ]]; then
+  echo "cluster.sh: installing tests/interop node modules" >&2
+  (cd "$root/tests/interop" && npm ci --silent)
+fi
+
+# The node script kills its graspd children itself on every exit path; the trap covers the
+# script being killed before it could (its process group is ours).
+kit_pid=""
+cleanup() {
+  if [[ -n "$kit_pid" ]] && kill -0 "$kit_pid" 2>/dev/null; then kill -TERM "$kit_pid" 2>/dev/null || true; wait "$kit_pid" 2>/dev/null || true; fi
+}
+trap cleanup EXIT INT TERM
+
+node "$here/cluster-kit.mjs" "${args[@]}" --binary "$binary" &
+kit_pid=$!
+wait "$kit_pid"
