@@ -197,11 +197,23 @@ Commands SyncPlan::on_repositories(const std::vector<RepoUpdate>& updates, std::
   }
   targets_ = derive_relay_targets(repos_);
   Commands out;
-  for (const auto& [relay, target] : targets_) {
-    auto& state = ensure_relay(relay);
-    recompute(relay, state, now, out);
-  }
+  for (auto& [relay, state] : relays_) recompute(relay, state, now, out);
+  admit_targets(now, out);
   return out;
+}
+
+void SyncPlan::admit_targets(std::int64_t now, Commands& out) {
+  for (const auto& [relay, target] : targets_) {
+    if (relays_.size() >= config_.max_relays) return;
+    if (relays_.count(relay)) continue;
+    recompute(relay, ensure_relay(relay), now, out);
+  }
+}
+
+std::size_t SyncPlan::untracked_targets() const {
+  std::size_t count = 0;
+  for (const auto& [relay, target] : targets_) count += relays_.count(relay) ? 0 : 1;
+  return count;
 }
 
 void SyncPlan::recompute(const RelayUrl& relay, RelayState& state, std::int64_t now,
@@ -519,6 +531,7 @@ Commands SyncPlan::on_disconnect_check(std::int64_t now) {
       recompute(relay, state, now, out);
     ++it;
   }
+  admit_targets(now, out);
   return out;
 }
 

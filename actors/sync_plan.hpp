@@ -69,6 +69,10 @@ struct SyncConfig {
   std::size_t default_max_filters = 10;
   /// Canonical URLs of this service itself: never dialled.
   std::set<RelayUrl> own_relays;
+  /// Most relays tracked (and connections opened) at once; hostile or huge
+  /// relay lists cannot make graspd dial without bound. Relays past it wait
+  /// until a tracked relay is dropped.
+  std::size_t max_relays = 1000;
 };
 
 enum class ConnectionStatus { disconnected, connecting, connected };
@@ -206,6 +210,8 @@ class SyncPlan {
   bool restore_json(const std::string& json);
 
   const RepoSyncIndex& repositories() const { return repos_; }
+  /// Target relays not tracked because of max_relays.
+  std::size_t untracked_targets() const;
   const std::map<RelayUrl, RelayState>& relays() const { return relays_; }
   Health health_of(const RelayState& state, std::int64_t now) const;
   std::int64_t backoff_seconds(const RelayState& state, std::int64_t now) const;
@@ -229,6 +235,8 @@ class SyncPlan {
   void resend_deferred(const RelayUrl& relay, RelayState& state, Commands& out);
   void record_failure(RelayState& state, const std::string& error, std::int64_t now);
   void recompute(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
+  /// Starts tracking target relays not tracked yet, while under max_relays.
+  void admit_targets(std::int64_t now, Commands& out);
   void consolidate(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
   void close_all(const RelayUrl& relay, RelayState& state, Commands& out);
   void dial(const RelayUrl& relay, RelayState& state, Commands& out);

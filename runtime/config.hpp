@@ -79,6 +79,7 @@ struct Config {
   std::uint64_t sync_dead_after_secs = 0;
   std::uint64_t sync_rate_limit_cooldown_secs = 0;
   bool sync_allow_private_addresses = false;
+  std::uint64_t sync_max_relays = 0;
 
   // GRASP-03 Sync+ overlay.
   bool sync_plus_enabled = true;

@@ -281,6 +281,24 @@ TEST_F(SyncPlanTest, BootstrapRelayIsAlwaysRetried) {
   EXPECT_EQ(again.size(), 1u);
 }
 
+TEST_F(SyncPlanTest, TrackedRelaysAreBounded) {
+  SyncConfig small = config();
+  small.max_relays = 2;
+  SyncPlan plan(small);
+  std::set<RelayUrl> many;
+  for (int i = 0; i < 50; ++i) many.insert("wss://r" + std::to_string(i) + ".example");
+  auto dials = only<Dial>(plan.on_repositories(repos({1}, many), t0));
+  EXPECT_EQ(dials.size(), 2u);
+  EXPECT_EQ(plan.relays().size(), 2u);
+  EXPECT_EQ(plan.untracked_targets(), 48u);
+  // When the announcement moves to fewer relays, the freed slots are reused.
+  plan.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{"wss://r7.example"}, {}}}, t0);
+  for (const auto& [relay, state] : plan.relays()) plan.on_connect_failed(relay, "x", t0);
+  auto after = only<Dial>(plan.on_disconnect_check(t0 + 60));
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].relay, "wss://r7.example");
+}
+
 TEST_F(SyncPlanTest, OwnRelayIsNeverDialled) {
   auto dial = only<Dial>(plan_.on_repositories(repos({1}, {"wss://me.example", relay_a}), t0));
   ASSERT_EQ(dial.size(), 1u);

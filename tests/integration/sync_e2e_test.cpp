@@ -145,6 +145,38 @@ TEST(SyncE2E, PaginatesPastARemoteCapAndSurvivesHostilePeerBehaviour) {
   EXPECT_EQ(node.stop(), 0) << node.stderr_text();
 }
 
+TEST(SyncE2E, StaleReconnectIsAFreshSync) {
+  FaultPeer peer;
+  ASSERT_NE(peer.port(), 0);
+  auto env = fast_sync_env();
+  env.emplace_back("NGIT_SYNC_QUICK_RECONNECT_SECS", "1");
+  GraspdProcess node{GraspdOptions{env, {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+  auto repo = build_repo({node.relay_url(), peer.url()}, 10, 1);
+  for (const auto& ev : everything(repo)) ASSERT_TRUE(peer.seed(ev));
+  publish_all(node.port(), {repo.announcement});
+  auto all = everything(repo);
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), all) == all.size(); }))
+      << sync_status(node.port());
+  ASSERT_TRUE(wait_until([&] {
+    return relay_figure(node.port(), peer.url(), "events_received") >=
+           static_cast<std::int64_t>(repo.issues.size() + repo.comments.size());
+  })) << sync_status(node.port());
+  auto before = relay_figure(node.port(), peer.url(), "events_received");
+  // Down for longer than the quick window: the reconnect fetches the whole
+  // history again instead of catching up from the last connection.
+  ASSERT_TRUE(peer.control("{\"refuse_for_ms\":2500,\"drop_all\":true}"));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return relay_figure(node.port(), peer.url(), "events_received") >=
+               before + static_cast<std::int64_t>(repo.issues.size() + repo.comments.size());
+      },
+      30s))
+      << before << "\n"
+      << sync_status(node.port());
+  EXPECT_EQ(node.stop(), 0);
+}
+
 TEST(SyncE2E, DiscoversThroughBootstrapRelayAfterAFailedFirstDial) {
   FaultPeer peer;
   ASSERT_NE(peer.port(), 0);
