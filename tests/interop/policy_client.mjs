@@ -5,28 +5,12 @@
 import WebSocket from 'ws';
 import { Relay, useWebSocketImplementation } from 'nostr-tools/relay';
 import { generateSecretKey, getPublicKey, finalizeEvent } from 'nostr-tools/pure';
+import { check, withTimeout, collect, finish } from './harness.mjs';
 
 useWebSocketImplementation(WebSocket);
 
 const url = process.argv[2];
 const host = url.replace(/^ws:\/\//, '');
-let failures = 0;
-function check(name, condition, why = '') {
-  if (condition) console.log(`ok ${name}`);
-  else { failures++; console.log(`fail ${name}: ${why}`); }
-}
-function withTimeout(promise, ms, what) {
-  return Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`timeout: ${what}`)), ms))]);
-}
-function query(relay, filters) {
-  return withTimeout(new Promise((resolve) => {
-    const events = [];
-    const sub = relay.subscribe(filters, {
-      onevent: (ev) => events.push(ev),
-      oneose: () => { sub.close(); resolve(events); },
-    });
-  }), 5000, 'query');
-}
 /** Publishes and returns [accepted, message]. */
 async function publish(relay, event) {
   try { return [true, await withTimeout(relay.publish(event), 5000, 'publish')]; }
@@ -84,7 +68,7 @@ try {
   await publish(relay, doomed);
   [ok, msg] = await publish(relay, sign(author, 5, [['e', doomed.id]]));
   check('deletion by the author is accepted', ok, msg);
-  const gone = await query(relay, [{ ids: [doomed.id] }]);
+  const gone = await collect(relay, [{ ids: [doomed.id] }]);
   check('deleted event is no longer served', gone.length === 0, JSON.stringify(gone));
 
   // Retry cache: the maintainer's announcement arrives before the owner lists them.
@@ -93,12 +77,11 @@ try {
   check('maintainer announcement before the owner lists them is refused', !ok && msg.startsWith('blocked:'), msg);
   [ok, msg] = await publish(relay, sign(owner, 30617, [...listing('demo'), ['maintainers', pk(maintainer)]], 'v2', now - 50));
   check('owner announcement listing the maintainer is accepted', ok, msg);
-  const released = await eventually(async () => (await query(relay, [{ ids: [early.id] }])).length === 1);
+  const released = await eventually(async () => (await collect(relay, [{ ids: [early.id] }])).length === 1);
   check('parked maintainer announcement is stored once its dependency arrives', released);
 
   relay.close();
 } catch (e) {
-  failures++;
-  console.log(`fail exception: ${e.message}`);
+  check('exception', false, e.message);
 }
-process.exit(failures === 0 ? 0 : 1);
+finish();

@@ -5,33 +5,11 @@
 import WebSocket from 'ws';
 import { Relay, useWebSocketImplementation } from 'nostr-tools/relay';
 import { generateSecretKey, getPublicKey, finalizeEvent, verifyEvent } from 'nostr-tools/pure';
+import { check, withTimeout, collect, finish } from './harness.mjs';
 
 useWebSocketImplementation(WebSocket);
 
 const url = process.argv[2];
-let failures = 0;
-function check(name, condition, why = '') {
-  if (condition) console.log(`ok ${name}`);
-  else {
-    failures++;
-    console.log(`fail ${name}: ${why}`);
-  }
-}
-
-function withTimeout(promise, ms, what) {
-  return Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`timeout: ${what}`)), ms))]);
-}
-
-function collect(relay, filters) {
-  return withTimeout(new Promise((resolve) => {
-    const events = [];
-    const sub = relay.subscribe(filters, {
-      onevent: (ev) => events.push(ev),
-      oneose: () => { sub.close(); resolve(events); },
-    });
-  }), 5000, 'query');
-}
-
 const sk = generateSecretKey();
 const pk = getPublicKey(sk);
 const now = Math.floor(Date.now() / 1000);
@@ -87,4 +65,4 @@ try {
 } catch (e) {
   check('run', false, e.message);
 }
-process.exit(failures === 0 ? 0 : 1);
+finish();
