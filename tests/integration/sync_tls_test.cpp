@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -222,6 +223,7 @@ class SyncTls : public ::testing::Test {
         << error << "\n"
         << sync_status(node_->port());
     EXPECT_NE(relay_text(node_->port(), relay, "status"), "connected");
+    std::cout << "[ graspd  ] last_error: " << error << "\n";
     EXPECT_EQ(stored_count(node_->port(), issues_), 0u);
     EXPECT_EQ(node_->stop(), 0) << node_->stderr_text();
   }
@@ -234,7 +236,7 @@ class SyncTls : public ::testing::Test {
 };
 
 TEST_F(SyncTls, SyncsIssuesFromAWssPeerWhoseCertificateVerifies) {
-  start(certs_.server_key, certs_.server_pem, certs_.ca_pem);
+  ASSERT_NO_FATAL_FAILURE(start(certs_.server_key, certs_.server_pem, certs_.ca_pem));
   const auto relay = peer_->url();
   ASSERT_TRUE(
       wait_until([&] { return stored_count(node_->port(), issues_) == issues_.size(); }, 10s))
@@ -244,19 +246,26 @@ TEST_F(SyncTls, SyncsIssuesFromAWssPeerWhoseCertificateVerifies) {
       wait_until([&] { return relay_text(node_->port(), relay, "status") == "connected"; }, 5s))
       << sync_status(node_->port());
   EXPECT_EQ(relay_text(node_->port(), relay, "last_error"), "") << sync_status(node_->port());
-  EXPECT_GE(relay_figure(node_->port(), relay, "events_synced"),
-            static_cast<std::int64_t>(issues_.size()));
+  // The per-relay traffic figures are reported periodically, hence the wait.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return relay_figure(node_->port(), relay, "events_received") >=
+               static_cast<std::int64_t>(issues_.size());
+      },
+      5s))
+      << sync_status(node_->port());
   EXPECT_EQ(node_->stop(), 0) << node_->stderr_text();
 }
 
 TEST_F(SyncTls, RefusesAPeerWhoseCertificateNamesAnotherHost) {
-  start(certs_.wrong_key, certs_.wrong_pem, certs_.ca_pem);
+  ASSERT_NO_FATAL_FAILURE(start(certs_.wrong_key, certs_.wrong_pem, certs_.ca_pem));
   expect_refused_for_certificate();
 }
 
 TEST_F(SyncTls, RefusesAPeerWhoseCaIsNotTrusted) {
   // The right certificate, but graspd trusts only the system store.
-  start(certs_.server_key, certs_.server_pem, "/etc/ssl/certs/ca-certificates.crt");
+  ASSERT_NO_FATAL_FAILURE(
+      start(certs_.server_key, certs_.server_pem, "/etc/ssl/certs/ca-certificates.crt"));
   expect_refused_for_certificate();
 }
 
