@@ -129,7 +129,8 @@ class TlsPeer {
   TlsPeer& operator=(const TlsPeer&) = delete;
 
   std::uint16_t port() const { return port_; }
-  /// By name, so graspd sends SNI and verifies the certificate against "localhost".
+  /// By name, so graspd sends SNI (the peer requires it) and verifies the
+  /// certificate against "localhost".
   std::string url() const { return "wss://localhost:" + std::to_string(port_); }
 
  private:
@@ -246,13 +247,13 @@ TEST_F(SyncTls, SyncsIssuesFromAWssPeerWhoseCertificateVerifies) {
       wait_until([&] { return relay_text(node_->port(), relay, "status") == "connected"; }, 5s))
       << sync_status(node_->port());
   EXPECT_EQ(relay_text(node_->port(), relay, "last_error"), "") << sync_status(node_->port());
-  // The per-relay traffic figures are reported periodically, hence the wait.
+  // Connections report their traffic figures every 5 s (not configurable).
   EXPECT_TRUE(wait_until(
       [&] {
         return relay_figure(node_->port(), relay, "events_received") >=
                static_cast<std::int64_t>(issues_.size());
       },
-      5s))
+      8s))
       << sync_status(node_->port());
   EXPECT_EQ(node_->stop(), 0) << node_->stderr_text();
 }

@@ -2,13 +2,15 @@
 // It serves a fixed list of events read at start from a JSON file (an array
 // of events; no signature checks: tests sign them), answers REQ with the
 // matching events (newest first, honouring `limit`) then EOSE, keeps
-// subscriptions open and ignores everything else. It counts finished TLS
+// subscriptions open and ignores everything else. It presents its
+// certificate only to clients sending SNI "localhost". It counts finished TLS
 // handshakes and WebSocket connections, shown by GET /stats on the TLS port
 // (the test only needs them for diagnostics, so no plain control channel).
 // Prints "listening <port>" on stdout once ready.
 // Usage: node tls_peer.mjs <key.pem> <cert.pem> <events.json> [port]
 import fs from 'node:fs';
 import https from 'node:https';
+import tls from 'node:tls';
 import { WebSocketServer } from 'ws';
 
 const [keyPath, certPath, eventsPath, portArg] = process.argv.slice(2);
@@ -17,7 +19,7 @@ if (!keyPath || !certPath || !eventsPath) {
   process.exit(2);
 }
 const events = JSON.parse(fs.readFileSync(eventsPath, 'utf8'));
-const stats = { tls_handshakes: 0, tls_errors: 0, connections: 0, reqs: 0 };
+const stats = { tls_handshakes: 0, tls_errors: 0, connections: 0, reqs: 0, last_sni: null };
 
 // Same semantics as fault_peer.mjs's matcher (NIP-01 filters, single-letter tags).
 function matches(f, ev) {
@@ -45,9 +47,15 @@ function answer(filters) {
   return [...out.values()];
 }
 
+// The certificate is served only to clients that send SNI "localhost" (no
+// default certificate), so a passing test also proves graspd sends SNI.
+const context = tls.createSecureContext({ key: fs.readFileSync(keyPath), cert: fs.readFileSync(certPath) });
 const server = https.createServer({
-  key: fs.readFileSync(keyPath),
-  cert: fs.readFileSync(certPath),
+  SNICallback: (name, done) => {
+    stats.last_sni = name;
+    if (name === 'localhost') done(null, context);
+    else done(new Error(`unexpected SNI ${name}`));
+  },
 }, (req, res) => {
   if (req.url === '/stats') {
     res.writeHead(200, { 'content-type': 'application/json' });
