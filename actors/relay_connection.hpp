@@ -32,7 +32,9 @@ struct RelayConnectionConfig {
   nostr::ParseLimits limits;
   /// Events being validated/stored at once; past it reading pauses.
   std::size_t max_in_flight = 512;
-  std::chrono::seconds traffic_report_interval{5};
+  /// How often counters reach the manager (/api/sync, metrics); one small message per relay, and
+  /// only when something happened.
+  std::chrono::seconds traffic_report_interval{1};
 };
 
 /// Opens the transport; a factory so tests can script a peer without sockets.

@@ -247,7 +247,7 @@ TEST_F(SyncTls, SyncsIssuesFromAWssPeerWhoseCertificateVerifies) {
       wait_until([&] { return relay_text(node_->port(), relay, "status") == "connected"; }, 5s))
       << sync_status(node_->port());
   EXPECT_EQ(relay_text(node_->port(), relay, "last_error"), "") << sync_status(node_->port());
-  // Connections report their traffic figures every 5 s (not configurable).
+  // Connections report their traffic figures every second.
   EXPECT_TRUE(wait_until(
       [&] {
         return relay_figure(node_->port(), relay, "events_received") >=
