@@ -191,20 +191,24 @@ function announcement(owner, d, ports, at) {
   return sign(owner, 30617, tags, `repository ${d}`, at);
 }
 
-/** Issues (1621, tagging the repository `a`) and NIP-22 comments (1111) on each issue. */
-function conversation(owner, d, issues, commentsPerIssue, authors, at) {
+/**
+ * Issues (1621, tagging the repository `a`) and NIP-22 comments (1111) on each issue; `at` is a
+ * created_at or a function of the issue index giving one.
+ */
+function conversation(owner, d, issues, commentsPerIssue, authors, atOrFn) {
+  const timeOf = typeof atOrFn === 'function' ? atOrFn : () => atOrFn;
   const address = `30617:${getPublicKey(owner)}:${d}`;
   const out = [];
   for (let i = 0; i < issues; i++) {
     const issue = sign(authors[i % authors.length], 1621,
       [['a', address], ['p', getPublicKey(owner)], ['subject', `issue ${i} of ${d}`]],
-      `body of issue ${i} in ${d}: something does not work as expected`, at);
+      `body of issue ${i} in ${d}: something does not work as expected`, timeOf(i));
     out.push(issue);
     for (let c = 0; c < commentsPerIssue; c++) {
       out.push(sign(authors[(i + c + 1) % authors.length], 1111,
         [['E', issue.id, '', issue.pubkey], ['K', '1621'], ['P', issue.pubkey],
          ['e', issue.id, '', issue.pubkey], ['k', '1621'], ['p', issue.pubkey]],
-        `comment ${c} on issue ${i} of ${d}`, at));
+        `comment ${c} on issue ${i} of ${d}`, timeOf(i)));
     }
   }
   return out;
@@ -324,20 +328,24 @@ async function fullsync() {
   const peer = await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' });
   const owners = Array.from({ length: 10 }, () => generateSecretKey());
   const authors = Array.from({ length: 20 }, () => generateSecretKey());
-  const at = nowSecs() - 3600;
+  const at = nowSecs() - 3600 - opt.repos * opt.issues;
   const tSign = Date.now();
   const events = [];
   for (let r = 0; r < opt.repos; r++) {
     const owner = owners[r % owners.length];
     const d = `repo-${r}`;
     events.push(announcement(owner, d, ports, at));
-    events.push(...conversation(owner, d, opt.issues, opt.comments, authors, at + 1));
+    // One second per thread: real histories spread over time (a remote `limit` cap cannot page
+    // through more events than it returns that share one created_at).
+    events.push(...conversation(owner, d, opt.issues, opt.comments, authors, (i) => at + 1 + r * opt.issues + i));
   }
   log(`signed ${events.length} events in ${Date.now() - tSign} ms`);
   const c = new Conn(peer.port);
   await c.open();
-  const { refused } = await publishAll(c, [events.filter((e) => e.kind === 30617)], 1)
-    .then(() => publishAll(c, threads(events.filter((e) => e.kind !== 30617))));
+  const refused = [
+    ...(await publishAll(c, [events.filter((e) => e.kind === 30617)], 1)).refused,
+    ...(await publishAll(c, threads(events.filter((e) => e.kind !== 30617)))).refused,
+  ];
   if (refused.length) throw new Error(`peer refused ${refused.length}: ${refused.slice(0, 3).join('; ')}`);
   const storedBytes = events.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0);
   log(`peer holds ${events.length} events (${storedBytes} bytes of JSON)`);

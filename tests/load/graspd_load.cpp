@@ -5,6 +5,11 @@
 //   graspd-load publish --port 7334 --events 100000 --connections 4 [--compression]
 //   [--content-bytes 200] graspd-load req     --port 7334 --requests 200 --filter
 //   '{"kinds":[1],"limit":500}' graspd-load idle    --port 7334 --connections 10000 --hold-secs 10
+//
+// GRASP workloads (publish): `--kind 30617 --announce HOST:PORT` makes event i the repository
+// announcement "load-i" of author i % authors listing HOST:PORT; `--kind 1621 --repos R` makes
+// event i an issue tagging repository "load-(i % R)" (announced the same way with the same
+// --authors), so that a GRASP-01 relay accepts both.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -46,7 +51,9 @@ struct Args {
   int hold_secs = 10;
   int kind = 1;
   std::size_t authors = 1;
-  std::string tag;  // adds ["t", tag] to every event
+  std::string tag;        // adds ["t", tag] to every event
+  std::string announce;   // host:port listed by announcements (kind 30617)
+  std::size_t repos = 0;  // issues (kind 1621) tag one of this many announced repositories
 };
 
 void usage() {
@@ -54,6 +61,7 @@ void usage() {
                "[--connections C]\n"
                "       [--window W] [--content-bytes B] [--compression] [--kind K] [--authors A] "
                "[--tag T]\n"
+               "       [--announce HOST:PORT] [--repos R]\n"
                "       [--requests R] [--filter JSON] [--hold-secs S]\n";
 }
 
@@ -89,6 +97,10 @@ bool parse_args(int argc, char** argv, Args& a) {
       a.authors = std::max<std::size_t>(1, std::stoull(next()));
     else if (k == "--tag")
       a.tag = next();
+    else if (k == "--announce")
+      a.announce = next();
+    else if (k == "--repos")
+      a.repos = std::stoull(next());
     else
       return false;
   }
@@ -105,6 +117,30 @@ void print_latency(const char* what, std::vector<double> ms) {
               pct(0.99), ms.back());
 }
 
+graspd::nostr::SecretKey author_key(std::size_t author) {
+  graspd::nostr::SecretKey key{};
+  key.fill(0x42);
+  std::memcpy(key.data() + 1, &author, sizeof author);
+  return key;
+}
+
+/// The GRASP tags of event i: an announcement listing --announce, or an issue of a repository.
+void add_grasp_tags(const Args& a, std::size_t i, graspd::nostr::Event& ev) {
+  if (!a.announce.empty() && ev.kind == 30617) {
+    auto d = "load-" + std::to_string(i);
+    auto owner =
+        graspd::nostr::to_hex(*graspd::nostr::pubkey_from_secret(author_key(i % a.authors)));
+    ev.tags.push_back({"d", d});
+    ev.tags.push_back({"clone", "http://" + a.announce + "/" + owner + "/" + d + ".git"});
+    ev.tags.push_back({"relays", "ws://" + a.announce});
+  } else if (a.repos > 0) {
+    auto repo = i % a.repos;
+    auto owner =
+        graspd::nostr::to_hex(*graspd::nostr::pubkey_from_secret(author_key(repo % a.authors)));
+    ev.tags.push_back({"a", "30617:" + owner + ":load-" + std::to_string(repo)});
+  }
+}
+
 /// Signs events on all cores; every event is unique (content carries its index).
 std::vector<std::string> presign(const Args& a) {
   std::vector<std::string> frames(a.events);
@@ -114,10 +150,7 @@ std::vector<std::string> presign(const Args& a) {
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       for (std::size_t i = t; i < a.events; i += threads) {
-        graspd::nostr::SecretKey key{};
-        key.fill(0x42);
-        auto author = i % a.authors;
-        std::memcpy(key.data() + 1, &author, sizeof author);
+        auto key = author_key(i % a.authors);
         graspd::nostr::Event ev;
         ev.kind = static_cast<std::uint32_t>(a.kind);
         ev.created_at = now - static_cast<std::int64_t>(i % 100000);
@@ -125,6 +158,7 @@ std::vector<std::string> presign(const Args& a) {
         if (ev.content.size() < a.content_bytes)
           ev.content.append(a.content_bytes - ev.content.size(), 'x');
         if (!a.tag.empty()) ev.tags.push_back({"t", a.tag});
+        add_grasp_tags(a, i, ev);
         frames[i] = "[\"EVENT\"," +
                     graspd::nostr::serialize_event(graspd::nostr::sign_event(ev, key)) + "]";
       }
