@@ -172,7 +172,14 @@ class Connection final : public RelayClient,
         if (not_an_address) SSL_set_tlsext_host_name(layer.native_handle(), host.c_str());
         layer.set_verify_callback(ssl::host_name_verification(host));
         layer.async_handshake(ssl::stream_base::client,
-                              [next](beast::error_code ec2) mutable { next(ec2); });
+                              [this, &layer, next](beast::error_code ec2) mutable {
+                                // Say why verification failed ("hostname mismatch",
+                                // "unable to get local issuer certificate", ...).
+                                auto verify = SSL_get_verify_result(layer.native_handle());
+                                if (ec2 && verify != X509_V_OK)
+                                  tls_detail_ = X509_verify_cert_error_string(verify);
+                                next(ec2);
+                              });
       } else {
         next(ec);
       }
@@ -231,7 +238,9 @@ class Connection final : public RelayClient,
   void connect_websocket() {
     ws_.emplace(make_layer<Layer>(strand_));
     connect_layer(ws_->next_layer(), [this, self = self()](beast::error_code ec) {
-      if (ec) return finish("cannot connect: " + ec.message());
+      if (ec)
+        return finish("cannot connect: " + ec.message() +
+                      (tls_detail_.empty() ? std::string() : " (" + tls_detail_ + ")"));
       beast::get_lowest_layer(*ws_).expires_never();
       websocket::stream_base::timeout timeouts{};
       timeouts.handshake_timeout = options_.connect_timeout;
@@ -336,6 +345,7 @@ class Connection final : public RelayClient,
   bool closing_ = false;
   bool finished_ = false;
   std::string close_reason_;
+  std::string tls_detail_;
 };
 
 bool is_public_v4(const net::ip::address_v4& a) {
