@@ -57,7 +57,7 @@ function freePort() {
 
 /** Starts graspd on `port` and resolves once it prints "listening on". */
 function startNode(name, port, env = {}) {
-  const dir = mkdtempSync(join(tmpdir(), `graspd-kit-${name}-`));
+  const dir = mkdtempSync(join(process.env.GRASPD_KIT_TMP || tmpdir(), `graspd-kit-${name}-`));
   tempDirs.push(dir);
   const child = spawn(opt.binary, [], {
     env: {

@@ -44,14 +44,26 @@ if [[ ! -d "$root/tests/interop/node_modules/nostr-tools" ]]; then
   (cd "$root/tests/interop" && npm ci --silent)
 fi
 
-# The node script kills its graspd children itself on every exit path; the trap covers the
-# script being killed before it could (its process group is ours).
+# The node script kills its graspd children and removes their dirs itself on every exit path. The
+# trap covers it being stuck (signing blocks its event loop) or killed: after 2 s the graspd children
+# (by parent pid) and the node script are killed, and the kit's temporary parent dir is removed.
+kit_tmp="$(mktemp -d "${TMPDIR:-/tmp}/graspd-kit.XXXXXX")"
 kit_pid=""
 cleanup() {
-  if [[ -n "$kit_pid" ]] && kill -0 "$kit_pid" 2>/dev/null; then kill -TERM "$kit_pid" 2>/dev/null || true; wait "$kit_pid" 2>/dev/null || true; fi
+  trap - EXIT INT TERM
+  if [[ -n "$kit_pid" ]] && kill -0 "$kit_pid" 2>/dev/null; then
+    kill -TERM "$kit_pid" 2>/dev/null || true
+    for _ in $(seq 20); do kill -0 "$kit_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$kit_pid" 2>/dev/null; then
+      for child in $(pgrep -P "$kit_pid" || true); do kill -KILL "$child" 2>/dev/null || true; done
+      kill -KILL "$kit_pid" 2>/dev/null || true
+    fi
+  fi
+  rm -rf "$kit_tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
 
-node "$here/cluster-kit.mjs" "${args[@]}" --binary "$binary" &
+GRASPD_KIT_TMP="$kit_tmp" node "$here/cluster-kit.mjs" "${args[@]}" --binary "$binary" &
 kit_pid=$!
 wait "$kit_pid"
