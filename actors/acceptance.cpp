@@ -7,6 +7,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <ctime>
 
 namespace graspd {
@@ -86,14 +87,15 @@ std::size_t approximate_bytes(const nostr::Event& ev) {
 
 policy::Decision decide(Self self, const nostr::Event& ev) {
   auto& st = self->state;
-  // A stored event is answered by the store ("duplicate:"), never refused by
-  // rules whose inputs may have changed since it was accepted.
-  if (st.store->contains(ev.id)) {
+  auto decision = st.policy->evaluate(ev);
+  // A stored event is answered by the store ("duplicate:"), never refused by rules whose inputs
+  // may have changed since it was accepted. Checked only on refusal: accepted events (the common
+  // case) do not pay the extra lookup.
+  if (!decision.accepted() && st.store->contains(ev.id)) {
     policy::Decision already_stored;
     already_stored.verdict = policy::Verdict::accept;
     return already_stored;
   }
-  auto decision = st.policy->evaluate(ev);
   ++st.decisions[static_cast<std::size_t>(decision.rule)];
   if (st.metrics) st.metrics->count(policy::kind_group(ev.kind), decision);
   return decision;
@@ -131,6 +133,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.policy = std::make_unique<policy::AcceptancePolicy>(config.policy, *st.view);
   st.policy->load_from_store();
   st.retry = std::make_unique<policy::RetryCache>(config.retry);
+  st.retry_ttl_minutes = std::max<std::int64_t>(1, config.retry.ttl_seconds / 60);
   st.writer = std::move(writer);
   if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
   const auto interval = config.expiry_interval;
@@ -140,6 +143,9 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
         auto decision = decide(self, *query.event);
         if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
           park(self, query.event, decision);
+          // Say so: the client should not resend, and may see the event stored later.
+          decision.message += "; held for " + std::to_string(self->state.retry_ttl_minutes) +
+                              " min and stored if what it depends on arrives";
           if (self->state.metrics) self->state.metrics->update(*self->state.retry, 0);
         }
         return AcceptanceVerdict{decision.accepted(), decision.message};

@@ -46,6 +46,7 @@ struct AcceptanceState {
   /// Decisions by rule, for status and tests.
   std::array<std::uint64_t, policy::rule_count> decisions{};
   std::uint64_t resubmitted = 0;
+  std::int64_t retry_ttl_minutes = 10;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).
