@@ -239,7 +239,12 @@ struct Plan {
 
 Plan plan_for(const nostr::Filter& f, const EventStore::Dbs& db) {
   Plan plan{db.created, {""}};
-  if (f.authors && f.kinds) {
+  // An address lookup (kinds + authors + #d, as the acceptance policy and clients do for
+  // repositories) goes through the `d` values: an author may have many events of one kind, but
+  // few share a `d`.
+  const auto d_values = f.tags.find('d');
+  const bool address_lookup = d_values != f.tags.end() && d_values->second.size() <= 8;
+  if (f.authors && f.kinds && !address_lookup) {
     plan = {db.pubkind, {}};
     for (const auto& pk : *f.authors)
       for (auto kind : *f.kinds) {
@@ -249,10 +254,12 @@ Plan plan_for(const nostr::Filter& f, const EventStore::Dbs& db) {
         plan.prefixes.push_back(std::move(p));
       }
   } else if (!f.tags.empty()) {
-    // The letter with the fewest values needs the fewest cursors.
-    auto best = std::min_element(f.tags.begin(), f.tags.end(), [](const auto& a, const auto& b) {
-      return a.second.size() < b.second.size();
-    });
+    // The letter with the fewest values needs the fewest cursors (`d` for an address lookup).
+    auto best = address_lookup ? d_values
+                               : std::min_element(f.tags.begin(), f.tags.end(),
+                                                  [](const auto& a, const auto& b) {
+                                                    return a.second.size() < b.second.size();
+                                                  });
     plan = {db.tags, {}};
     for (const auto& value : best->second)
       plan.prefixes.push_back(detail::tag_prefix(best->first, value));
