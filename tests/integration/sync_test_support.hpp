@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
@@ -33,19 +34,23 @@ inline bool wait_until(const std::function<bool()>& condition,
   return condition();
 }
 
-/// The scriptable fault-injecting relay, run with node for one test.
-class FaultPeer {
+/// A script of tests/interop run with node for one test. It prints "listening <port>" once ready
+/// (port() stays 0 when it did not start) and is killed when this object goes.
+class NodeScript {
  public:
-  FaultPeer() {
+  NodeScript(const std::string& script, std::vector<std::string> args) {
     const char* source = std::getenv("GRASPD_SOURCE_DIR");
-    std::string script = std::string(source ? source : ".") + "/tests/interop/fault_peer.mjs";
+    std::string path = std::string(source ? source : ".") + "/tests/interop/" + script;
+    std::vector<char*> argv{const_cast<char*>("node"), path.data()};
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
     int fds[2];
     if (::pipe(fds) != 0) return;
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(fds[1], STDOUT_FILENO);
       ::close(fds[0]);
-      ::execlp("node", "node", script.c_str(), "0", static_cast<char*>(nullptr));
+      ::execvp("node", argv.data());
       ::_exit(127);
     }
     ::close(fds[1]);
@@ -54,14 +59,26 @@ class FaultPeer {
     if (out && std::fgets(line, sizeof line, out)) std::sscanf(line, "listening %hu", &port_);
     if (out) std::fclose(out);
   }
-  ~FaultPeer() {
+  ~NodeScript() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
   }
-  FaultPeer(const FaultPeer&) = delete;
-  FaultPeer& operator=(const FaultPeer&) = delete;
+  NodeScript(const NodeScript&) = delete;
+  NodeScript& operator=(const NodeScript&) = delete;
+
+  std::uint16_t port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+/// The scriptable fault-injecting relay (tests/interop/fault_peer.mjs).
+class FaultPeer {
+ public:
+  FaultPeer() : process_("fault_peer.mjs", {"0"}), port_(process_.port()) {}
 
   std::uint16_t port() const { return port_; }
   std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_); }
@@ -122,7 +139,7 @@ class FaultPeer {
     return reply.value_or("");
   }
 
-  pid_t pid_ = -1;
+  NodeScript process_;
   std::uint16_t port_ = 0;
   std::unique_ptr<TestClient> seeder_;
 };

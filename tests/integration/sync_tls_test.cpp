@@ -100,30 +100,8 @@ class TlsPeer {
         out << (i ? "," : "") << nostr::serialize_event(events[i]);
       out << "]";
     }
-    const char* source = std::getenv("GRASPD_SOURCE_DIR");
-    std::string script = std::string(source ? source : ".") + "/tests/interop/tls_peer.mjs";
-    int fds[2];
-    if (::pipe(fds) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(fds[1], STDOUT_FILENO);
-      ::close(fds[0]);
-      ::execlp("node", "node", script.c_str(), key.c_str(), cert.c_str(), events_path.c_str(), "0",
-               static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    // The peer prints its port once listening, or exits (EOF) on failure.
-    FILE* out = ::fdopen(fds[0], "r");
-    char line[128] = {0};
-    if (out && std::fgets(line, sizeof line, out)) std::sscanf(line, "listening %hu", &port_);
-    if (out) std::fclose(out);
-  }
-  ~TlsPeer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    process_.emplace("tls_peer.mjs", std::vector<std::string>{key, cert, events_path, "0"});
+    port_ = process_->port();
   }
   TlsPeer(const TlsPeer&) = delete;
   TlsPeer& operator=(const TlsPeer&) = delete;
@@ -134,7 +112,7 @@ class TlsPeer {
   std::string url() const { return "wss://localhost:" + std::to_string(port_); }
 
  private:
-  pid_t pid_ = -1;
+  std::optional<NodeScript> process_;
   std::uint16_t port_ = 0;
 };
 

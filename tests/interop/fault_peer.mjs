@@ -10,6 +10,7 @@
 // Prints "listening <port>" on stdout once ready. Usage: node fault_peer.mjs [port]
 import http from 'node:http';
 import { WebSocketServer } from 'ws';
+import { matches, answer } from './nostr_filter.mjs';
 
 const settings = {
   cap: 500,
@@ -24,32 +25,6 @@ let refuseUntil = 0;
 const events = [];
 const stats = { connections: 0, open_subscriptions: 0, max_open_subscriptions: 0, reqs: 0,
                 closes: 0, events: 0, dials: 0 };
-
-function matches(f, ev) {
-  if (f.ids && !f.ids.includes(ev.id)) return false;
-  if (f.authors && !f.authors.includes(ev.pubkey)) return false;
-  if (f.kinds && !f.kinds.includes(ev.kind)) return false;
-  if (f.since !== undefined && ev.created_at < f.since) return false;
-  if (f.until !== undefined && ev.created_at > f.until) return false;
-  for (const key of Object.keys(f)) {
-    if (key[0] !== '#' || key.length !== 2) continue;
-    const wanted = f[key];
-    if (!ev.tags.some((t) => t[0] === key[1] && wanted.includes(t[1]))) return false;
-  }
-  return true;
-}
-
-function answer(filters) {
-  const out = new Map();
-  for (const f of filters) {
-    const limit = Math.min(f.limit ?? settings.cap, settings.cap);
-    const found = events.filter((ev) => matches(f, ev))
-      .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
-      .slice(0, limit);
-    for (const ev of found) out.set(ev.id, ev);
-  }
-  return [...out.values()];
-}
 
 const server = http.createServer((req, res) => {
   stats.dials += 1;
@@ -121,7 +96,7 @@ wss.on('connection', (ws) => {
         if (ws.readyState === 1) ws.send(i % 2 ? '["EVENT","' + id + '",{"id":1}]' : 'not json at all {{{');
       }
       for (const raw of settings.raw_events) sendEvent(id, raw);
-      for (const ev of answer(filters)) sendEvent(id, ev);
+      for (const ev of answer(events, filters, settings.cap)) sendEvent(id, ev);
       send(['EOSE', id]);
     } else if (verb === 'CLOSE') {
       stats.closes += 1;

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import https from 'node:https';
 import tls from 'node:tls';
 import { WebSocketServer } from 'ws';
+import { answer } from './nostr_filter.mjs';
 
 const [keyPath, certPath, eventsPath, portArg] = process.argv.slice(2);
 if (!keyPath || !certPath || !eventsPath) {
@@ -21,31 +22,6 @@ if (!keyPath || !certPath || !eventsPath) {
 const events = JSON.parse(fs.readFileSync(eventsPath, 'utf8'));
 const stats = { tls_handshakes: 0, tls_errors: 0, connections: 0, reqs: 0, last_sni: null };
 
-// Same semantics as fault_peer.mjs's matcher (NIP-01 filters, single-letter tags).
-function matches(f, ev) {
-  if (f.ids && !f.ids.includes(ev.id)) return false;
-  if (f.authors && !f.authors.includes(ev.pubkey)) return false;
-  if (f.kinds && !f.kinds.includes(ev.kind)) return false;
-  if (f.since !== undefined && ev.created_at < f.since) return false;
-  if (f.until !== undefined && ev.created_at > f.until) return false;
-  for (const key of Object.keys(f)) {
-    if (key[0] !== '#' || key.length !== 2) continue;
-    const wanted = f[key];
-    if (!ev.tags.some((t) => t[0] === key[1] && wanted.includes(t[1]))) return false;
-  }
-  return true;
-}
-
-function answer(filters) {
-  const out = new Map();
-  for (const f of filters) {
-    const found = events.filter((ev) => matches(f, ev))
-      .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
-      .slice(0, f.limit ?? events.length);
-    for (const ev of found) out.set(ev.id, ev);
-  }
-  return [...out.values()];
-}
 
 // The certificate is served only to clients that send SNI "localhost" (no
 // default certificate), so a passing test also proves graspd sends SNI.
@@ -79,7 +55,7 @@ wss.on('connection', (ws) => {
     if (msg[0] === 'REQ') {
       stats.reqs += 1;
       const [, id, ...filters] = msg;
-      for (const ev of answer(filters)) send(['EVENT', id, ev]);
+      for (const ev of answer(events, filters)) send(['EVENT', id, ev]);
       send(['EOSE', id]);
     } else if (msg[0] === 'EVENT' && msg[1]) {
       send(['OK', msg[1].id, false, 'blocked: read-only test peer']);
