@@ -192,6 +192,10 @@ std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
 std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto count = [&](const char* key, std::uint64_t value) {
+    w.Key(key);
+    w.Uint64(value);
+  };
   auto optional_time = [&](const char* key, const std::optional<std::int64_t>& value) {
     w.Key(key);
     value ? w.Int64(*value) : w.Null();
@@ -217,30 +221,18 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
     w.Bool(state.is_bootstrap);
     optional_time("last_connect", figures.last_connect);
     optional_time("last_disconnect", figures.last_disconnect);
-    w.Key("repos_confirmed");
-    w.Uint64(state.confirmed.repos.size());
-    w.Key("roots_confirmed");
-    w.Uint64(state.confirmed.roots.size());
-    w.Key("pending_batches");
-    w.Uint64(state.pending.size());
-    w.Key("open_subscriptions");
-    w.Uint64(state.subscriptions.size());
-    w.Key("open_filters");
-    w.Uint64(state.open_filter_count());
-    w.Key("consolidations");
-    w.Uint64(state.consolidations);
-    w.Key("connection_attempts");
-    w.Uint64(figures.connection_attempts);
-    w.Key("events_received");
-    w.Uint64(figures.events_received);
-    w.Key("events_synced");
-    w.Uint64(figures.events_stored);
-    w.Key("events_invalid");
-    w.Uint64(figures.events_invalid);
-    w.Key("pages_fetched");
-    w.Uint64(figures.pages);
-    w.Key("bytes_received");
-    w.Uint64(figures.bytes_received);
+    count("repos_confirmed", state.confirmed.repos.size());
+    count("roots_confirmed", state.confirmed.roots.size());
+    count("pending_batches", state.pending.size());
+    count("open_subscriptions", state.subscriptions.size());
+    count("open_filters", state.open_filter_count());
+    count("consolidations", state.consolidations);
+    count("connection_attempts", figures.connection_attempts);
+    count("events_received", figures.events_received);
+    count("events_synced", figures.events_stored);
+    count("events_invalid", figures.events_invalid);
+    count("pages_fetched", figures.pages);
+    count("bytes_received", figures.bytes_received);
     const auto& error =
         state.health.last_error.empty() ? figures.last_error : state.health.last_error;
     w.Key("last_error");

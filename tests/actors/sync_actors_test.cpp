@@ -117,6 +117,15 @@ class SyncActorsTest : public test::ActorTest {
     return d;
   }
 
+  /// Starts the manager, discovers repo_ on relay_ and opens the scripted connection.
+  void connect_first_peer() {
+    start_manager();
+    anon_send(manager_, discovery(repo_, {relay_}));
+    run();
+    peers_[0]->handler->on_open({});
+    run();
+  }
+
   /// Answers every REQ not answered yet with EOSE (an empty remote history).
   void answer_all_with_eose(ScriptedPeer& peer) {
     for (const auto& [id, filters] : peer.reqs()) {
@@ -164,11 +173,7 @@ TEST_F(SyncActorsTest, InitialConnectConfirmsRepositoryAfterAllEose) {
 }
 
 TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
-  start_manager();
-  anon_send(manager_, discovery(repo_, {relay_}));
-  run();
-  peers_[0]->handler->on_open({});
-  run();
+  connect_first_peer();
   auto [sub, filters] = peers_[0]->reqs().back();
   auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
   auto forged = issue;
@@ -185,11 +190,7 @@ TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
 }
 
 TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
-  start_manager();
-  anon_send(manager_, discovery(repo_, {relay_}));
-  run();
-  peers_[0]->handler->on_open({});
-  run();
+  connect_first_peer();
   answer_all_with_eose(*peers_[0]);
   const auto disconnected_at = unix_now();
   peers_[0]->handler->on_close(true, "connection reset");
@@ -236,11 +237,7 @@ TEST_F(SyncActorsTest, FailedFirstDialIsRetriedAndBootstrapIsTrusted) {
 }
 
 TEST_F(SyncActorsTest, RateLimitedSubscriptionWaitsForCooldown) {
-  start_manager();
-  anon_send(manager_, discovery(repo_, {relay_}));
-  run();
-  peers_[0]->handler->on_open({});
-  run();
+  connect_first_peer();
   auto before = peers_[0]->reqs().size();
   auto victim = peers_[0]->reqs().back().first;
   peers_[0]->handler->on_message(nostr::relay_closed(victim, "rate-limited: slow down"));
@@ -252,11 +249,7 @@ TEST_F(SyncActorsTest, RateLimitedSubscriptionWaitsForCooldown) {
 }
 
 TEST_F(SyncActorsTest, DailyTickRunsAFreshSync) {
-  start_manager();
-  anon_send(manager_, discovery(repo_, {relay_}));
-  run();
-  peers_[0]->handler->on_open({});
-  run();
+  connect_first_peer();
   answer_all_with_eose(*peers_[0]);
   ASSERT_EQ(relay_state(relay_).confirmed.repos.size(), 1u);
   auto sent_before = peers_[0]->sent.size();
