@@ -71,6 +71,10 @@ struct SessionState {
   std::map<std::string, std::uint64_t> subscriptions;
   std::uint64_t generation = 0;
   bool closed = false;
+  /// Frames produced while handling the messages already in the mailbox: they reach the transport
+  /// in one hand-off (the OKs of one store commit, a REQ's stored events), in order.
+  std::vector<FramePtr> outbox;
+  bool flush_queued = false;
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -79,8 +83,20 @@ struct SessionState {
   void count(EventResult result) const {
     if (auto* m = metrics()) m->event_result(result);
   }
-  void send(std::string text) const { sink->send(frame(std::move(text))); }
-  void notice(std::string_view message) const { send(nostr::relay_notice(message)); }
+  void send(std::string text) {
+    outbox.push_back(frame(std::move(text)));
+    if (flush_queued) return;
+    // Queued behind the messages already waiting (e.g. the other replies of one commit).
+    flush_queued = true;
+    self->send(self, atom::ws_flush::value);
+  }
+  void flush() {
+    flush_queued = false;
+    if (outbox.size() == 1) sink->send(std::move(outbox.front()));
+    if (outbox.size() > 1) sink->send_batch(std::move(outbox));
+    outbox.clear();
+  }
+  void notice(std::string_view message) { send(nostr::relay_notice(message)); }
 
   void on_text(const std::string& text) {
     auto parsed = nostr::parse_client_message(text, parse_limits);
@@ -200,6 +216,8 @@ struct SessionState {
     if (auto* m = metrics())
       m->req_latency(std::chrono::duration<double>(Clock::now() - started).count());
     send(nostr::relay_eose(subid));
+    // EOSE must be on its way before the fan-out may send live events to the sink directly.
+    flush();
     self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered)});
   }
 
@@ -246,6 +264,7 @@ client_session_actor::behavior_type client_session(
         self->state.notice("invalid: message too large (max " +
                            std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
       },
+      [self](atom::ws_flush) { self->state.flush(); },
       [self](atom::ws_closed) {
         self->state.on_closed();
         // Pending store replies still arrive (their OK is dropped by the
@@ -264,6 +283,9 @@ class ConnectionSink final : public FrameSink {
       : connection_(connection) {}
   void send(FramePtr frame) override {
     if (auto connection = connection_.lock()) connection->send(std::move(frame));
+  }
+  void send_batch(std::vector<FramePtr> frames) override {
+    if (auto connection = connection_.lock()) connection->send_batch(std::move(frames));
   }
   void close(FramePtr last_frame) override {
     if (auto connection = connection_.lock()) connection->close(std::move(last_frame));

@@ -23,6 +23,8 @@ using ws_binary = caf::atom_constant<caf::atom("ws_binary")>;
 using ws_oversize = caf::atom_constant<caf::atom("ws_oversz")>;
 /// The connection is gone.
 using ws_closed = caf::atom_constant<caf::atom("ws_closed")>;
+/// Client session to itself: hand the frames produced so far to the transport in one batch.
+using ws_flush = caf::atom_constant<caf::atom("ws_flush")>;
 
 // Store writer (issue 3).
 /// Subscribe an actor to the store's change feed (StoreCommitted messages).

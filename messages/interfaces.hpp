@@ -26,8 +26,8 @@ using process_monitor_actor = caf::typed_actor<
 // fed by the store writer's change feed and by ephemeral events.
 using fanout_actor = caf::typed_actor<
     // Registers a subscription (buffering until FanoutLive); replies true once registered.
-    caf::replies_to<FanoutSubscribe>::with<bool>,
-    caf::reacts_to<FanoutLive>, caf::reacts_to<FanoutUnsubscribe>, caf::reacts_to<FanoutDisconnect>,
+    caf::replies_to<FanoutSubscribe>::with<bool>, caf::reacts_to<FanoutLive>,
+    caf::reacts_to<FanoutUnsubscribe>, caf::reacts_to<FanoutDisconnect>,
     caf::reacts_to<FanoutEphemeral>,
     // The store writer's change feed: one message per committed event.
     caf::reacts_to<StoreCommitted>>;
@@ -35,8 +35,8 @@ using fanout_actor = caf::typed_actor<
 // One per WebSocket connection: NIP-01 state of that client.
 using client_session_actor =
     caf::typed_actor<caf::reacts_to<atom::ws_text, std::string>, caf::reacts_to<atom::ws_binary>,
-                     caf::reacts_to<atom::ws_oversize>, caf::reacts_to<atom::ws_closed>>;
-
+                     caf::reacts_to<atom::ws_oversize>, caf::reacts_to<atom::ws_closed>,
+                     caf::reacts_to<atom::ws_flush>>;
 
 // Store (issue 3). Anything that wants every committed event, once, in
 // commit order (fan-out, later the sync engine and GRASP inventories).
@@ -86,15 +86,16 @@ using sync_manager_actor = caf::typed_actor<
 // The RELAY CONNECTION actor: one per remote relay (canonical URL). Owns the
 // outbound transport and the history pager; validates every event and feeds
 // it through the acceptance policy to the store writer.
-using relay_connection_actor = caf::typed_actor<
-    caf::reacts_to<SyncSubscribe>, caf::reacts_to<SyncUnsubscribe>,
-    // Hang up (the manager no longer needs this relay).
-    caf::reacts_to<atom::shutdown>,
-    // INTERNAL, from the transport bridge.
-    caf::reacts_to<atom::relay_open, std::size_t, std::size_t>, caf::reacts_to<atom::relay_msg, std::string>,
-    caf::reacts_to<atom::relay_gone, bool, std::string>,
-    // INTERNAL: report traffic counters to the manager.
-    caf::reacts_to<atom::tick>>;
+using relay_connection_actor =
+    caf::typed_actor<caf::reacts_to<SyncSubscribe>, caf::reacts_to<SyncUnsubscribe>,
+                     // Hang up (the manager no longer needs this relay).
+                     caf::reacts_to<atom::shutdown>,
+                     // INTERNAL, from the transport bridge.
+                     caf::reacts_to<atom::relay_open, std::size_t, std::size_t>,
+                     caf::reacts_to<atom::relay_msg, std::string>,
+                     caf::reacts_to<atom::relay_gone, bool, std::string>,
+                     // INTERNAL: report traffic counters to the manager.
+                     caf::reacts_to<atom::tick>>;
 
 // The SELF SUBSCRIBER actor: follows the store's change feed (plus a startup
 // load) for announcements and root events and sends batched RepoDiscovery

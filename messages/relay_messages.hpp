@@ -24,6 +24,10 @@ class FrameSink {
  public:
   virtual ~FrameSink() = default;
   virtual void send(FramePtr frame) = 0;
+  /// Sends frames in order; transports override it to hand them over at once.
+  virtual void send_batch(std::vector<FramePtr> frames) {
+    for (auto& frame : frames) send(std::move(frame));
+  }
   /// Sends `last_frame` (if any) and closes the connection.
   virtual void close(FramePtr last_frame) = 0;
 };

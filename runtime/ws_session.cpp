@@ -7,6 +7,8 @@
 #include <boost/beast/websocket.hpp>
 #include <deque>
 
+#include "runtime/coalescing_stream.hpp"
+
 namespace graspd::runtime {
 
 namespace beast = boost::beast;
@@ -109,6 +111,13 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     });
   }
 
+  void send_batch(std::vector<WsFrame> frames) override {
+    net::post(ws_.get_executor(),
+              [self = shared_from_this(), frames = std::move(frames)]() mutable {
+                for (auto& frame : frames) self->enqueue(std::move(frame));
+              });
+  }
+
   void close(WsFrame last_frame) override {
     net::post(ws_.get_executor(),
               [self = shared_from_this(), frame = std::move(last_frame)]() mutable {
@@ -197,10 +206,13 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
 
   void do_write() {
     if (queue_.empty()) {
+      ws_.next_layer().hold(false);
       if (closing_) start_close();
       return;
     }
     writing_ = true;
+    // Frames queued behind this one leave with the last of them in one socket write.
+    ws_.next_layer().hold(queue_.size() > 1);
     ws_.text(true);
     ws_.async_write(
         net::buffer(*queue_.front()),
@@ -247,7 +259,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   }
 
   std::shared_ptr<Shared> shared_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<CoalescingStream> ws_;
   beast::flat_buffer buffer_;
   std::string remote_ip_;
   std::uint64_t id_;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/websocket_upgrade.hpp"
 
@@ -28,6 +29,8 @@ class WsConnection {
   /// Queues a text frame; safe from any thread. Frames past the outbound
   /// limit make the transport send its overflow notice and close.
   virtual void send(WsFrame frame) = 0;
+  /// Queues several frames in order with one hand-off to the connection's strand.
+  virtual void send_batch(std::vector<WsFrame> frames) = 0;
   /// Sends `last_frame` (if non-null) then closes with a policy-violation code.
   virtual void close(WsFrame last_frame) = 0;
   virtual std::uint64_t id() const = 0;

@@ -244,6 +244,45 @@ TEST(RelayAcceptanceHook, DefaultPolicyRefusesOrphansThroughTheRelay) {
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
+// The transport merges the frames of a burst (a commit's OKs, a REQ's stored events) into few
+// socket writes: every frame must still arrive whole, once and in order, with and without
+// compression.
+TEST(RelayBursts, PipelinedPublishesAndLargeAnswersArriveWholeAndInOrder) {
+  GraspdProcess graspd{relay_options()};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  constexpr int count = 1200;
+  auto publisher = TestClient::connect(graspd.port());
+  ASSERT_TRUE(publisher);
+  std::set<std::string> sent;
+  for (int i = 0; i < count; ++i) {
+    auto ev = make_event(1, "burst " + std::to_string(i), {}, 1700000000 + i);
+    sent.insert(nostr::to_hex(ev.id));
+    publisher->send(event_frame(ev));
+  }
+  std::set<std::string> acknowledged;
+  for (int i = 0; i < count; ++i) {
+    auto ok = publisher->next_as<nostr::RelayOk>();
+    ASSERT_TRUE(ok) << "after " << i << " OKs";
+    ASSERT_TRUE(ok->accepted) << ok->message;
+    acknowledged.insert(nostr::to_hex(ok->event_id));
+  }
+  EXPECT_EQ(acknowledged, sent);
+
+  for (bool compression : {false, true}) {
+    auto reader = TestClient::connect(graspd.port(), compression);
+    ASSERT_TRUE(reader);
+    for (int round = 0; round < 3; ++round) {
+      auto got = reader->query("all" + std::to_string(round),
+                               "{\"kinds\":[1],\"limit\":" + std::to_string(count) + "}");
+      ASSERT_TRUE(got) << "compression " << compression;
+      ASSERT_EQ(got->size(), static_cast<std::size_t>(count));
+      for (int i = 0; i < count; ++i)
+        ASSERT_EQ((*got)[static_cast<std::size_t>(i)].created_at, 1700000000 + count - 1 - i);
+    }
+  }
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
 TEST(RelayRestart, EverythingAcknowledgedIsServedAfterRestart) {
   GraspdProcess graspd{relay_options()};
   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();

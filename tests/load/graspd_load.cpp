@@ -12,6 +12,7 @@
 // --authors), so that a GRASP-01 relay accepts both.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +107,15 @@ bool parse_args(int argc, char** argv, Args& a) {
       return false;
   }
   return a.mode == "publish" || a.mode == "req" || a.mode == "idle";
+}
+
+/// CPU seconds (user + system) this process has used so far: the load tool shares the machine's
+/// cores with the relay, so its own cost is printed next to every throughput figure.
+double cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return secs(usage.ru_utime) + secs(usage.ru_stime);
 }
 
 void print_latency(const char* what, std::vector<double> ms) {
@@ -231,6 +242,7 @@ int run_publish(const Args& a) {
     }
   }
   auto start = Clock::now();
+  auto cpu_start = cpu_seconds();
   for (auto& p : pubs) {
     std::lock_guard lock(p->mutex);
     while (p->next < p->frames.size() && p->next < a.window) {
@@ -259,13 +271,46 @@ int run_publish(const Args& a) {
       a.events, a.connections, a.compression ? "on" : "off",
       static_cast<double>(all.size()) / seconds, seconds, all.size(), refused);
   print_latency("OK", all);
+  std::printf("load tool CPU while publishing: %.2f s (%.0f%% of one core)\n",
+              cpu_seconds() - cpu_start, 100 * (cpu_seconds() - cpu_start) / seconds);
   for (auto& p : pubs) p->ws->close();
   return all.size() == a.events ? 0 : 1;
 }
 
+/// Counts the frames of the REQ in flight on the client's io thread and wakes the caller only at
+/// EOSE: a hand-off per frame would measure the load tool's scheduling, not the relay.
+struct ReqWaiter {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::size_t events = 0;
+  bool eose = false;
+
+  void on_message(const std::string& text) {
+    if (text.rfind("[\"EVENT\"", 0) == 0) {
+      std::lock_guard lock(mutex);
+      ++events;
+    } else if (text.rfind("[\"EOSE\"", 0) == 0) {
+      std::lock_guard lock(mutex);
+      eose = true;
+      cv.notify_one();
+    }
+  }
+  /// Events received before EOSE, or nullopt on timeout.
+  std::optional<std::size_t> wait_eose(std::chrono::seconds timeout) {
+    std::unique_lock lock(mutex);
+    if (!cv.wait_for(lock, timeout, [&] { return eose; })) return std::nullopt;
+    auto got = events;
+    events = 0;
+    eose = false;
+    return got;
+  }
+};
+
 int run_req(const Args& a) {
+  ReqWaiter waiter;
   WsClient::Options options;
   options.compression = a.compression;
+  options.on_message = [&waiter](std::string&& text) { waiter.on_message(text); };
   std::string error;
   auto ws = WsClient::connect(a.host, a.port, "/", std::move(options), &error);
   if (!ws) {
@@ -279,18 +324,13 @@ int run_req(const Args& a) {
     auto subid = "r" + std::to_string(r);
     auto t0 = Clock::now();
     ws->send("[\"REQ\",\"" + subid + "\"," + a.filter + "]");
-    std::size_t got = 0;
-    while (true) {
-      auto text = ws->receive(std::chrono::seconds(30));
-      if (!text) {
-        std::cerr << "timeout waiting for EOSE\n";
-        return 1;
-      }
-      if (text->rfind("[\"EOSE\"", 0) == 0) break;
-      if (text->rfind("[\"EVENT\"", 0) == 0) ++got;
+    auto got = waiter.wait_eose(std::chrono::seconds(30));
+    if (!got) {
+      std::cerr << "timeout waiting for EOSE\n";
+      return 1;
     }
     latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    events += got;
+    events += *got;
     ws->send("[\"CLOSE\",\"" + subid + "\"]");
   }
   auto seconds = std::chrono::duration<double>(Clock::now() - start).count();
