@@ -6,7 +6,9 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
+#include <deque>
 #include <map>
+#include <optional>
 
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/relay_message.hpp"
@@ -75,6 +77,16 @@ struct SessionState {
   /// in one hand-off (the OKs of one store commit, a REQ's stored events), in order.
   std::vector<FramePtr> outbox;
   bool flush_queued = false;
+  /// EVENTs whose signature check is out on the verifier pool, in arrival order: a client's events
+  /// reach the acceptance hook and the store in the order it sent them.
+  struct Verifying {
+    nostr::EventPtr event;
+    bool answered = false;
+    std::optional<nostr::EventCheck> check;  // nullopt: the verifier failed
+  };
+  std::deque<Verifying> verifying;
+  std::uint64_t verified_front = 0;  // arrival number of verifying.front()
+  std::size_t next_verifier = 0;
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -131,11 +143,38 @@ struct SessionState {
       count(EventResult::rate_limited);
       return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
     }
-    if (auto check = nostr::check_event(*event); check != nostr::EventCheck::ok) {
-      count(EventResult::invalid);
-      return send(nostr::relay_ok(event->id, false, nostr::describe(check)));
+    if (ctx->verifiers.empty()) return after_check(event, nostr::check_event(*event));
+    auto number = verified_front + verifying.size();
+    verifying.push_back({event, false, std::nullopt});
+    auto& verifier = ctx->verifiers[next_verifier++ % ctx->verifiers.size()];
+    self->request(verifier, caf::infinite, VerifyEvent{event})
+        .then([this, number](nostr::EventCheck check) { on_checked(number, check); },
+              // A verifier is only gone when the daemon shuts down.
+              [this, number](const caf::error&) { on_checked(number, std::nullopt); });
+  }
+
+  void on_checked(std::uint64_t number, std::optional<nostr::EventCheck> check) {
+    auto& entry = verifying[number - verified_front];
+    entry.answered = true;
+    entry.check = check;
+    while (!verifying.empty() && verifying.front().answered) {
+      auto done = std::move(verifying.front());
+      verifying.pop_front();
+      ++verified_front;
+      after_check(done.event, done.check);
     }
-    if (!ctx->acceptance) return store(std::move(event));
+  }
+
+  void after_check(const nostr::EventPtr& event, std::optional<nostr::EventCheck> check) {
+    if (!check) {
+      count(EventResult::error);
+      return send(nostr::relay_ok(event->id, false, "error: could not verify the event"));
+    }
+    if (*check != nostr::EventCheck::ok) {
+      count(EventResult::invalid);
+      return send(nostr::relay_ok(event->id, false, nostr::describe(*check)));
+    }
+    if (!ctx->acceptance) return store(event);
     self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event})
         .then(
             [this, event](const AcceptanceVerdict& verdict) {

@@ -1,7 +1,8 @@
 // One actor per WebSocket connection: the NIP-01 state of that client
 // (subscriptions, EVENT rate bucket) mutated serially. EVENT: parse -> id and
-// signature check (here, on a CAF worker, so connections verify in parallel)
-// -> limits -> acceptance hook -> store writer -> OK after commit. REQ:
+// signature check (on the verifier pool, so even one connection's events are
+// verified on every core; results are taken back in arrival order) -> acceptance
+// hook -> store writer -> OK after commit. REQ:
 // register with the fan-out (buffering), stored query, EOSE, then live.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
@@ -33,6 +35,8 @@ struct RelayContext {
   fanout_actor fanout;
   /// Optional: without a hook every valid event is accepted.
   acceptance_actor acceptance;
+  /// Signature checks off the session's core; empty = the session verifies itself.
+  std::vector<verifier_actor> verifiers;
   runtime::RelayLimits limits;
   /// Null in tests that do not look at metrics.
   std::shared_ptr<runtime::RelayMetrics> metrics;

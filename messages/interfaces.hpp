@@ -7,6 +7,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/nostr/verify.hpp"
 #include "messages/relay_messages.hpp"
 #include "messages/store_messages.hpp"
 #include "messages/sync_messages.hpp"
@@ -31,6 +32,10 @@ using fanout_actor = caf::typed_actor<
     caf::reacts_to<FanoutEphemeral>,
     // The store writer's change feed: one message per committed event.
     caf::reacts_to<StoreCommitted>>;
+
+// Stateless signature checks, one verifier per scheduler thread: a busy connection's events are
+// verified on every core. Enums travel natively in CAF 0.17.
+using verifier_actor = caf::typed_actor<caf::replies_to<VerifyEvent>::with<nostr::EventCheck>>;
 
 // One per WebSocket connection: NIP-01 state of that client.
 using client_session_actor =

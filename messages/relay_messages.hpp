@@ -67,6 +67,11 @@ struct FanoutEphemeral {
   FramePtr json;
 };
 
+/// Asks a verifier to check an event's id and signature; answered with a nostr::EventCheck.
+struct VerifyEvent {
+  nostr::EventPtr event;
+};
+
 /// Asks the acceptance hook (GRASP-01 policy later) about a valid event.
 struct AcceptanceQuery {
   nostr::EventPtr event;
@@ -98,4 +103,5 @@ typename Inspector::result_type inspect(Inspector& f, FanoutDisconnect& x) {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutSubscribe)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutLive)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutEphemeral)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::VerifyEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::AcceptanceQuery)

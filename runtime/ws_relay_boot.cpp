@@ -2,6 +2,7 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/scheduler/abstract_coordinator.hpp>
 #include <caf/send.hpp>
 
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include "actors/client_session.hpp"
 #include "actors/fanout.hpp"
 #include "actors/store_writer.hpp"
+#include "actors/verifier.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "runtime/daemon.hpp"
 #include "runtime/http_server.hpp"
@@ -103,6 +105,7 @@ caf::actor RelayBoot::start_relay(Services& services) {
   context->writer = state_->writer;
   context->acceptance = state_->acceptance;
   context->fanout = fanout;
+  context->verifiers = spawn_verifiers(services.system, services.system.scheduler().num_workers());
   context->limits = limits_of(services.config);
   context->metrics = state_->metrics;
 
@@ -116,6 +119,12 @@ caf::actor RelayBoot::start_relay(Services& services) {
       ws_options(context->limits, services.config.websocket_compression),
       make_client_session_factory(services.system, context), std::move(observer));
   services.http.set_websocket_handler(state_->endpoint->upgrade_handler());
+  // Registered first, so it runs after close_all (hooks run in reverse); events still out for
+  // verification then get "error:" answers on connections that are closing anyway.
+  services.on_shutdown([verifiers = context->verifiers] {
+    for (const auto& verifier : verifiers)
+      caf::anon_send_exit(verifier, caf::exit_reason::user_shutdown);
+  });
   services.on_shutdown([endpoint = state_->endpoint] { endpoint->close_all(); });
   return caf::actor_cast<caf::actor>(fanout);
 }
@@ -135,8 +144,8 @@ caf::actor RelayBoot::start_sync(Services& services) {
     log::info(component, "GRASP-02 sync disabled (NGIT_SYNC_ENABLED=false)");
     return {};
   }
-  return caf::actor_cast<caf::actor>(runtime::start_sync(
-      services, state_->store, state_->writer, state_->acceptance, services.status));
+  return caf::actor_cast<caf::actor>(runtime::start_sync(services, state_->store, state_->writer,
+                                                         state_->acceptance, services.status));
 }
 
 }  // namespace graspd::runtime

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <caf/all.hpp>
 #include <mutex>
+#include <optional>
 
 #include "actors/fanout.hpp"
 #include "actors/store_writer.hpp"
+#include "actors/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
@@ -63,12 +66,16 @@ class ClientSessionTest : public test::ActorTest {
     run();
   }
 
-  client_session_actor open_session(runtime::RelayLimits limits = {}, acceptance_actor hook = {}) {
+  /// By default the session verifies on a pool of two real verifiers (as the daemon wires it).
+  client_session_actor open_session(runtime::RelayLimits limits = {}, acceptance_actor hook = {},
+                                    std::optional<std::vector<verifier_actor>> verifiers = {}) {
     auto ctx = std::make_shared<RelayContext>();
     ctx->store = store_;
     ctx->writer = writer_;
     ctx->fanout = fanout_;
     ctx->acceptance = hook;
+    ctx->verifiers =
+        verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
     ctx->limits = limits;
     auto session = spawn_client_session(system(), ctx, ++next_connection_, sink_);
     run();
@@ -191,6 +198,67 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
   auto fine = signed_event(1, "fine");
   EXPECT_EQ(say(session, event_frame(fine)),
             std::vector<std::string>{nostr::relay_ok(fine.id, true, "")});
+}
+
+/// A verifier that answers each request only when the next one arrives, newest first: the
+/// session then gets its results out of order.
+struct ReversingVerifierState {
+  std::optional<std::pair<caf::typed_response_promise<nostr::EventCheck>, nostr::EventPtr>> held;
+  static inline const char* name = "reversing_verifier";
+};
+verifier_actor::behavior_type reversing_verifier(
+    verifier_actor::stateful_pointer<ReversingVerifierState> self) {
+  return {
+      [self](const VerifyEvent& msg) -> caf::result<nostr::EventCheck> {
+        auto promise = self->make_response_promise<nostr::EventCheck>();
+        auto& held = self->state.held;
+        if (!held) {
+          held.emplace(promise, msg.event);
+          return promise;
+        }
+        promise.deliver(nostr::check_event(*msg.event));
+        held->first.deliver(nostr::check_event(*held->second));
+        held.reset();
+        return promise;
+      },
+  };
+}
+
+TEST_F(ClientSessionTest, EventsReachTheStoreInTheClientsOrderWhateverTheVerifiersDo) {
+  auto session = open_session({}, {}, std::vector<verifier_actor>{spawn(reversing_verifier)});
+  auto older = signed_event(0, "profile v1", 1700000000);
+  auto newer = signed_event(0, "profile v2", 1700000001);
+  auto bad = signed_event(1, "forged");
+  bad.sig[5] ^= 1;
+  auto last = signed_event(1, "after the forgery");
+  caf::anon_send(session, atom::ws_text::value, event_frame(older));
+  caf::anon_send(session, atom::ws_text::value, event_frame(newer));
+  caf::anon_send(session, atom::ws_text::value, event_frame(bad));
+  caf::anon_send(session, atom::ws_text::value, event_frame(last));
+  run();
+  // Stored in arrival order: v1 accepted, then replaced by v2. Reversed, v1 would be refused as
+  // older. (A refusal is answered at once, stored events after their commit.)
+  auto frames = sink_->take();
+  std::sort(frames.begin(), frames.end());
+  std::vector<std::string> expected{
+      nostr::relay_ok(older.id, true, ""), nostr::relay_ok(newer.id, true, ""),
+      nostr::relay_ok(bad.id, false, "invalid: bad signature"), nostr::relay_ok(last.id, true, "")};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(frames, expected);
+  EXPECT_FALSE(store_->contains(older.id));
+  EXPECT_TRUE(store_->contains(newer.id));
+  EXPECT_FALSE(store_->contains(bad.id));
+}
+
+TEST_F(ClientSessionTest, WithoutVerifiersTheSessionChecksSignaturesItself) {
+  auto session = open_session({}, {}, std::vector<verifier_actor>{});
+  auto good = signed_event(1, "inline");
+  auto bad = signed_event(1, "inline forged");
+  bad.sig[0] ^= 1;
+  EXPECT_EQ(say(session, event_frame(good)),
+            std::vector<std::string>{nostr::relay_ok(good.id, true, "")});
+  EXPECT_EQ(say(session, event_frame(bad)),
+            std::vector<std::string>{nostr::relay_ok(bad.id, false, "invalid: bad signature")});
 }
 
 TEST_F(ClientSessionTest, CountAnswersFromTheStore) {

@@ -23,11 +23,12 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "messages/nostr/json.hpp"
@@ -184,7 +185,7 @@ struct Publisher {
   std::unique_ptr<WsClient> ws;
   std::vector<const std::string*> frames;
   std::vector<Clock::time_point> sent_at;
-  std::map<std::string, std::size_t> index_of;  // id hex -> position
+  std::unordered_map<std::string_view, std::size_t> index_of;  // id hex (in `frames`) -> position
   std::mutex mutex;
   std::size_t next = 0, acked = 0, refused = 0;
   std::vector<double> latencies_ms;
@@ -201,7 +202,8 @@ int run_publish(const Args& a) {
   for (std::size_t c = 0; c < a.connections; ++c) {
     auto p = std::make_unique<Publisher>();
     for (std::size_t i = c; i < frames.size(); i += a.connections) {
-      p->index_of[frames[i].substr(16, 64)] = p->frames.size();  // ["EVENT",{"id":"<64 hex>"
+      // ["EVENT",{"id":"<64 hex>": a view into the frame, which outlives the publisher.
+      p->index_of[std::string_view(frames[i]).substr(16, 64)] = p->frames.size();
       p->frames.push_back(&frames[i]);
     }
     p->sent_at.resize(p->frames.size());
@@ -215,7 +217,7 @@ int run_publish(const Args& a) {
       if (text.rfind("[\"OK\",\"", 0) != 0) return;
       auto now = Clock::now();
       std::lock_guard lock(raw->mutex);
-      auto it = raw->index_of.find(text.substr(7, 64));
+      auto it = raw->index_of.find(std::string_view(text).substr(7, 64));
       if (it == raw->index_of.end()) return;
       raw->latencies_ms.push_back(
           std::chrono::duration<double, std::milli>(now - raw->sent_at[it->second]).count());
