@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "messages/nostr/canonical.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
 
@@ -80,11 +81,22 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
   if (!st.pager.owner_of(msg.subscription_id)) return;  // late event of a closed subscription
   ++st.traffic.events_received;
   if (frame_bytes > st.config.limits.max_event_bytes + 256 ||
-      nostr::check_event(msg.event) != nostr::EventCheck::ok) {
+      nostr::compute_id(msg.event) != msg.event.id) {
+    ++st.traffic.events_invalid;
+    return;
+  }
+  // The id covers everything the pager and the store look at, and the stored copy was verified: an
+  // event already stored needs no signature check (the costly part), no acceptance and no write.
+  bool known = st.config.already_stored && st.config.already_stored(msg.event.id);
+  if (!known && !nostr::verify_signature(msg.event)) {
     ++st.traffic.events_invalid;
     return;
   }
   st.pager.on_event(msg.subscription_id, msg.event);
+  if (known) {
+    ++st.traffic.events_known;
+    return;
+  }
   ingest(self, std::make_shared<const nostr::Event>(std::move(msg.event)));
 }
 

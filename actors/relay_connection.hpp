@@ -35,6 +35,10 @@ struct RelayConnectionConfig {
   /// How often counters reach the manager (/api/sync, metrics); one small message per relay, and
   /// only when something happened.
   std::chrono::seconds traffic_report_interval{1};
+  /// True when the store already holds this id. An event every peer sends (the usual case in a
+  /// mesh) is then skipped before its signature check, acceptance and store round trip; unset =
+  /// every event goes the whole way.
+  std::function<bool(const nostr::EventId&)> already_stored;
 };
 
 /// Opens the transport; a factory so tests can script a peer without sockets.

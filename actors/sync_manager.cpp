@@ -30,7 +30,8 @@ struct SyncMetrics {
         totals(prometheus::BuildCounter()
                    .Name("graspd_sync_total")
                    .Help("Sync activity: connection_attempts, events_received, events_stored, "
-                         "events_invalid, pages, bytes_received, consolidations, daily_syncs")
+                         "events_invalid, events_known, pages, bytes_received, consolidations, "
+                         "daily_syncs")
                    .Register(r)),
         open(prometheus::BuildGauge()
                  .Name("graspd_sync_open")
@@ -231,6 +232,7 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
     count("events_received", figures.events_received);
     count("events_synced", figures.events_stored);
     count("events_invalid", figures.events_invalid);
+    count("events_already_stored", figures.events_known);
     count("pages_fetched", figures.pages);
     count("bytes_received", figures.bytes_received);
     const auto& error =
@@ -335,12 +337,14 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         figures.events_received += traffic.events_received;
         figures.events_stored += traffic.events_stored;
         figures.events_invalid += traffic.events_invalid;
+        figures.events_known += traffic.events_known;
         figures.pages += traffic.pages;
         figures.bytes_received += traffic.bytes_received;
         if (st.metrics) {
           st.metrics->add("events_received", traffic.events_received);
           st.metrics->add("events_stored", traffic.events_stored);
           st.metrics->add("events_invalid", traffic.events_invalid);
+          st.metrics->add("events_known", traffic.events_known);
           st.metrics->add("pages", traffic.pages);
           st.metrics->add("bytes_received", traffic.bytes_received);
         }

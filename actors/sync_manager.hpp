@@ -53,6 +53,7 @@ struct RelayFigures {
   std::uint64_t events_received = 0;
   std::uint64_t events_stored = 0;
   std::uint64_t events_invalid = 0;
+  std::uint64_t events_known = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t connection_attempts = 0;

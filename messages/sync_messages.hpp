@@ -83,6 +83,8 @@ struct RelayTraffic {
   std::uint64_t events_received = 0;
   std::uint64_t events_stored = 0;
   std::uint64_t events_invalid = 0;
+  /// Already stored: skipped before the signature check.
+  std::uint64_t events_known = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_received = 0;
 };
@@ -126,7 +128,7 @@ typename Inspector::result_type inspect(Inspector& f, RelayRateLimited& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayTraffic& x) {
   return f(caf::meta::type_name("RelayTraffic"), x.relay, x.events_received, x.events_stored,
-           x.events_invalid, x.pages, x.bytes_received);
+           x.events_invalid, x.events_known, x.pages, x.bytes_received);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RetryTimer& x) {

@@ -103,9 +103,13 @@ sync_manager_actor start_sync(Services& services, std::shared_ptr<store::EventSt
   auto clients = std::make_shared<RelayClientRegistry>();
   // Outbound connections close with the listener, before the io threads stop.
   services.on_shutdown([clients] { clients->close_all(); });
-  auto manager = services.system.spawn(sync_manager, sync_manager_config(services.config),
-                                       std::move(acceptance), writer,
-                                       network_relay_clients(services.io, clients),
+  auto config = sync_manager_config(services.config);
+  // A read transaction on the connection's worker; LMDB readers never wait for the writer.
+  config.connection.already_stored = [store](const nostr::EventId& id) {
+    return store->contains(id);
+  };
+  auto manager = services.system.spawn(sync_manager, std::move(config), std::move(acceptance),
+                                       writer, network_relay_clients(services.io, clients),
                                        std::move(board), services.metrics.shared_registry());
   auto subscriber = services.system.spawn(
       self_subscriber, std::shared_ptr<const store::EventStore>(store), manager,

@@ -89,6 +89,9 @@ class SyncActorsTest : public test::ActorTest {
     config.bootstrap_relay = bootstrap;
     config.unix_now = [this] { return unix_now(); };
     config.connection.traffic_report_interval = 1s;
+    config.connection.already_stored = [this](const nostr::EventId& id) {
+      return store_->contains(id);
+    };
     config.random_seed = 42;
     auto factory = [this](const ParsedUrl& url, const runtime::RelayClientOptions& options,
                           std::shared_ptr<runtime::RelayClientHandler> handler) {
@@ -187,6 +190,35 @@ TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
   auto& figures = manager_state().figures.at(relay_);
   EXPECT_EQ(figures.events_stored, 1u);
   EXPECT_EQ(figures.events_invalid, 2u);
+}
+
+TEST_F(SyncActorsTest, AlreadyStoredEventsSkipTheSignatureCheckButForgedIdsDoNot) {
+  connect_first_peer();
+  auto [sub, filters] = peers_[0]->reqs().back();
+  auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(issue)));
+  run();
+  ASSERT_TRUE(store_->contains(issue.id));
+  // The same event again, with a signature that would not verify: known by its id, so skipped
+  // (a signature check would count it invalid).
+  auto again = issue;
+  again.sig[7] ^= 1;
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(again)));
+  // Other content under the stored id: the id no longer matches, so it is invalid, not known.
+  auto forged = issue;
+  forged.content = "tampered";
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(forged)));
+  run();
+  advance_time(1s);  // traffic report
+  auto& figures = manager_state().figures.at(relay_);
+  EXPECT_EQ(figures.events_received, 3u);
+  EXPECT_EQ(figures.events_stored, 1u);
+  EXPECT_EQ(figures.events_known, 1u);
+  EXPECT_EQ(figures.events_invalid, 1u);
+  advance_time(1s);  // status publication
+  auto status = board_->get("sync");
+  ASSERT_TRUE(status);
+  EXPECT_NE(status->find("\"events_already_stored\":1"), std::string::npos) << *status;
 }
 
 TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
