@@ -60,12 +60,18 @@ void store_event(Self self, nostr::EventPtr ev) {
           [=](caf::error&) { event_settled(self); });
 }
 
-void ingest(Self self, nostr::EventPtr ev) {
+/// Counts an event as in flight (verification, acceptance, store); past the bound the transport
+/// stops reading until half of them settled.
+void admit(Self self) {
   auto& st = self->state;
-  if (++st.in_flight >= st.config.max_in_flight && !st.paused) {
+  if (++st.in_flight >= st.config.max_in_flight && !st.paused && st.client) {
     st.paused = true;
     st.client->pause_reading();
   }
+}
+
+void ingest_admitted(Self self, nostr::EventPtr ev) {
+  auto& st = self->state;
   if (!st.acceptance) return store_event(self, std::move(ev));
   self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev})
       .then(
@@ -74,6 +80,51 @@ void ingest(Self self, nostr::EventPtr ev) {
             event_settled(self);
           },
           [=](caf::error&) { event_settled(self); });
+}
+
+/// Runs the frames at the head of the arrival order whose checks are done.
+void drain_ordered(Self self) {
+  auto& st = self->state;
+  while (!st.ordered.empty() && st.ordered.front().ready) {
+    auto run = std::move(st.ordered.front().run);
+    st.ordered.pop_front();
+    ++st.ordered_front;
+    run();
+  }
+}
+
+void in_order(Self self, std::function<void()> run) {
+  self->state.ordered.push_back({true, std::move(run)});
+  drain_ordered(self);
+}
+
+/// An admitted event whose signature check is done, at its place in the arrival order.
+void on_verified(Self self, const std::string& subscription, const nostr::EventPtr& ev,
+                 bool valid) {
+  auto& st = self->state;
+  if (!valid) {
+    ++st.traffic.events_invalid;
+    return event_settled(self);
+  }
+  st.pager.on_event(subscription, *ev);
+  ingest_admitted(self, ev);
+}
+
+void verify_elsewhere(Self self, std::string subscription, nostr::EventPtr ev) {
+  auto& st = self->state;
+  admit(self);
+  auto number = st.ordered_front + st.ordered.size();
+  st.ordered.push_back({});
+  auto settle = [self, number, subscription, ev](bool valid) {
+    auto& entry = self->state.ordered[number - self->state.ordered_front];
+    entry.ready = true;
+    entry.run = [self, subscription, ev, valid] { on_verified(self, subscription, ev, valid); };
+    drain_ordered(self);
+  };
+  auto& verifier = st.config.verifiers[st.next_verifier++ % st.config.verifiers.size()];
+  self->request(verifier, caf::infinite, VerifyEvent{ev})
+      .then([settle](nostr::EventCheck check) { settle(check == nostr::EventCheck::ok); },
+            [settle](caf::error&) { settle(false); });
 }
 
 void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
@@ -85,19 +136,19 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
     ++st.traffic.events_invalid;
     return;
   }
+  auto ev = std::make_shared<const nostr::Event>(std::move(msg.event));
+  auto subscription = std::move(msg.subscription_id);
   // The id covers everything the pager and the store look at, and the stored copy was verified: an
   // event already stored needs no signature check (the costly part), no acceptance and no write.
-  bool known = st.config.already_stored && st.config.already_stored(msg.event.id);
-  if (!known && !nostr::verify_signature(msg.event)) {
-    ++st.traffic.events_invalid;
-    return;
-  }
-  st.pager.on_event(msg.subscription_id, msg.event);
-  if (known) {
+  if (st.config.already_stored && st.config.already_stored(ev->id)) {
     ++st.traffic.events_known;
-    return;
+    return in_order(self,
+                    [self, subscription, ev] { self->state.pager.on_event(subscription, *ev); });
   }
-  ingest(self, std::make_shared<const nostr::Event>(std::move(msg.event)));
+  if (!st.config.verifiers.empty()) return verify_elsewhere(self, subscription, ev);
+  admit(self);
+  bool valid = nostr::verify_signature(*ev);
+  in_order(self, [self, subscription, ev, valid] { on_verified(self, subscription, ev, valid); });
 }
 
 void apply_step(Self self, const sync::HistoryPager::Step& step) {
@@ -135,9 +186,12 @@ void on_frame(Self self, std::string& text) {
         if constexpr (std::is_same_v<T, nostr::RelayEvent>) {
           on_event(self, msg, text.size());
         } else if constexpr (std::is_same_v<T, nostr::RelayEose>) {
-          apply_step(self, st.pager.on_eose(msg.subscription_id));
+          // Behind the events before it: their checks may still be out.
+          in_order(self, [self, id = std::move(msg.subscription_id)] {
+            apply_step(self, self->state.pager.on_eose(id));
+          });
         } else if constexpr (std::is_same_v<T, nostr::RelayClosed>) {
-          on_closed(self, msg);
+          in_order(self, [self, closed = std::move(msg)] { on_closed(self, closed); });
         } else if constexpr (std::is_same_v<T, nostr::RelayNotice> ||
                              std::is_same_v<T, nostr::RelayOk>) {
           if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});

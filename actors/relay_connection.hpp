@@ -1,7 +1,8 @@
 // The RELAY CONNECTION actor: one per remote relay, keyed by its canonical
 // URL. Owns the outbound transport (runtime/relay_client) and the history
 // pager. Every event the peer sends is parsed, size-checked, id- and
-// signature-verified, then asked through the acceptance policy and written by
+// signature-verified (on the verifier actors; frames are then handled in
+// arrival order), then asked through the acceptance policy and written by
 // the store writer, exactly like a client's EVENT. Reports to the manager:
 // RelayUp, RelaySubscriptionDone, RelaySubscriptionClosed, RelayRateLimited,
 // RelayTraffic, and RelayDown right before it quits.
@@ -12,8 +13,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/history_pager.hpp"
 #include "messages/interfaces.hpp"
@@ -39,6 +43,9 @@ struct RelayConnectionConfig {
   /// mesh) is then skipped before its signature check, acceptance and store round trip; unset =
   /// every event goes the whole way.
   std::function<bool(const nostr::EventId&)> already_stored;
+  /// Signature checks off this actor, so one relay's history is verified on every core; empty =
+  /// the connection verifies itself.
+  std::vector<verifier_actor> verifiers;
 };
 
 /// Opens the transport; a factory so tests can script a peer without sockets.
@@ -64,6 +71,15 @@ struct RelayConnectionState {
   std::size_t in_flight = 0;
   bool paused = false;
   RelayTraffic traffic;  // since the last report
+  /// The peer's frames in arrival order from the first EVENT whose signature check is still out:
+  /// the pager must see every valid event of a subscription before its EOSE or CLOSED.
+  struct Ordered {
+    bool ready = false;
+    std::function<void()> run;
+  };
+  std::deque<Ordered> ordered;
+  std::uint64_t ordered_front = 0;  // arrival number of ordered.front()
+  std::size_t next_verifier = 0;
 };
 
 relay_connection_actor::behavior_type relay_connection(

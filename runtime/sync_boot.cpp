@@ -2,6 +2,7 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/scheduler/abstract_coordinator.hpp>
 #include <caf/send.hpp>
 
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include "actors/acceptance.hpp"
 #include "actors/self_subscriber.hpp"
 #include "actors/sync_manager.hpp"
+#include "actors/verifier.hpp"
 #include "messages/relay_url.hpp"
 #include "runtime/daemon.hpp"
 #include "runtime/log.hpp"
@@ -108,6 +110,10 @@ sync_manager_actor start_sync(Services& services, std::shared_ptr<store::EventSt
   config.connection.already_stored = [store](const nostr::EventId& id) {
     return store->contains(id);
   };
+  // Their own verifiers, not the client sessions': a large history then queues behind these, and
+  // the scheduler still gives the clients' verifiers their turn.
+  auto verifiers = spawn_verifiers(services.system, services.system.scheduler().num_workers());
+  config.connection.verifiers = verifiers;
   auto manager = services.system.spawn(sync_manager, std::move(config), std::move(acceptance),
                                        writer, network_relay_clients(services.io, clients),
                                        std::move(board), services.metrics.shared_registry());
@@ -117,8 +123,10 @@ sync_manager_actor start_sync(Services& services, std::shared_ptr<store::EventSt
   caf::anon_send(writer, atom::feed_subscribe::value,
                  caf::actor_cast<store_feed_actor>(subscriber));
   // The subscriber lives as long as the manager.
-  manager->attach_functor([subscriber](const caf::error&) {
+  manager->attach_functor([subscriber, verifiers](const caf::error&) {
     caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
+    for (const auto& verifier : verifiers)
+      caf::anon_send_exit(verifier, caf::exit_reason::user_shutdown);
   });
   log::info(component, "GRASP-02 proactive sync running");
   return manager;

@@ -10,6 +10,7 @@
 #include "actors/self_subscriber.hpp"
 #include "actors/store_writer.hpp"
 #include "actors/sync_manager.hpp"
+#include "actors/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
@@ -84,7 +85,9 @@ class SyncActorsTest : public test::ActorTest {
            std::chrono::duration_cast<std::chrono::seconds>(now().time_since_epoch()).count();
   }
 
-  sync_manager_actor start_manager(std::optional<std::string> bootstrap = std::nullopt) {
+  /// Verifies on two real verifier actors unless `verifiers` says otherwise (empty = inline).
+  sync_manager_actor start_manager(std::optional<std::string> bootstrap = std::nullopt,
+                                   std::optional<std::vector<verifier_actor>> verifiers = {}) {
     SyncManagerConfig config;
     config.bootstrap_relay = bootstrap;
     config.unix_now = [this] { return unix_now(); };
@@ -92,6 +95,8 @@ class SyncActorsTest : public test::ActorTest {
     config.connection.already_stored = [this](const nostr::EventId& id) {
       return store_->contains(id);
     };
+    config.connection.verifiers =
+        verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
     config.random_seed = 42;
     auto factory = [this](const ParsedUrl& url, const runtime::RelayClientOptions& options,
                           std::shared_ptr<runtime::RelayClientHandler> handler) {
@@ -121,8 +126,8 @@ class SyncActorsTest : public test::ActorTest {
   }
 
   /// Starts the manager, discovers repo_ on relay_ and opens the scripted connection.
-  void connect_first_peer() {
-    start_manager();
+  void connect_first_peer(std::optional<std::vector<verifier_actor>> verifiers = {}) {
+    start_manager(std::nullopt, std::move(verifiers));
     anon_send(manager_, discovery(repo_, {relay_}));
     run();
     peers_[0]->handler->on_open({});
@@ -219,6 +224,69 @@ TEST_F(SyncActorsTest, AlreadyStoredEventsSkipTheSignatureCheckButForgedIdsDoNot
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
   EXPECT_NE(status->find("\"events_already_stored\":1"), std::string::npos) << *status;
+}
+
+TEST_F(SyncActorsTest, WithoutVerifiersTheConnectionChecksSignaturesItself) {
+  connect_first_peer(std::vector<verifier_actor>{});
+  auto [sub, filters] = peers_[0]->reqs().back();
+  auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  auto forged = signed_event(1621, {{"a", repo_}}, unix_now() - 9);
+  forged.sig[1] ^= 1;
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(issue)));
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(forged)));
+  run();
+  EXPECT_TRUE(store_->contains(issue.id));
+  EXPECT_FALSE(store_->contains(forged.id));
+}
+
+/// Holds every signature check until a request without an event arrives, then answers them all,
+/// newest first.
+struct HoldingVerifierState {
+  std::vector<std::pair<caf::typed_response_promise<nostr::EventCheck>, nostr::EventPtr>> held;
+  static inline const char* name = "holding_verifier";
+};
+verifier_actor::behavior_type holding_verifier(
+    verifier_actor::stateful_pointer<HoldingVerifierState> self) {
+  return {
+      [self](const VerifyEvent& msg) -> caf::result<nostr::EventCheck> {
+        if (!msg.event) {
+          auto held = std::exchange(self->state.held, {});
+          for (auto it = held.rbegin(); it != held.rend(); ++it)
+            it->first.deliver(nostr::check_event(*it->second));
+          return nostr::EventCheck::ok;
+        }
+        auto promise = self->make_response_promise<nostr::EventCheck>();
+        self->state.held.emplace_back(promise, msg.event);
+        return promise;
+      },
+  };
+}
+
+TEST_F(SyncActorsTest, EoseWaitsForTheSignatureChecksOfTheEventsBeforeIt) {
+  auto holding = spawn(holding_verifier);
+  connect_first_peer(std::vector<verifier_actor>{holding});
+  auto [sub, filters] = peers_[0]->reqs().back();
+  const auto reqs_before = peers_[0]->reqs().size();
+  auto newer = signed_event(1621, {{"a", repo_}}, unix_now() - 50);
+  auto older = signed_event(1621, {{"a", repo_}}, unix_now() - 100);
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(newer)));
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(older)));
+  peers_[0]->handler->on_message(nostr::relay_eose(sub));
+  run();
+  EXPECT_EQ(peers_[0]->reqs().size(), reqs_before) << "EOSE handled before its events";
+  EXPECT_FALSE(store_->contains(newer.id));
+  caf::anon_send(holding, VerifyEvent{nullptr});
+  run();
+  EXPECT_TRUE(store_->contains(newer.id));
+  EXPECT_TRUE(store_->contains(older.id));
+  // The events reached the pager before EOSE: it asks for the history older than the oldest.
+  auto reqs = peers_[0]->reqs();
+  ASSERT_EQ(reqs.size(), reqs_before + 1);
+  EXPECT_EQ(reqs.back().first, sub + "~1");
+  for (const auto& filter : reqs.back().second) {
+    ASSERT_TRUE(filter.until);
+    EXPECT_EQ(*filter.until, older.created_at);
+  }
 }
 
 TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
