@@ -6,6 +6,7 @@
 #include <caf/spawn_options.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 namespace graspd {
@@ -39,12 +40,17 @@ void flush(self_pointer self) {
   auto& st = self->state;
   st.flush_queued = false;
   if (st.pending.empty()) return;
+  auto started = std::chrono::steady_clock::now();
   auto reports = write_all(st);
   ++st.batches;
   bool failed = std::all_of(reports.begin(), reports.end(), [](const store::WriteReport& r) {
     return r.outcome == WriteOutcome::error;
   });
   st.failed_batches += failed;
+  if (st.config.observe_commit)
+    st.config.observe_commit(
+        reports.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), failed);
   for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
   publish(self, st.pending, reports);
   st.pending.clear();

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct StoreWriterConfig {
   std::size_t max_batch = 2000;
   /// Period of the NIP-40 expiration sweep; zero disables it.
   std::chrono::seconds sweep_interval{60};
+  /// Optional: told about every write transaction (events, seconds, whether it failed).
+  std::function<void(std::size_t, double, bool)> observe_commit;
 };
 
 struct StoreWriterState {

@@ -16,6 +16,7 @@
 #include "runtime/http_server.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
+#include "runtime/store_metrics.hpp"
 #include "runtime/sync_boot.hpp"
 #include "runtime/ws_metrics.hpp"
 #include "runtime/ws_session.hpp"
@@ -85,7 +86,13 @@ caf::actor RelayBoot::start_store_writer(Services& services) {
   }
   log::info(component, "event store open at ", services.config.data_path, " (",
             state_->store->size(), " events)");
-  state_->writer = spawn_store_writer(services.system, state_->store);
+  StoreWriterConfig writer_config;
+  writer_config.observe_commit = [metrics =
+                                      std::make_shared<StoreMetrics>(services.metrics.registry())](
+                                     std::size_t events, double seconds, bool failed) {
+    metrics->commit(events, seconds, failed);
+  };
+  state_->writer = spawn_store_writer(services.system, state_->store, std::move(writer_config));
   return caf::actor_cast<caf::actor>(state_->writer);
 }
 

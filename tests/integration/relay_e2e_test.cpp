@@ -223,6 +223,11 @@ TEST_F(RelayE2E, MetricsCountConnectionsMessagesAndEvents) {
   EXPECT_NE(metrics.body.find("graspd_relay_messages_received_total{type=\"req\"} 1"),
             std::string::npos);
   EXPECT_NE(metrics.body.find("graspd_relay_req_seconds_count 1"), std::string::npos);
+  // The event's write transaction, observed by the store writer before the OK left.
+  EXPECT_NE(metrics.body.find("graspd_store_commits_total{result=\"ok\"} 1"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("graspd_store_batch_events_count 1"), std::string::npos);
+  EXPECT_NE(metrics.body.find("graspd_store_commit_seconds_count 1"), std::string::npos);
   std::string output;
   EXPECT_EQ(promtool_check_metrics(metrics.body, &output), 0) << output;
 }
