@@ -87,6 +87,8 @@ struct SessionState {
   std::deque<Verifying> verifying;
   std::uint64_t verified_front = 0;  // arrival number of verifying.front()
   std::size_t next_verifier = 0;
+  std::size_t on_verifiers = 0;      // checks out on the shared verifiers right now
+  std::uint64_t next_to_verify = 0;  // arrival number of the first entry not sent yet
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -144,13 +146,29 @@ struct SessionState {
       return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
     }
     if (ctx->verifiers.empty()) return after_check(event, nostr::check_event(*event));
-    auto number = verified_front + verifying.size();
     verifying.push_back({event, false, std::nullopt});
-    auto& verifier = ctx->verifiers[next_verifier++ % ctx->verifiers.size()];
-    self->request(verifier, caf::infinite, VerifyEvent{event})
-        .then([this, number](nostr::EventCheck check) { on_checked(number, check); },
-              // A verifier is only gone when the daemon shuts down.
-              [this, number](const caf::error&) { on_checked(number, std::nullopt); });
+    send_to_verifiers();
+  }
+
+  /// Hands waiting events to the shared verifiers, at most `verifications_per_session` at a time:
+  /// a flooding connection may not fill the mailboxes every other connection's checks go through.
+  void send_to_verifiers() {
+    while (on_verifiers < ctx->limits.verifications_per_session &&
+           next_to_verify < verified_front + verifying.size()) {
+      auto number = next_to_verify++;
+      ++on_verifiers;
+      auto& verifier = ctx->verifiers[next_verifier++ % ctx->verifiers.size()];
+      self->request(verifier, caf::infinite, VerifyEvent{verifying[number - verified_front].event})
+          .then([this, number](nostr::EventCheck check) { on_answer(number, check); },
+                // A verifier is only gone when the daemon shuts down.
+                [this, number](const caf::error&) { on_answer(number, std::nullopt); });
+    }
+  }
+
+  void on_answer(std::uint64_t number, std::optional<nostr::EventCheck> check) {
+    --on_verifiers;
+    send_to_verifiers();
+    on_checked(number, check);
   }
 
   void on_checked(std::uint64_t number, std::optional<nostr::EventCheck> check) {

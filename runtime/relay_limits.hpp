@@ -26,6 +26,10 @@ struct RelayLimits {
   double event_burst = 5000;
   std::size_t max_outbound_bytes = 16u << 20;
   std::chrono::seconds idle_ping_interval{60};
+  /// Signature checks one connection may have out on the shared verifier actors at once; past it
+  /// the session verifies its events itself, so a flooding client delays the others' checks by at
+  /// most this many (not a configuration option: it only shapes scheduling).
+  std::size_t verifications_per_session = 256;
 };
 
 /// Classic token bucket; time is passed in so tests control it.

@@ -19,6 +19,7 @@
 #include "messages/nostr/verify.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/holding_verifier.hpp"
 
 namespace graspd {
 namespace {
@@ -200,32 +201,9 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
             std::vector<std::string>{nostr::relay_ok(fine.id, true, "")});
 }
 
-/// A verifier that answers each request only when the next one arrives, newest first: the
-/// session then gets its results out of order.
-struct ReversingVerifierState {
-  std::optional<std::pair<caf::typed_response_promise<nostr::EventCheck>, nostr::EventPtr>> held;
-  static inline const char* name = "reversing_verifier";
-};
-verifier_actor::behavior_type reversing_verifier(
-    verifier_actor::stateful_pointer<ReversingVerifierState> self) {
-  return {
-      [self](const VerifyEvent& msg) -> caf::result<nostr::EventCheck> {
-        auto promise = self->make_response_promise<nostr::EventCheck>();
-        auto& held = self->state.held;
-        if (!held) {
-          held.emplace(promise, msg.event);
-          return promise;
-        }
-        promise.deliver(nostr::check_event(*msg.event));
-        held->first.deliver(nostr::check_event(*held->second));
-        held.reset();
-        return promise;
-      },
-  };
-}
-
 TEST_F(ClientSessionTest, EventsReachTheStoreInTheClientsOrderWhateverTheVerifiersDo) {
-  auto session = open_session({}, {}, std::vector<verifier_actor>{spawn(reversing_verifier)});
+  auto holding = spawn(test::holding_verifier);
+  auto session = open_session({}, {}, std::vector<verifier_actor>{holding});
   auto older = signed_event(0, "profile v1", 1700000000);
   auto newer = signed_event(0, "profile v2", 1700000001);
   auto bad = signed_event(1, "forged");
@@ -235,6 +213,9 @@ TEST_F(ClientSessionTest, EventsReachTheStoreInTheClientsOrderWhateverTheVerifie
   caf::anon_send(session, atom::ws_text::value, event_frame(newer));
   caf::anon_send(session, atom::ws_text::value, event_frame(bad));
   caf::anon_send(session, atom::ws_text::value, event_frame(last));
+  run();
+  EXPECT_TRUE(sink_->take().empty()) << "answered before the checks";
+  caf::anon_send(holding, VerifyEvent{nullptr});  // answers newest first
   run();
   // Stored in arrival order: v1 accepted, then replaced by v2. Reversed, v1 would be refused as
   // older. (A refusal is answered at once, stored events after their commit.)
@@ -248,6 +229,30 @@ TEST_F(ClientSessionTest, EventsReachTheStoreInTheClientsOrderWhateverTheVerifie
   EXPECT_FALSE(store_->contains(older.id));
   EXPECT_TRUE(store_->contains(newer.id));
   EXPECT_FALSE(store_->contains(bad.id));
+}
+
+TEST_F(ClientSessionTest, AConnectionKeepsAtMostItsShareOfChecksOnTheVerifiers) {
+  auto holding = spawn(test::holding_verifier);
+  runtime::RelayLimits limits;
+  limits.verifications_per_session = 2;
+  auto session = open_session(limits, {}, std::vector<verifier_actor>{holding});
+  std::vector<nostr::Event> events;
+  for (int i = 0; i < 5; ++i) {
+    events.push_back(signed_event(1, "queued " + std::to_string(i)));
+    caf::anon_send(session, atom::ws_text::value, event_frame(events.back()));
+  }
+  run();
+  auto& held = state<test::HoldingVerifierState, verifier_actor::base>(holding).held;
+  EXPECT_EQ(held.size(), 2u);
+  std::size_t answered = 0;
+  while (answered < events.size()) {
+    ASSERT_LE(held.size(), 2u);
+    ASSERT_FALSE(held.empty()) << "events left waiting with nothing out";
+    caf::anon_send(holding, VerifyEvent{nullptr});
+    run();
+    answered += sink_->take().size();
+  }
+  for (const auto& ev : events) EXPECT_TRUE(store_->contains(ev.id));
 }
 
 TEST_F(ClientSessionTest, WithoutVerifiersTheSessionChecksSignaturesItself) {

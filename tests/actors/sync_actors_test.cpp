@@ -15,6 +15,7 @@
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/holding_verifier.hpp"
 
 namespace graspd {
 namespace {
@@ -239,31 +240,8 @@ TEST_F(SyncActorsTest, WithoutVerifiersTheConnectionChecksSignaturesItself) {
   EXPECT_FALSE(store_->contains(forged.id));
 }
 
-/// Holds every signature check until a request without an event arrives, then answers them all,
-/// newest first.
-struct HoldingVerifierState {
-  std::vector<std::pair<caf::typed_response_promise<nostr::EventCheck>, nostr::EventPtr>> held;
-  static inline const char* name = "holding_verifier";
-};
-verifier_actor::behavior_type holding_verifier(
-    verifier_actor::stateful_pointer<HoldingVerifierState> self) {
-  return {
-      [self](const VerifyEvent& msg) -> caf::result<nostr::EventCheck> {
-        if (!msg.event) {
-          auto held = std::exchange(self->state.held, {});
-          for (auto it = held.rbegin(); it != held.rend(); ++it)
-            it->first.deliver(nostr::check_event(*it->second));
-          return nostr::EventCheck::ok;
-        }
-        auto promise = self->make_response_promise<nostr::EventCheck>();
-        self->state.held.emplace_back(promise, msg.event);
-        return promise;
-      },
-  };
-}
-
 TEST_F(SyncActorsTest, EoseWaitsForTheSignatureChecksOfTheEventsBeforeIt) {
-  auto holding = spawn(holding_verifier);
+  auto holding = spawn(test::holding_verifier);
   connect_first_peer(std::vector<verifier_actor>{holding});
   auto [sub, filters] = peers_[0]->reqs().back();
   const auto reqs_before = peers_[0]->reqs().size();
