@@ -77,10 +77,16 @@ struct SessionState {
   /// in one hand-off (the OKs of one store commit, a REQ's stored events), in order.
   std::vector<FramePtr> outbox;
   bool flush_queued = false;
+  /// Inbound back-pressure: the transport stops reading while too much of the client's text is
+  /// not reported consumed. A frame counts until handled; an EVENT until its check is done.
+  std::size_t frame_bytes = 0;
+  bool frame_kept = false;
+  std::size_t consumed_unreported = 0;
   /// EVENTs whose signature check is out on the verifier pool, in arrival order: a client's events
   /// reach the acceptance hook and the store in the order it sent them.
   struct Verifying {
     nostr::EventPtr event;
+    std::size_t frame_bytes = 0;  // reported consumed once the check is done
     bool answered = false;
     std::optional<nostr::EventCheck> check;  // nullopt: the verifier failed
   };
@@ -99,6 +105,13 @@ struct SessionState {
   }
   void send(std::string text) {
     outbox.push_back(frame(std::move(text)));
+    queue_flush();
+  }
+  void release_input(std::size_t bytes) {
+    consumed_unreported += bytes;
+    queue_flush();
+  }
+  void queue_flush() {
     if (flush_queued) return;
     // Queued behind the messages already waiting (e.g. the other replies of one commit).
     flush_queued = true;
@@ -106,6 +119,7 @@ struct SessionState {
   }
   void flush() {
     flush_queued = false;
+    if (consumed_unreported > 0) sink->consumed(std::exchange(consumed_unreported, 0));
     if (outbox.size() == 1) sink->send(std::move(outbox.front()));
     if (outbox.size() > 1) sink->send_batch(std::move(outbox));
     outbox.clear();
@@ -113,9 +127,15 @@ struct SessionState {
   void notice(std::string_view message) { send(nostr::relay_notice(message)); }
 
   void on_text(const std::string& text) {
+    frame_bytes = text.size();
+    frame_kept = false;
     auto parsed = nostr::parse_client_message(text, parse_limits);
-    if (!parsed) return on_parse_error(parsed.error());
-    std::visit([this](auto& msg) { handle(msg); }, parsed.value());
+    if (!parsed) {
+      on_parse_error(parsed.error());
+    } else {
+      std::visit([this](auto& msg) { handle(msg); }, parsed.value());
+    }
+    if (!frame_kept) release_input(frame_bytes);
   }
 
   void on_parse_error(const nostr::ClientMessageError& error) {
@@ -146,7 +166,8 @@ struct SessionState {
       return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
     }
     if (ctx->verifiers.empty()) return after_check(event, nostr::check_event(*event));
-    verifying.push_back({event, false, std::nullopt});
+    verifying.push_back({event, frame_bytes, false, std::nullopt});
+    frame_kept = true;
     send_to_verifiers();
   }
 
@@ -179,6 +200,7 @@ struct SessionState {
       auto done = std::move(verifying.front());
       verifying.pop_front();
       ++verified_front;
+      release_input(done.frame_bytes);
       after_check(done.event, done.check);
     }
   }
@@ -343,6 +365,9 @@ class ConnectionSink final : public FrameSink {
   }
   void send_batch(std::vector<FramePtr> frames) override {
     if (auto connection = connection_.lock()) connection->send_batch(std::move(frames));
+  }
+  void consumed(std::size_t bytes) override {
+    if (auto connection = connection_.lock()) connection->consumed(bytes);
   }
   void close(FramePtr last_frame) override {
     if (auto connection = connection_.lock()) connection->close(std::move(last_frame));

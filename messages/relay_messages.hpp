@@ -30,6 +30,8 @@ class FrameSink {
   }
   /// Sends `last_frame` (if any) and closes the connection.
   virtual void close(FramePtr last_frame) = 0;
+  /// The session is done with `bytes` of the client's text (inbound back-pressure).
+  virtual void consumed(std::size_t /*bytes*/) {}
 };
 using FrameSinkPtr = std::shared_ptr<FrameSink>;
 

@@ -60,6 +60,8 @@ WsOptions ws_options(const RelayLimits& limits, bool compression) {
   WsOptions options;
   options.max_message_bytes = limits.max_message_bytes;
   options.max_outbound_bytes = limits.max_outbound_bytes;
+  // Room for a few messages of the largest size in flight, so pipelining clients are not slowed.
+  options.max_inbound_backlog = std::max<std::size_t>(8u << 20, 4 * limits.max_message_bytes);
   options.idle_ping_interval = limits.idle_ping_interval;
   options.compression = compression;
   options.max_connections = limits.max_connections;

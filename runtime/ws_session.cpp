@@ -118,6 +118,16 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
               });
   }
 
+  void consumed(std::size_t bytes) override {
+    net::post(ws_.get_executor(), [self = shared_from_this(), bytes] {
+      self->inbound_backlog_ -= std::min(self->inbound_backlog_, bytes);
+      if (self->read_waiting_ && !self->backlog_full()) {
+        self->read_waiting_ = false;
+        self->do_read();
+      }
+    });
+  }
+
   void close(WsFrame last_frame) override {
     net::post(ws_.get_executor(),
               [self = shared_from_this(), frame = std::move(last_frame)]() mutable {
@@ -166,12 +176,20 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     if (handler_ && !closing_) dispatch_message();
     buffer_.consume(buffer_.size());
     discarding_ = false;
+    // Back-pressure: the handler has not caught up; consumed() resumes the reads.
+    if (backlog_full()) {
+      read_waiting_ = true;
+      return;
+    }
     do_read();
   }
+
+  bool backlog_full() const { return inbound_backlog_ > shared_->options.max_inbound_backlog; }
 
   void dispatch_message() {
     if (discarding_) return handler_->on_oversize();
     if (!ws_.got_text()) return handler_->on_binary();
+    inbound_backlog_ += buffer_.size();
     handler_->on_text(beast::buffers_to_string(buffer_.data()));
   }
 
@@ -236,8 +254,9 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   void start_close() {
     if (close_started_) return;
     close_started_ = true;
+    // The read loop may be paused (back-pressure), so the close handshake ends the session too.
     ws_.async_close(websocket::close_code::policy_error,
-                    [self = shared_from_this()](beast::error_code) {});
+                    [self = shared_from_this()](beast::error_code) { self->on_closed(); });
   }
 
   void on_closed() {
@@ -266,6 +285,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::unique_ptr<WsSessionHandler> handler_;
   std::deque<WsFrame> queue_;
   std::size_t queued_bytes_ = 0;
+  std::size_t inbound_backlog_ = 0;  // text handed to the handler, not yet consumed
+  bool read_waiting_ = false;        // a read is due once the backlog shrinks
   bool writing_ = false;
   bool closing_ = false;
   bool close_started_ = false;

@@ -33,6 +33,10 @@ class WsConnection {
   virtual void send_batch(std::vector<WsFrame> frames) = 0;
   /// Sends `last_frame` (if non-null) then closes with a policy-violation code.
   virtual void close(WsFrame last_frame) = 0;
+  /// The handler is done with `bytes` of the text it was handed; safe from any thread. The
+  /// transport stops reading from the socket while more than `max_inbound_backlog` bytes are not
+  /// done.
+  virtual void consumed(std::size_t bytes) = 0;
   virtual std::uint64_t id() const = 0;
   virtual const std::string& remote_ip() const = 0;
 };
@@ -58,6 +62,9 @@ struct WsOptions {
   /// Outbound queue bounds; past either the connection is closed.
   std::size_t max_outbound_bytes = 16u << 20;
   std::size_t max_outbound_frames = 100000;
+  /// Text handed to the handler and not reported consumed; past it reading pauses (the client's
+  /// sends then wait in TCP), so a client cannot queue unbounded work in the server.
+  std::size_t max_inbound_backlog = 8u << 20;
   std::chrono::seconds idle_ping_interval{60};
   bool compression = true;
   /// Text sent before closing a connection whose reader is too slow.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <caf/all.hpp>
 #include <mutex>
 #include <optional>
@@ -30,12 +31,14 @@ struct RecordingSink : FrameSink {
     frames.push_back(*frame);
   }
   void close(FramePtr) override {}
+  void consumed(std::size_t bytes) override { consumed_bytes += bytes; }
   std::vector<std::string> take() {
     std::lock_guard lock(mutex);
     return std::exchange(frames, {});
   }
   std::mutex mutex;
   std::vector<std::string> frames;
+  std::atomic<std::size_t> consumed_bytes{0};
 };
 
 nostr::Event signed_event(std::uint32_t kind, std::string content,
@@ -253,6 +256,22 @@ TEST_F(ClientSessionTest, AConnectionKeepsAtMostItsShareOfChecksOnTheVerifiers) 
     answered += sink_->take().size();
   }
   for (const auto& ev : events) EXPECT_TRUE(store_->contains(ev.id));
+}
+
+TEST_F(ClientSessionTest, ClientTextCountsAsConsumedOnlyOnceHandledAndChecked) {
+  auto holding = spawn(test::holding_verifier);
+  auto session = open_session({}, {}, std::vector<verifier_actor>{holding});
+  const std::string req = R"(["REQ","s",{"kinds":[1]}])";
+  say(session, req);
+  EXPECT_EQ(sink_->consumed_bytes, req.size());
+  const auto event = event_frame(signed_event(1, "held back"));
+  say(session, event);
+  EXPECT_EQ(sink_->consumed_bytes, req.size()) << "an EVENT counts until its check is done";
+  caf::anon_send(holding, VerifyEvent{nullptr});
+  run();
+  EXPECT_EQ(sink_->consumed_bytes, req.size() + event.size());
+  say(session, "garbage");
+  EXPECT_EQ(sink_->consumed_bytes, req.size() + event.size() + 7);
 }
 
 TEST_F(ClientSessionTest, WithoutVerifiersTheSessionChecksSignaturesItself) {

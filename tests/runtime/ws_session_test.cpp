@@ -1,0 +1,138 @@
+// The WebSocket transport over loopback with a handler that records what it is handed: a handler
+// that falls behind stops the reads (inbound back-pressure) until it reports the text consumed.
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/ws_session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "runtime/http_server.hpp"
+#include "runtime/ws_client.hpp"
+
+namespace graspd::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// What the server-side handler saw; shared with the test.
+struct Seen {
+  std::mutex mutex;
+  std::shared_ptr<WsConnection> connection;
+  std::size_t frames = 0;
+  std::size_t bytes = 0;
+};
+
+class RecordingHandler final : public WsSessionHandler {
+ public:
+  explicit RecordingHandler(std::shared_ptr<Seen> seen) : seen_(std::move(seen)) {}
+  void on_open(std::shared_ptr<WsConnection> connection) override {
+    std::lock_guard lock(seen_->mutex);
+    seen_->connection = std::move(connection);
+  }
+  void on_text(std::string&& text) override {
+    std::lock_guard lock(seen_->mutex);
+    ++seen_->frames;
+    seen_->bytes += text.size();
+  }
+  void on_binary() override {}
+  void on_oversize() override {}
+  void on_close() override {}
+
+ private:
+  std::shared_ptr<Seen> seen_;
+};
+
+/// Polls `condition` until it holds or `deadline` passes.
+bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return condition();
+}
+
+class WsTransportTest : public ::testing::Test {
+ protected:
+  void start(WsOptions options) {
+    endpoint_ = make_websocket_endpoint(std::move(options), [seen = seen_](const std::string&) {
+      return std::make_unique<RecordingHandler>(seen);
+    });
+    server_ = std::make_unique<HttpServer>(io_, HttpServerOptions{},
+                                           [](const HttpRequestInfo&) { return HttpResponse{}; });
+    server_->set_websocket_handler(endpoint_->upgrade_handler());
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    client_.reset();
+    if (server_) server_->stop();
+    endpoint_->close_all();
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::size_t frames_seen() {
+    std::lock_guard lock(seen_->mutex);
+    return seen_->frames;
+  }
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+      io_.get_executor()};
+  std::shared_ptr<Seen> seen_ = std::make_shared<Seen>();
+  std::shared_ptr<WsEndpoint> endpoint_;
+  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<WsClient> client_;
+  std::thread thread_;
+};
+
+TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
+  WsOptions options;
+  options.compression = false;
+  options.max_inbound_backlog = 64 * 1024;
+  start(options);
+  std::string error;
+  client_ = WsClient::connect("127.0.0.1", server_->port(), "/", {}, &error);
+  ASSERT_TRUE(client_) << error;
+  const std::string frame(16 * 1024, 'x');
+  constexpr std::size_t sent = 40;
+  for (std::size_t i = 0; i < sent; ++i) client_->send(frame);
+
+  // 64 KiB of backlog allows four frames; the fifth goes over and the reads stop there.
+  ASSERT_TRUE(wait_until([&] { return frames_seen() >= 5; }, 5s));
+  EXPECT_FALSE(wait_until([&] { return frames_seen() > 5; }, 300ms))
+      << "kept reading with " << frames_seen() << " frames not consumed";
+
+  std::shared_ptr<WsConnection> connection;
+  {
+    std::lock_guard lock(seen_->mutex);
+    connection = seen_->connection;
+  }
+  ASSERT_TRUE(connection);
+  // Consuming everything reported so far resumes the reads; keep consuming until all arrived.
+  std::size_t reported = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::size_t bytes;
+        {
+          std::lock_guard lock(seen_->mutex);
+          bytes = seen_->bytes;
+        }
+        connection->consumed(bytes - reported);
+        reported = bytes;
+        return frames_seen() == sent;
+      },
+      5s))
+      << frames_seen() << " of " << sent << " frames";
+}
+
+}  // namespace
+}  // namespace graspd::runtime
