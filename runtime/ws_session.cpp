@@ -123,6 +123,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       self->inbound_backlog_ -= std::min(self->inbound_backlog_, bytes);
       if (self->read_waiting_ && !self->backlog_full()) {
         self->read_waiting_ = false;
+        self->paused_self_.reset();  // `self` holds it through the call; do_read holds it after
         self->do_read();
       }
     });
@@ -179,6 +180,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     // Back-pressure: the handler has not caught up; consumed() resumes the reads.
     if (backlog_full()) {
       read_waiting_ = true;
+      // No operation is pending now to keep the session alive (the handler's sink is weak).
+      paused_self_ = shared_from_this();
       return;
     }
     do_read();
@@ -275,6 +278,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       shared_->limiter.release(remote_ip_);
       shared_->connections_changed();
     }
+    paused_self_.reset();  // callers hold their own reference through this call
   }
 
   std::shared_ptr<Shared> shared_;
@@ -285,8 +289,9 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::unique_ptr<WsSessionHandler> handler_;
   std::deque<WsFrame> queue_;
   std::size_t queued_bytes_ = 0;
-  std::size_t inbound_backlog_ = 0;  // text handed to the handler, not yet consumed
-  bool read_waiting_ = false;        // a read is due once the backlog shrinks
+  std::size_t inbound_backlog_ = 0;         // text handed to the handler, not yet consumed
+  bool read_waiting_ = false;               // a read is due once the backlog shrinks
+  std::shared_ptr<WsSession> paused_self_;  // keeps the session alive while reads wait
   bool writing_ = false;
   bool closing_ = false;
   bool close_started_ = false;

@@ -24,7 +24,8 @@ using namespace std::chrono_literals;
 /// What the server-side handler saw; shared with the test.
 struct Seen {
   std::mutex mutex;
-  std::shared_ptr<WsConnection> connection;
+  // Weak, as in the relay: the connection owns the handler, which shares this.
+  std::weak_ptr<WsConnection> connection;
   std::size_t frames = 0;
   std::size_t bytes = 0;
 };
@@ -34,7 +35,7 @@ class RecordingHandler final : public WsSessionHandler {
   explicit RecordingHandler(std::shared_ptr<Seen> seen) : seen_(std::move(seen)) {}
   void on_open(std::shared_ptr<WsConnection> connection) override {
     std::lock_guard lock(seen_->mutex);
-    seen_->connection = std::move(connection);
+    seen_->connection = connection;
   }
   void on_text(std::string&& text) override {
     std::lock_guard lock(seen_->mutex);
@@ -114,7 +115,7 @@ TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
   std::shared_ptr<WsConnection> connection;
   {
     std::lock_guard lock(seen_->mutex);
-    connection = seen_->connection;
+    connection = seen_->connection.lock();
   }
   ASSERT_TRUE(connection);
   // Consuming everything reported so far resumes the reads; keep consuming until all arrived.
