@@ -276,10 +276,11 @@ struct SessionState {
   void run_stored_query(const std::string& subid, const nostr::Filters& filters,
                         Clock::time_point started) {
     std::vector<nostr::EventId> delivered;
+    std::uint64_t horizon = 0;
     try {
       store::QueryOptions options;
       options.max_limit = ctx->limits.max_limit;
-      ctx->store->query(
+      horizon = ctx->store->query(
           filters,
           [&](const store::QueryHit& hit) {
             delivered.push_back(hit.id);
@@ -297,7 +298,7 @@ struct SessionState {
     send(nostr::relay_eose(subid));
     // EOSE must be on its way before the fan-out may send live events to the sink directly.
     flush();
-    self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered)});
+    self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered), horizon});
   }
 
   void handle(nostr::ClientClose& msg) {

@@ -48,28 +48,40 @@ void FanoutState::go_live(const FanoutLive& msg) {
   if (it == keys.end()) return;
   auto& sub = subscriptions[it->second];
   sub.live = true;
+  sub.horizon = msg.horizon;
   auto delivered = msg.delivered;
   std::sort(delivered.begin(), delivered.end());
-  for (const auto& [event, json] : sub.pending) {
-    if (!std::binary_search(delivered.begin(), delivered.end(), event->id)) send_event(sub, *json);
+  for (const auto& pending : sub.pending) {
+    if (seen_by_query(sub, pending.seq)) continue;
+    if (!std::binary_search(delivered.begin(), delivered.end(), pending.event->id))
+      send_event(sub, *pending.json);
   }
   sub.pending.clear();
   sub.pending.shrink_to_fit();
 }
 
+/// A committed event the subscription's stored query could see: it was the query's to return (or
+/// to leave out, past its `limit`), never a live event, however late its commit notice arrives.
+bool FanoutState::seen_by_query(const Subscription& sub, std::uint64_t seq) {
+  return seq != 0 && seq < sub.horizon;
+}
+
 void FanoutState::deliver(const nostr::EventPtr& event,
-                          const std::shared_ptr<const std::string>& json) {
+                          const std::shared_ptr<const std::string>& json, std::uint64_t seq) {
   if (!event || !json) return;
   auto started = std::chrono::steady_clock::now();
   std::size_t reached = 0;
   index.for_each_match(*event, [&](SubscriptionIndex::SubscriptionKey key) {
     auto& sub = subscriptions[key];
     ++reached;
-    if (sub.live) return send_event(sub, *json);
+    if (sub.live) {
+      if (!seen_by_query(sub, seq)) send_event(sub, *json);
+      return;
+    }
     // Dropping here only loses an event the stored query will very likely
     // return anyway (it was committed before the query started).
     if (sub.pending.size() < options.max_pending_per_subscription)
-      sub.pending.emplace_back(event, json);
+      sub.pending.push_back({event, json, seq});
   });
   if (reached != 0 && options.observe_latency) {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
@@ -97,8 +109,8 @@ fanout_actor::behavior_type fanout_behavior(fanout_actor::stateful_pointer<Fanou
           doomed.push_back(it->second);
         for (auto key : doomed) self->state.remove(key);
       },
-      [self](const FanoutEphemeral& msg) { self->state.deliver(msg.event, msg.json); },
-      [self](const StoreCommitted& msg) { self->state.deliver(msg.event, msg.json); },
+      [self](const FanoutEphemeral& msg) { self->state.deliver(msg.event, msg.json, 0); },
+      [self](const StoreCommitted& msg) { self->state.deliver(msg.event, msg.json, msg.seq); },
   };
 }
 

@@ -34,7 +34,14 @@ struct FanoutState {
     std::string subscription_id;
     FrameSinkPtr sink;
     bool live = false;
-    std::vector<std::pair<nostr::EventPtr, std::shared_ptr<const std::string>>> pending;
+    /// From FanoutLive: committed events below it were the stored query's to send (or not).
+    std::uint64_t horizon = 0;
+    struct Pending {
+      nostr::EventPtr event;
+      std::shared_ptr<const std::string> json;
+      std::uint64_t seq = 0;  // 0: ephemeral (never in a stored query)
+    };
+    std::vector<Pending> pending;
   };
 
   FanoutOptions options;
@@ -47,8 +54,11 @@ struct FanoutState {
   void remove(std::uint64_t connection_id, const std::string& subscription_id);
   void subscribe(FanoutSubscribe& msg);
   static void send_event(const Subscription& sub, const std::string& json);
+  static bool seen_by_query(const Subscription& sub, std::uint64_t seq);
   void go_live(const FanoutLive& msg);
-  void deliver(const nostr::EventPtr& event, const std::shared_ptr<const std::string>& json);
+  /// `seq` is the commit sequence of a stored event, 0 for an ephemeral one.
+  void deliver(const nostr::EventPtr& event, const std::shared_ptr<const std::string>& json,
+               std::uint64_t seq);
 };
 
 fanout_actor spawn_fanout(caf::actor_system& system, FanoutOptions options = {});

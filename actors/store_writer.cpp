@@ -21,7 +21,7 @@ void publish(self_pointer self, const std::vector<nostr::EventPtr>& events,
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (!reports[i].json) continue;
     ++st.committed;
-    StoreCommitted msg{events[i], reports[i].json, reports[i].outcome};
+    StoreCommitted msg{events[i], reports[i].json, reports[i].outcome, reports[i].seq};
     for (const auto& sub : st.subscribers) self->send(sub, msg);
   }
 }

@@ -51,6 +51,9 @@ struct FanoutLive {
   std::uint64_t connection_id = 0;
   std::string subscription_id;
   std::vector<nostr::EventId> delivered;
+  /// The stored query's horizon (EventStore::query): a committed event below it was visible to
+  /// the query, so it is never sent live, even when its commit notice arrives after this message.
+  std::uint64_t horizon = 0;
 };
 
 struct FanoutUnsubscribe {

@@ -38,6 +38,8 @@ struct StoreCommitted {
   nostr::EventPtr event;
   std::shared_ptr<const std::string> json;
   WriteOutcome outcome = WriteOutcome::stored;  // stored or replaced_older
+  /// Commit order (EventStore's record sequence); compare with a query's horizon.
+  std::uint64_t seq = 0;
 };
 
 }  // namespace graspd

@@ -360,6 +360,8 @@ class Writer {
   }
 
   void finish() { put(db_.meta, kNextSeqKey, be64_string(next_seq_)); }
+  /// Sequence number of the record the last stored/replaced outcome inserted.
+  std::uint64_t last_seq() const { return next_seq_ - 1; }
 
   WriteOutcome apply(const nostr::Event& ev, std::string_view json) {
     if (nostr::is_ephemeral(ev.kind)) return WriteOutcome::ephemeral_not_stored;
@@ -641,12 +643,12 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
       Writer writer(txn.get(), *dbs_, now());
       for (std::size_t i = 0; i < events.size(); ++i) {
         if (!events[i]) {
-          reports[i] = {WriteOutcome::error, nullptr};
+          reports[i] = {WriteOutcome::error, nullptr, 0};
           continue;
         }
         WriteOutcome outcome = writer.apply(*events[i], jsons[i] ? *jsons[i] : std::string_view{});
         bool committed = outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
-        reports[i] = {outcome, committed ? jsons[i] : nullptr};
+        reports[i] = {outcome, committed ? jsons[i] : nullptr, committed ? writer.last_seq() : 0};
       }
       writer.finish();
       txn.commit();
@@ -664,7 +666,7 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
         std::lock_guard lock(error_mutex_);
         last_error_ = message;
       }
-      for (auto& r : reports) r = {WriteOutcome::error, nullptr};
+      for (auto& r : reports) r = {WriteOutcome::error, nullptr, 0};
       return reports;
     }
   }
@@ -704,10 +706,12 @@ std::size_t EventStore::sweep_expired(std::int64_t now) {
   }
 }
 
-void EventStore::query(const nostr::Filters& filters,
-                       const std::function<void(const QueryHit&)>& sink,
-                       const QueryOptions& options) const {
-  read([&](MDB_txn* txn) {
+std::uint64_t EventStore::query(const nostr::Filters& filters,
+                                const std::function<void(const QueryHit&)>& sink,
+                                const QueryOptions& options) const {
+  return read([&](MDB_txn* txn) {
+    auto next = lookup(txn, dbs_->meta, kNextSeqKey);
+    std::uint64_t horizon = next && next->size() == 8 ? detail::read_be64(next->data()) : 1;
     Reader reader(txn, *dbs_, now());
     std::vector<Candidate> all;
     std::vector<Candidate> one;
@@ -727,7 +731,7 @@ void EventStore::query(const nostr::Filters& filters,
     }
     for (const auto& c : all)
       sink(QueryHit{c.json, *reinterpret_cast<const nostr::EventId*>(c.id), c.created_at, c.kind});
-    return 0;
+    return horizon;
   });
 }
 

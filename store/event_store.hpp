@@ -79,6 +79,8 @@ struct QueryOptions {
 struct WriteReport {
   WriteOutcome outcome = WriteOutcome::error;
   std::shared_ptr<const std::string> json;
+  /// The stored record's sequence number (commit order), 0 when nothing was stored.
+  std::uint64_t seq = 0;
 };
 
 class EventStore {
@@ -101,8 +103,11 @@ class EventStore {
   /// Streams the events matching any filter: per filter newest-first by
   /// created_at then lowest id, at most min(limit, max_limit) each; the union
   /// is delivered deduplicated in that same order. Expired events are hidden.
-  void query(const nostr::Filters& filters, const std::function<void(const QueryHit&)>& sink,
-             const QueryOptions& options = {}) const;
+  /// Returns the snapshot's horizon: every event committed before the query
+  /// started has a WriteReport::seq below it, every later one at or above it.
+  std::uint64_t query(const nostr::Filters& filters,
+                      const std::function<void(const QueryHit&)>& sink,
+                      const QueryOptions& options = {}) const;
   /// NIP-45 COUNT: distinct events matching any filter (limits ignored).
   std::uint64_t count(const nostr::Filters& filters) const;
 

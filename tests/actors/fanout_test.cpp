@@ -37,10 +37,10 @@ nostr::EventPtr event(std::uint32_t kind, std::uint8_t id_byte) {
   return ev;
 }
 
-StoreCommitted committed(const nostr::EventPtr& ev) {
+StoreCommitted committed(const nostr::EventPtr& ev, std::uint64_t seq = 0) {
   return StoreCommitted{
       ev, std::make_shared<const std::string>("{\"id\":" + std::to_string(ev->id[0]) + "}"),
-      WriteOutcome::stored};
+      WriteOutcome::stored, seq};
 }
 
 nostr::Filters kind_filter(std::uint32_t kind) {
@@ -78,6 +78,23 @@ TEST_F(FanoutTest, BuffersUntilLiveThenSkipsWhatTheQueryDelivered) {
   auto c = event(1, 0xc3);
   send(committed(c));
   EXPECT_EQ(sink->take(), std::vector<std::string>{nostr::relay_event("s", "{\"id\":195}")});
+}
+
+// The stored query saw every event committed below its horizon: those are its to send or to leave
+// out (past its limit). Their commit notices may reach the fan-out before or after FanoutLive.
+TEST_F(FanoutTest, EventsTheStoredQueryCouldSeeAreNeverSentLive) {
+  auto sink = std::make_shared<RecordingSink>();
+  subscribe(1, "s", kind_filter(1), sink);
+  auto beyond_limit = event(1, 0x05);
+  send(committed(beyond_limit, 5));
+  send(FanoutLive{1, "s", {}, /*horizon=*/7});
+  EXPECT_TRUE(sink->take().empty()) << "an event the query left out came live";
+  send(committed(event(1, 0x06), 6));  // committed before the query, notice late
+  EXPECT_TRUE(sink->take().empty()) << "an event the query saw came again as live";
+  send(committed(event(1, 0x07), 7));  // committed after the query's snapshot
+  EXPECT_EQ(sink->take(), std::vector<std::string>{nostr::relay_event("s", "{\"id\":7}")});
+  send(FanoutEphemeral{event(1, 0x08), std::make_shared<const std::string>("{}")});
+  EXPECT_EQ(sink->take().size(), 1u) << "ephemeral events are never in a stored query";
 }
 
 TEST_F(FanoutTest, DeliversOnlyToMatchingSubscriptionsOfEachConnection) {

@@ -55,7 +55,7 @@ void BM_FanoutDeliver(benchmark::State& bench) {
   ev->pubkey = key_bytes(0xfffffff);
   ev->tags = {{"a", "30617:owner:repo"}, {"t", "root"}};
   auto json = std::make_shared<const std::string>(std::string(600, 'j'));
-  for (auto _ : bench) state.deliver(ev, json);
+  for (auto _ : bench) state.deliver(ev, json, 1);
   bench.counters["subscribers_reached"] = static_cast<double>(bench.range(1));
 }
 BENCHMARK(BM_FanoutDeliver)

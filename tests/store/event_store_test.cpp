@@ -77,6 +77,23 @@ TEST_F(EventStoreTest, BatchSeesEarlierEventsOfTheSameBatch) {
                                                  WriteOutcome::rejected_older_version}));
 }
 
+// The fan-out tells "seen by a stored query" from "committed later" with these numbers.
+TEST_F(EventStoreTest, CommitSequenceAndQueryHorizonSeparateBeforeFromAfter) {
+  std::vector<EventPtr> first{make_event(1, 1, 100, 1), make_event(1, 1, 100, 1),
+                              make_event(2, 1, 101, 1)};
+  auto reports = store_->write_batch_with_json(first);
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_GT(reports[0].seq, 0u);
+  EXPECT_EQ(reports[1].seq, 0u) << "a duplicate stores nothing";
+  EXPECT_GT(reports[2].seq, reports[0].seq);
+  std::size_t hits = 0;
+  auto horizon = store_->query({nostr::Filter{}}, [&](const QueryHit&) { ++hits; });
+  EXPECT_EQ(hits, 2u);
+  EXPECT_GT(horizon, reports[2].seq) << "everything the query saw lies below its horizon";
+  auto later = store_->write_batch_with_json(std::vector<EventPtr>{make_event(3, 1, 102, 1)});
+  EXPECT_GE(later[0].seq, horizon) << "a later commit lies at or above it";
+}
+
 TEST_F(EventStoreTest, NullEventIsAnErrorNotACrash) {
   std::vector<EventPtr> batch{nullptr, make_event(1, 1, 100, 1)};
   auto outcomes = store_->write_batch(batch);
