@@ -249,7 +249,9 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     if (ec) {
       queue_.clear();
       queued_bytes_ = 0;
-      return;  // the read loop sees the failure and ends the session
+      // The read loop sees the failure and ends the session, unless back-pressure paused it.
+      if (read_waiting_) on_closed();
+      return;
     }
     do_write();
   }
