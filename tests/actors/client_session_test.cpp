@@ -7,9 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <caf/all.hpp>
-#include <mutex>
 #include <optional>
 
 #include "actors/fanout.hpp"
@@ -21,25 +19,12 @@
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"
+#include "tests/support/recording_sink.hpp"
 
 namespace graspd {
 namespace {
 
-struct RecordingSink : FrameSink {
-  void send(FramePtr frame) override {
-    std::lock_guard lock(mutex);
-    frames.push_back(*frame);
-  }
-  void close(FramePtr) override {}
-  void consumed(std::size_t bytes) override { consumed_bytes += bytes; }
-  std::vector<std::string> take() {
-    std::lock_guard lock(mutex);
-    return std::exchange(frames, {});
-  }
-  std::mutex mutex;
-  std::vector<std::string> frames;
-  std::atomic<std::size_t> consumed_bytes{0};
-};
+using test::RecordingSink;
 
 nostr::Event signed_event(std::uint32_t kind, std::string content,
                           std::int64_t created_at = 1700000000) {

@@ -6,29 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <caf/all.hpp>
-#include <mutex>
 
 #include "messages/nostr/relay_message.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/recording_sink.hpp"
 
 namespace graspd {
 namespace {
 
-/// Records every frame sent to one connection.
-struct RecordingSink : FrameSink {
-  void send(FramePtr frame) override {
-    std::lock_guard lock(mutex);
-    frames.push_back(*frame);
-  }
-  void close(FramePtr) override { closed = true; }
-  std::vector<std::string> take() {
-    std::lock_guard lock(mutex);
-    return std::exchange(frames, {});
-  }
-  std::mutex mutex;
-  std::vector<std::string> frames;
-  bool closed = false;
-};
+using test::RecordingSink;
 
 nostr::EventPtr event(std::uint32_t kind, std::uint8_t id_byte) {
   auto ev = std::make_shared<nostr::Event>();
