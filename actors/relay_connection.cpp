@@ -202,9 +202,7 @@ void on_frame(Self self, std::string& text) {
 
 void report_traffic(Self self) {
   auto& st = self->state;
-  if (st.traffic.bytes_received == 0 && st.traffic.events_received == 0 &&
-      st.traffic.events_stored == 0 && st.traffic.pages == 0)
-    return;
+  if (st.traffic.empty()) return;
   st.traffic.relay = st.relay;
   self->send(st.manager, st.traffic);
   st.traffic = RelayTraffic{};

@@ -334,20 +334,9 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       [=](RelayTraffic& traffic) {
         auto& st = self->state;
         auto& figures = st.figures[traffic.relay];
-        figures.events_received += traffic.events_received;
-        figures.events_stored += traffic.events_stored;
-        figures.events_invalid += traffic.events_invalid;
-        figures.events_known += traffic.events_known;
-        figures.pages += traffic.pages;
-        figures.bytes_received += traffic.bytes_received;
-        if (st.metrics) {
-          st.metrics->add("events_received", traffic.events_received);
-          st.metrics->add("events_stored", traffic.events_stored);
-          st.metrics->add("events_invalid", traffic.events_invalid);
-          st.metrics->add("events_known", traffic.events_known);
-          st.metrics->add("pages", traffic.pages);
-          st.metrics->add("bytes_received", traffic.bytes_received);
-        }
+        figures += traffic;
+        if (st.metrics)
+          traffic.for_each([&](const char* what, std::uint64_t n) { st.metrics->add(what, n); });
         st.status_dirty = true;
       },
       [=](RetryTimer& timer) {

@@ -49,13 +49,7 @@ struct SyncManagerConfig {
 struct SyncMetrics;
 
 /// Per-relay figures that are not planning state (for /api/sync).
-struct RelayFigures {
-  std::uint64_t events_received = 0;
-  std::uint64_t events_stored = 0;
-  std::uint64_t events_invalid = 0;
-  std::uint64_t events_known = 0;
-  std::uint64_t pages = 0;
-  std::uint64_t bytes_received = 0;
+struct RelayFigures : TrafficCounters {
   std::uint64_t connection_attempts = 0;
   std::optional<std::int64_t> last_connect;
   std::optional<std::int64_t> last_disconnect;

@@ -77,9 +77,8 @@ struct RelayRateLimited {
   std::string relay;
 };
 
-/// RelayConnection -> SyncManager: counters since the last report.
-struct RelayTraffic {
-  std::string relay;
+/// What a relay connection counts: reported as RelayTraffic, accumulated in the manager's figures.
+struct TrafficCounters {
   std::uint64_t events_received = 0;
   std::uint64_t events_stored = 0;
   std::uint64_t events_invalid = 0;
@@ -87,6 +86,36 @@ struct RelayTraffic {
   std::uint64_t events_known = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_received = 0;
+
+  /// Calls fn(name, value) for every counter; the names are the metric labels.
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    fn("events_received", events_received);
+    fn("events_stored", events_stored);
+    fn("events_invalid", events_invalid);
+    fn("events_known", events_known);
+    fn("pages", pages);
+    fn("bytes_received", bytes_received);
+  }
+  bool empty() const {
+    bool any = false;
+    for_each([&](const char*, std::uint64_t n) { any = any || n != 0; });
+    return !any;
+  }
+  TrafficCounters& operator+=(const TrafficCounters& other) {
+    events_received += other.events_received;
+    events_stored += other.events_stored;
+    events_invalid += other.events_invalid;
+    events_known += other.events_known;
+    pages += other.pages;
+    bytes_received += other.bytes_received;
+    return *this;
+  }
+};
+
+/// RelayConnection -> SyncManager: counters since the last report.
+struct RelayTraffic : TrafficCounters {
+  std::string relay;
 };
 
 /// SyncManager INTERNAL timers, per relay.
