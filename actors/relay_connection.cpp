@@ -122,7 +122,8 @@ void verify_elsewhere(Self self, std::string subscription, nostr::EventPtr ev) {
     drain_ordered(self);
   };
   auto& verifier = st.config.verifiers[st.next_verifier++ % st.config.verifiers.size()];
-  self->request(verifier, caf::infinite, VerifyEvent{ev})
+  // on_event recomputed the id already (the already-stored shortcut needs it).
+  self->request(verifier, caf::infinite, VerifyEvent{ev, /*id_checked=*/true})
       .then([settle](nostr::EventCheck check) { settle(check == nostr::EventCheck::ok); },
             [settle](caf::error&) { settle(false); });
 }

@@ -11,7 +11,11 @@ namespace graspd {
 
 verifier_actor::behavior_type verifier() {
   return {
-      [](const VerifyEvent& msg) { return nostr::check_event(*msg.event); },
+      [](const VerifyEvent& msg) {
+        if (!msg.id_checked) return nostr::check_event(*msg.event);
+        return nostr::verify_signature(*msg.event) ? nostr::EventCheck::ok
+                                                   : nostr::EventCheck::bad_sig;
+      },
   };
 }
 

@@ -75,6 +75,8 @@ struct FanoutEphemeral {
 /// Asks a verifier to check an event's id and signature; answered with a nostr::EventCheck.
 struct VerifyEvent {
   nostr::EventPtr event;
+  /// The sender already recomputed the id: only the signature is left to check.
+  bool id_checked = false;
 };
 
 /// Asks the acceptance hook (GRASP-01 policy later) about a valid event.

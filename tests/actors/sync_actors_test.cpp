@@ -227,6 +227,18 @@ TEST_F(SyncActorsTest, AlreadyStoredEventsSkipTheSignatureCheckButForgedIdsDoNot
   EXPECT_NE(status->find("\"events_already_stored\":1"), std::string::npos) << *status;
 }
 
+TEST_F(SyncActorsTest, TheVerifiersRefuseABadSignatureUnderAGoodId) {
+  connect_first_peer();
+  auto [sub, filters] = peers_[0]->reqs().back();
+  auto forged = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  forged.sig[3] ^= 1;  // the id still matches the content: only the signature check can tell
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(forged)));
+  run();
+  advance_time(1s);  // traffic report
+  EXPECT_FALSE(store_->contains(forged.id));
+  EXPECT_EQ(manager_state().figures.at(relay_).events_invalid, 1u);
+}
+
 TEST_F(SyncActorsTest, WithoutVerifiersTheConnectionChecksSignaturesItself) {
   connect_first_peer(std::vector<verifier_actor>{});
   auto [sub, filters] = peers_[0]->reqs().back();
