@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
+
+#include "store/event_store.hpp"
 
 namespace graspd {
 
@@ -34,24 +37,37 @@ struct AcceptanceMetrics {
                         .Add({})),
         retry_outcomes(prometheus::BuildCounter()
                            .Name("graspd_policy_retry_total")
-                           .Help("Retry cache outcomes: parked, released, accepted, expired, "
-                                 "evicted")
-                           .Register(registry)) {}
+                           .Help("Events whose dependency was missing at arrival: parked, "
+                                 "released, accepted (after a retry), expired, evicted; "
+                                 "accepted_on_pending (the dependency was accepted but not yet "
+                                 "committed: no retry needed); rejudged (a pending dependency "
+                                 "was not stored after all)")
+                           .Register(registry)),
+        pending_events(prometheus::BuildGauge()
+                           .Name("graspd_policy_pending_events")
+                           .Help("Events accepted and sent to the store writer whose commit the "
+                                 "policy has not seen yet")
+                           .Register(registry)
+                           .Add({})) {}
 
   void count(policy::KindGroup group, const policy::Decision& d) {
     const char* result = d.accepted() ? "accepted" : "refused";
     decisions.Add({{"kind_group", policy::to_string(group)}, {"result", result}}).Increment();
     rules.Add({{"rule", policy::to_string(d.rule)}}).Increment();
   }
-  void update(const policy::RetryCache& cache, std::uint64_t accepted_after_retry) {
+  void update(const policy::RetryCache& cache, const AcceptanceCounts& counts,
+              std::size_t pending) {
     retry_events.Set(static_cast<double>(cache.size()));
     retry_bytes.Set(static_cast<double>(cache.bytes()));
+    pending_events.Set(static_cast<double>(pending));
     const auto& s = cache.stats();
     set_counter("parked", s.parked);
     set_counter("released", s.released);
-    set_counter("accepted", accepted_after_retry);
+    set_counter("accepted", counts.accepted_after_retry);
     set_counter("expired", s.expired);
     set_counter("evicted", s.evicted);
+    set_counter("accepted_on_pending", counts.accepted_on_pending);
+    set_counter("rejudged", counts.rejudged);
   }
 
  private:
@@ -66,15 +82,18 @@ struct AcceptanceMetrics {
   prometheus::Gauge& retry_events;
   prometheus::Gauge& retry_bytes;
   prometheus::Family<prometheus::Counter>& retry_outcomes;
+  prometheus::Gauge& pending_events;
 };
 
 namespace {
 
 using Self = acceptance_actor::stateful_pointer<AcceptanceState>;
+/// Where the outcome of an accepted event goes: the asking session, or nowhere for a retry.
+using Reply = std::function<void(AcceptanceVerdict)>;
 
-std::int64_t unix_now() {
-  return static_cast<std::int64_t>(std::time(nullptr));
-}
+/// A dependency that keeps failing (deleted, replaced) is judged again at most this often before
+/// the event is refused; each round waits for one commit, so this cannot spin.
+constexpr int max_write_attempts = 4;
 
 /// Parked events are bounded by an estimate of their size; exact JSON length
 /// would cost a serialization per refusal.
@@ -85,40 +104,98 @@ std::size_t approximate_bytes(const nostr::Event& ev) {
   return bytes;
 }
 
+void update_gauges(Self self) {
+  auto& st = self->state;
+  if (st.metrics) st.metrics->update(*st.retry, st.counts, st.policy->pending_count());
+}
+
 policy::Decision decide(Self self, const nostr::Event& ev) {
   auto& st = self->state;
   auto decision = st.policy->evaluate(ev);
   // A stored event is answered by the store ("duplicate:"), never refused by rules whose inputs
   // may have changed since it was accepted. Checked only on refusal: accepted events (the common
-  // case) do not pay the extra lookup.
-  if (!decision.accepted() && st.store->contains(ev.id)) {
-    policy::Decision already_stored;
-    already_stored.verdict = policy::Verdict::accept;
-    return already_stored;
+  // case) do not pay the extra lookup. A pending copy counts too: this one stores only if it does.
+  if (!decision.accepted()) {
+    const bool pending = st.policy->is_pending(ev.id);
+    if (pending || st.store->contains(ev.id)) {
+      policy::Decision already;
+      already.verdict = policy::Verdict::accept;
+      if (pending) already.depends_on = {ev.id};
+      return already;
+    }
   }
   ++st.decisions[static_cast<std::size_t>(decision.rule)];
+  if (!decision.depends_on.empty()) ++st.counts.accepted_on_pending;
   if (st.metrics) st.metrics->count(policy::kind_group(ev.kind), decision);
   return decision;
 }
 
-void park(Self self, const nostr::EventPtr& ev, const policy::Decision& decision) {
-  self->state.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, unix_now());
+/// Parks an event refused for a missing dependency and returns the refusal the client sees.
+AcceptanceVerdict park(Self self, const nostr::EventPtr& ev, policy::Decision& decision) {
+  auto& st = self->state;
+  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.unix_now());
+  update_gauges(self);
+  // Say so: the client should not resend, and may see the event stored later.
+  decision.message += "; held for " + std::to_string(st.retry_ttl_minutes) +
+                      " min and stored if what it depends on arrives";
+  return AcceptanceVerdict{false, decision.message, WriteOutcome::error};
+}
+
+void judge(Self self, const nostr::EventPtr& ev, Reply reply, int attempt);
+
+void on_written(Self self, const nostr::EventPtr& ev, WriteOutcome outcome, Reply reply,
+                int attempt) {
+  auto& st = self->state;
+  if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older) {
+    st.policy->on_written(ev->id);  // visible until the change feed reports the commit
+    return reply(AcceptanceVerdict{true, {}, outcome});
+  }
+  st.policy->on_not_stored(ev->id);
+  if (outcome != WriteOutcome::dependency_missing)
+    return reply(AcceptanceVerdict{true, {}, outcome});
+  ++st.counts.rejudged;
+  if (attempt + 1 >= max_write_attempts)
+    return reply(AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
+  judge(self, ev, std::move(reply), attempt + 1);
+}
+
+/// Stores an accepted event. Writes leave in decision order, so what an event depends on is
+/// committed before it or earlier in the same transaction.
+void write(Self self, const nostr::EventPtr& ev, std::vector<nostr::EventId> depends_on,
+           Reply reply, int attempt) {
+  auto& st = self->state;
+  st.policy->on_accepted(ev);
+  self->request(st.writer, caf::infinite, StoreWrite{ev, std::move(depends_on)})
+      .then([=](WriteOutcome outcome) { on_written(self, ev, outcome, reply, attempt); },
+            [=](caf::error&) {
+              ++self->state.counts.write_failures;
+              self->state.policy->on_not_stored(ev->id);
+              reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
+            });
+}
+
+/// Decides `ev` and acts on it: refuse, park, or store and answer after the commit.
+void judge(Self self, const nostr::EventPtr& ev, Reply reply, int attempt) {
+  auto decision = decide(self, *ev);
+  if (decision.verdict == policy::Verdict::refuse_missing_dependency)
+    return reply(park(self, ev, decision));
+  if (!decision.accepted()) return reply(AcceptanceVerdict{false, decision.message, {}});
+  if (nostr::is_ephemeral(ev->kind))
+    return reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  write(self, ev, std::move(decision.depends_on), std::move(reply), attempt);
 }
 
 void resubmit_released(Self self, const std::vector<std::string>& keys) {
   auto& st = self->state;
-  for (auto& ev : st.retry->release(keys)) {
-    auto decision = decide(self, *ev);
-    if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
-      park(self, ev, decision);
-      continue;
-    }
-    if (!decision.accepted()) continue;
-    ++st.resubmitted;
-    self->request(st.writer, caf::infinite, StoreWrite{ev})
-        .then([](WriteOutcome) {}, [](caf::error&) {});
-  }
-  if (st.metrics) st.metrics->update(*st.retry, st.resubmitted);
+  for (auto& ev : st.retry->release(keys))
+    judge(
+        self, ev,
+        [self](const AcceptanceVerdict& verdict) {
+          if (verdict.accepted && store::is_accepted(verdict.outcome))
+            ++self->state.counts.accepted_after_retry;
+        },
+        0);
+  update_gauges(self);
 }
 
 }  // namespace
@@ -134,29 +211,29 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.policy->load_from_store();
   st.retry = std::make_unique<policy::RetryCache>(config.retry);
   st.retry_ttl_minutes = std::max<std::int64_t>(1, config.retry.ttl_seconds / 60);
+  st.unix_now = config.unix_now ? config.unix_now
+                                : [] { return static_cast<std::int64_t>(std::time(nullptr)); };
   st.writer = std::move(writer);
   if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
   const auto interval = config.expiry_interval;
   if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);
   return {
-      [=](AcceptanceQuery& query) -> AcceptanceVerdict {
-        auto decision = decide(self, *query.event);
-        if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
-          park(self, query.event, decision);
-          // Say so: the client should not resend, and may see the event stored later.
-          decision.message += "; held for " + std::to_string(self->state.retry_ttl_minutes) +
-                              " min and stored if what it depends on arrives";
-          if (self->state.metrics) self->state.metrics->update(*self->state.retry, 0);
-        }
-        return AcceptanceVerdict{decision.accepted(), decision.message};
+      [=](AcceptanceQuery& query) -> caf::result<AcceptanceVerdict> {
+        auto promise = self->make_response_promise<AcceptanceVerdict>();
+        judge(
+            self, query.event,
+            [promise](AcceptanceVerdict verdict) mutable { promise.deliver(std::move(verdict)); },
+            0);
+        return promise;
       },
       [=](StoreCommitted& committed) {
         resubmit_released(self, self->state.policy->on_committed(*committed.event));
       },
       [=](atom::tick) {
-        self->state.retry->expire(unix_now());
-        if (self->state.metrics)
-          self->state.metrics->update(*self->state.retry, self->state.resubmitted);
+        auto& st = self->state;
+        st.retry->expire(st.unix_now());
+        st.policy->sweep_pending();
+        update_gauges(self);
         self->delayed_send(self, interval, atom::tick::value);
       },
   };

@@ -1,8 +1,11 @@
-// The ACCEPTANCE actor: owns the GRASP-01 policy (store/acceptance_policy)
-// and its retry cache. Client sessions and relay connections ask it about
-// every valid event before writing; it follows the store's change feed to
-// keep identity eligibility current and to re-submit parked events whose
-// dependency was just committed, whichever path they came from.
+// The ACCEPTANCE actor: owns the GRASP-01 policy (store/acceptance_policy),
+// its pending events and its retry cache. Client sessions and relay
+// connections hand it every valid event; it judges the event against the
+// store plus the events it accepted whose commit it has not seen yet, sends
+// accepted ones to the store writer in decision order and answers after the
+// commit. It follows the store's change feed to keep identity eligibility
+// current and to re-submit parked events whose dependency was just committed,
+// whichever path they came from.
 #pragma once
 
 #include <caf/stateful_actor.hpp>
@@ -10,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -29,6 +33,20 @@ struct AcceptanceConfig {
   policy::RetryCache::Limits retry;
   /// How often parked events past their TTL are dropped.
   std::chrono::seconds expiry_interval{30};
+  /// Seconds since the epoch (retry-cache ages); unset = the system clock.
+  std::function<std::int64_t()> unix_now;
+};
+
+/// What happened to events beyond the per-rule decisions; exported as graspd_policy_retry_total.
+struct AcceptanceCounts {
+  /// Accepted on an event that was itself accepted but not yet committed (pipelined dependants).
+  std::uint64_t accepted_on_pending = 0;
+  /// Parked events released by a commit and then stored.
+  std::uint64_t accepted_after_retry = 0;
+  /// Writes answered dependency_missing (what they relied on was not stored) and judged again.
+  std::uint64_t rejudged = 0;
+  /// Writes whose request to the store writer failed.
+  std::uint64_t write_failures = 0;
 };
 
 /// Counters the actor keeps; exported to Prometheus when a registry is given.
@@ -45,8 +63,9 @@ struct AcceptanceState {
   std::shared_ptr<AcceptanceMetrics> metrics;
   /// Decisions by rule, for status and tests.
   std::array<std::uint64_t, policy::rule_count> decisions{};
-  std::uint64_t resubmitted = 0;
+  AcceptanceCounts counts;
   std::int64_t retry_ttl_minutes = 10;
+  std::function<std::int64_t()> unix_now;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

@@ -52,6 +52,7 @@ EventResult result_of(WriteOutcome outcome) {
     case WriteOutcome::rejected_older_version:
     case WriteOutcome::deleted:
     case WriteOutcome::expired:
+    case WriteOutcome::dependency_missing:
       return EventResult::rejected;
     case WriteOutcome::error:
       break;
@@ -215,12 +216,16 @@ struct SessionState {
       return send(nostr::relay_ok(event->id, false, nostr::describe(*check)));
     }
     if (!ctx->acceptance) return store(event);
+    // The acceptance actor stores what it accepts and answers after the commit.
     self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event})
         .then(
             [this, event](const AcceptanceVerdict& verdict) {
-              if (verdict.accepted) return store(event);
-              count(EventResult::blocked);
-              send(nostr::relay_ok(event->id, false, verdict.message));
+              if (!verdict.accepted) {
+                count(EventResult::blocked);
+                return send(nostr::relay_ok(event->id, false, verdict.message));
+              }
+              if (verdict.outcome == WriteOutcome::ephemeral_not_stored) return broadcast(event);
+              acknowledge(event->id, verdict.outcome);
             },
             [this, event](const caf::error&) {
               count(EventResult::error);
@@ -228,24 +233,26 @@ struct SessionState {
             });
   }
 
+  /// Ephemeral events are never stored: broadcast and acknowledge at once.
+  void broadcast(const nostr::EventPtr& event) {
+    self->send(ctx->fanout, FanoutEphemeral{event, frame(nostr::serialize_event(*event))});
+    count(EventResult::ephemeral);
+    send(nostr::relay_ok(event->id, true, ""));
+  }
+
+  void acknowledge(const nostr::EventId& id, WriteOutcome outcome) {
+    count(result_of(outcome));
+    send(nostr::relay_ok(id, store::is_accepted(outcome), store::ok_message(outcome)));
+  }
+
   void store(nostr::EventPtr event) {
-    if (nostr::is_ephemeral(event->kind)) {
-      // Ephemeral events are never stored: broadcast and acknowledge at once.
-      self->send(ctx->fanout, FanoutEphemeral{event, frame(nostr::serialize_event(*event))});
-      count(EventResult::ephemeral);
-      return send(nostr::relay_ok(event->id, true, ""));
-    }
-    self->request(ctx->writer, caf::infinite, StoreWrite{event})
-        .then(
-            [this, event](WriteOutcome outcome) {
-              count(result_of(outcome));
-              send(nostr::relay_ok(event->id, store::is_accepted(outcome),
-                                   store::ok_message(outcome)));
-            },
-            [this, event](const caf::error&) {
-              count(EventResult::error);
-              send(nostr::relay_ok(event->id, false, "error: could not store the event"));
-            });
+    if (nostr::is_ephemeral(event->kind)) return broadcast(event);
+    self->request(ctx->writer, caf::infinite, StoreWrite{event, {}})
+        .then([this, event](WriteOutcome outcome) { acknowledge(event->id, outcome); },
+              [this, event](const caf::error&) {
+                count(EventResult::error);
+                send(nostr::relay_ok(event->id, false, "error: could not store the event"));
+              });
   }
 
   void handle(nostr::ClientReq& msg) {

@@ -49,12 +49,16 @@ void event_settled(Self self) {
   }
 }
 
+void count_outcome(Self self, WriteOutcome outcome) {
+  if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older)
+    ++self->state.traffic.events_stored;
+}
+
 void store_event(Self self, nostr::EventPtr ev) {
-  self->request(self->state.writer, caf::infinite, StoreWrite{ev})
+  self->request(self->state.writer, caf::infinite, StoreWrite{ev, {}})
       .then(
           [=](WriteOutcome outcome) {
-            if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older)
-              ++self->state.traffic.events_stored;
+            count_outcome(self, outcome);
             event_settled(self);
           },
           [=](caf::error&) { event_settled(self); });
@@ -73,10 +77,11 @@ void admit(Self self) {
 void ingest_admitted(Self self, nostr::EventPtr ev) {
   auto& st = self->state;
   if (!st.acceptance) return store_event(self, std::move(ev));
+  // The acceptance actor stores what it accepts and answers after the commit.
   self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev})
       .then(
           [=](AcceptanceVerdict verdict) {
-            if (verdict.accepted) return store_event(self, ev);
+            if (verdict.accepted) count_outcome(self, verdict.outcome);
             event_settled(self);
           },
           [=](caf::error&) { event_settled(self); });

@@ -28,7 +28,8 @@ void publish(self_pointer self, const std::vector<nostr::EventPtr>& events,
 
 std::vector<store::WriteReport> write_all(StoreWriterState& st) {
   try {
-    return st.store->write_batch_with_json(st.pending);
+    if (!st.any_dependencies) return st.store->write_batch_with_json(st.pending);
+    return st.store->write_batch_with_json(st.pending, st.depends_on);
   } catch (const std::exception&) {
     // write_batch reports LMDB failures as outcomes; anything else (e.g.
     // bad_alloc) must still answer every waiting client.
@@ -54,6 +55,8 @@ void flush(self_pointer self) {
   for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
   publish(self, st.pending, reports);
   st.pending.clear();
+  st.depends_on.clear();
+  st.any_dependencies = false;
   st.promises.clear();
 }
 
@@ -78,6 +81,8 @@ store_writer_actor::behavior_type store_writer(self_pointer self,
         auto& st = self->state;
         auto promise = self->make_response_promise<WriteOutcome>();
         st.pending.push_back(std::move(msg.event));
+        st.any_dependencies = st.any_dependencies || !msg.depends_on.empty();
+        st.depends_on.push_back(std::move(msg.depends_on));
         st.promises.push_back(promise);
         if (st.pending.size() >= st.config.max_batch) {
           flush(self);

@@ -37,6 +37,9 @@ struct StoreWriterState {
   std::shared_ptr<store::EventStore> store;
   StoreWriterConfig config;
   std::vector<nostr::EventPtr> pending;
+  /// Parallel to `pending`: StoreWrite::depends_on of each (mostly empty).
+  std::vector<std::vector<nostr::EventId>> depends_on;
+  bool any_dependencies = false;
   std::vector<caf::typed_response_promise<WriteOutcome>> promises;
   bool flush_queued = false;
   std::vector<store_feed_actor> subscribers;

@@ -12,6 +12,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/store_messages.hpp"
 
 namespace graspd {
 
@@ -79,20 +80,23 @@ struct VerifyEvent {
   bool id_checked = false;
 };
 
-/// Asks the acceptance hook (GRASP-01 policy later) about a valid event.
+/// Asks the acceptance actor to judge a valid event and, when it is accepted, to store it.
 struct AcceptanceQuery {
   nostr::EventPtr event;
 };
 
+/// The answer to an AcceptanceQuery, sent after the commit when the event was accepted.
 struct AcceptanceVerdict {
   bool accepted = true;
   /// On refusal: the OK message with its NIP-01 prefix ("blocked: ...").
   std::string message;
+  /// On acceptance: what the store did (ephemeral_not_stored: the caller broadcasts it).
+  WriteOutcome outcome = WriteOutcome::error;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AcceptanceVerdict& x) {
-  return f(caf::meta::type_name("AcceptanceVerdict"), x.accepted, x.message);
+  return f(caf::meta::type_name("AcceptanceVerdict"), x.accepted, x.message, x.outcome);
 }
 
 template <class Inspector>

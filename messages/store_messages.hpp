@@ -22,6 +22,7 @@ enum class WriteOutcome : std::uint8_t {
   deleted,                 // refused: deleted by a NIP-09 request
   expired,                 // refused: NIP-40 expiration in the past
   ephemeral_not_stored,    // ephemeral kind: never stored (still broadcast by the relay)
+  dependency_missing,      // refused: an event named in StoreWrite::depends_on is not stored
   error,                   // the write transaction failed; nothing was committed
 };
 
@@ -30,6 +31,11 @@ enum class WriteOutcome : std::uint8_t {
 /// Request to store one event; answered with a WriteOutcome after commit.
 struct StoreWrite {
   nostr::EventPtr event;
+  /// Events the acceptance policy accepted this one on while they were not yet committed. It is
+  /// stored only if each of them is in the store when it is applied (they are written first, so
+  /// they were committed earlier or sit earlier in the same transaction); else the answer is
+  /// dependency_missing and the policy judges it again.
+  std::vector<nostr::EventId> depends_on;
 };
 
 /// An event committed to the store, published once to every feed subscriber

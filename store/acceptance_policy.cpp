@@ -24,6 +24,11 @@ constexpr std::array<std::uint32_t, 3> identity_kinds = {0, 10002, 10317};
 // How far up a reply chain an event may be from its root and still make its
 // author a thread participant; bounds the lookups per committed event.
 constexpr int max_thread_depth = 8;
+// Events looked at when searching a reply chain for its root; bounds the work
+// a wide reference graph can cause.
+constexpr std::size_t max_thread_visits = 512;
+// Pending events of one author checked when judging eligibility through them.
+constexpr int max_pending_eligibility_checks = 4;
 constexpr std::size_t max_ids_per_filter = 100;
 
 bool is_root_kind(std::uint32_t kind) {
@@ -120,6 +125,7 @@ Filters id_filters(const std::vector<EventId>& ids, std::optional<Pubkey> author
     f.ids = std::vector<EventId>(ids.begin() + i,
                                  ids.begin() + std::min(ids.size(), i + max_ids_per_filter));
     if (author) f.authors = std::vector<Pubkey>{*author};
+    f.normalize();
     out.push_back(std::move(f));
   }
   return out;
@@ -133,13 +139,14 @@ Filter announcements_named(std::string_view identifier) {
 }
 
 Decision accept(Rule rule) {
-  return Decision{Verdict::accept, rule, {}, {}};
+  return Decision{Verdict::accept, rule, {}, {}, {}};
 }
 Decision refuse(Rule rule, std::string message) {
-  return Decision{Verdict::refuse, rule, std::move(message), {}};
+  return Decision{Verdict::refuse, rule, std::move(message), {}, {}};
 }
 Decision wait_for(Rule rule, std::string message, std::vector<std::string> keys) {
-  return Decision{Verdict::refuse_missing_dependency, rule, std::move(message), std::move(keys)};
+  return Decision{
+      Verdict::refuse_missing_dependency, rule, std::move(message), std::move(keys), {}};
 }
 
 std::string service_text(const HostPort& service) {
@@ -270,7 +277,67 @@ std::string referenced(std::string_view id_or_address) {
 AcceptancePolicy::AcceptancePolicy(PolicyConfig config, const StoreView& store)
     : config_(std::move(config)), store_(store) {}
 
+void CombinedView::scan(const Filters& filters,
+                        const std::function<bool(const Event&)>& visit) const {
+  bool stopped = false;
+  store_.scan(filters, [&](const Event& ev) { return !(stopped = !visit(ev)); });
+  if (stopped) return;
+  if (auto stopped_on = pending_.scan(filters, visit)) record(*stopped_on);
+}
+
+bool CombinedView::exists(const Filters& filters) const {
+  if (store_.exists(filters)) return true;
+  auto found = pending_.scan(filters, [](const Event&) { return false; });
+  if (found) record(*found);
+  return found.has_value();
+}
+
+std::vector<EventId> CombinedView::take_recorded() const {
+  auto out = std::move(recorded_);
+  recorded_.clear();
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::optional<std::vector<EventId>> thread_path(const Event& ev, const StoreView& store) {
+  if (is_root(ev)) return std::vector<EventId>{};
+  // child_of[parent] = the event that referenced it first: the path back from the root.
+  std::map<EventId, EventId> child_of;
+  std::vector<EventId> frontier;
+  for (const auto& id : references_of(ev).ids)
+    if (id != ev.id && child_of.emplace(id, ev.id).second) frontier.push_back(id);
+  std::optional<EventId> root;
+  for (int depth = 0; depth < max_thread_depth && !frontier.empty() && !root; ++depth) {
+    std::vector<EventId> next;
+    store.scan(id_filters(frontier), [&](const Event& parent) {
+      if (is_root(parent)) {
+        root = parent.id;
+        return false;
+      }
+      for (const auto& id : references_of(parent).ids) {
+        if (child_of.size() >= max_thread_visits) break;
+        if (id != ev.id && child_of.emplace(id, parent.id).second) next.push_back(id);
+      }
+      return true;
+    });
+    frontier = std::move(next);
+  }
+  if (!root) return std::nullopt;
+  std::vector<EventId> path;
+  for (auto id = *root; id != ev.id; id = child_of.at(id)) path.push_back(id);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
 Decision AcceptancePolicy::evaluate(const Event& ev) const {
+  view_.start_recording();
+  auto decision = evaluate_rules(ev);
+  if (decision.accepted()) decision.depends_on = view_.take_recorded();
+  return decision;
+}
+
+Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
   if (config_.event_blacklist.count(ev.pubkey))
     return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
   if (nostr::is_ephemeral(ev.kind)) return accept(Rule::ephemeral);
@@ -322,7 +389,7 @@ bool AcceptancePolicy::in_maintainer_set(const Pubkey& author, std::string_view 
   // listed maintainers puts `author` in the (transitive) maintainer set.
   const std::string author_hex = nostr::to_hex(author);
   bool found = false;
-  store_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
+  view_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
     if (announcement.pubkey == author) found = true;
     for (auto value : flattened_values(announcement, "maintainers"))
       if (value == author_hex) found = true;
@@ -355,7 +422,7 @@ Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
                   "invalid: repository identifier (d tag) is not valid");
   if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
   auto keys = std::vector<std::string>{wait_key::identifier(identifier)};
-  if (!any_stored(store_, {announcements_named(identifier)}))
+  if (!any_stored(view_, {announcements_named(identifier)}))
     return wait_for(Rule::state_unknown_repository,
                     "restricted: no announcement of repository '" + std::string(identifier) +
                         "' is hosted here",
@@ -378,7 +445,7 @@ Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
     targets.push_back(address_filter(address));
     keys.push_back(wait_key::address(address.text));
   }
-  if (!targets.empty() && any_stored(store_, std::move(targets)))
+  if (!targets.empty() && any_stored(view_, std::move(targets)))
     return accept(Rule::deletion_own_target);
   return wait_for(Rule::deletion_no_own_target,
                   "blocked: deletion request names no event of its author stored here",
@@ -386,7 +453,8 @@ Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
 }
 
 Decision AcceptancePolicy::evaluate_identity(const Event& ev) const {
-  if (is_eligible_identity_author(ev.pubkey)) return accept(Rule::identity_eligible);
+  if (is_eligible_identity_author(ev.pubkey) || eligible_through_pending(ev.pubkey))
+    return accept(Rule::identity_eligible);
   return wait_for(Rule::identity_not_eligible,
                   "blocked: kind " + std::to_string(ev.kind) +
                       " is kept only for repository owners, maintainers and thread participants",
@@ -397,9 +465,9 @@ Decision AcceptancePolicy::evaluate_related(const Event& ev) const {
   auto refs = references_of(ev);
   Filters backward_addresses;
   for (const auto& address : refs.addresses) backward_addresses.push_back(address_filter(address));
-  if (!backward_addresses.empty() && any_stored(store_, std::move(backward_addresses)))
+  if (!backward_addresses.empty() && any_stored(view_, std::move(backward_addresses)))
     return accept(Rule::related_backward_address);
-  if (!refs.ids.empty() && any_stored(store_, id_filters(refs.ids)))
+  if (!refs.ids.empty() && any_stored(view_, id_filters(refs.ids)))
     return accept(Rule::related_backward_id);
 
   const std::string id_hex = nostr::to_hex(ev.id);
@@ -417,7 +485,7 @@ Decision AcceptancePolicy::evaluate_related(const Event& ev) const {
       f.tags[letter] = {own_address};
       forward.push_back(std::move(f));
     }
-  if (any_stored(store_, std::move(forward))) return accept(Rule::related_forward);
+  if (any_stored(view_, std::move(forward))) return accept(Rule::related_forward);
 
   std::vector<std::string> keys{wait_key::referenced(id_hex)};
   if (has_address) keys.push_back(wait_key::referenced(own_address));
@@ -433,17 +501,71 @@ bool AcceptancePolicy::is_eligible_identity_author(const Pubkey& author) const {
   return eligible_authors_.count(author) > 0;
 }
 
-bool AcceptancePolicy::descends_from_root(const Event& ev, int depth_left) const {
-  if (is_root(ev)) return true;
-  if (depth_left == 0) return false;
-  auto refs = references_of(ev);
-  if (refs.ids.empty()) return false;
-  bool found = false;
-  store_.scan(id_filters(refs.ids), [&](const Event& parent) {
-    found = descends_from_root(parent, depth_left - 1);
-    return !found;
+/// True when a pending event would make `author` eligible once committed: an announcement naming
+/// them, or their own event in a repository's thread. Records what it relied on.
+bool AcceptancePolicy::eligible_through_pending(const Pubkey& author) const {
+  if (auto member = pending_members_.find(author); member != pending_members_.end()) {
+    view_.record(member->second);
+    return true;
+  }
+  bool eligible = false;
+  int checks = 0;
+  pending_.for_each_by_author(author, [&](const Event& ev) {
+    if (is_identity_kind(ev.kind) || ev.kind == kind_deletion) return true;
+    if (auto path = thread_path(ev, view_)) {
+      view_.record(ev.id);
+      for (const auto& id : *path)
+        if (pending_.contains(id)) view_.record(id);
+      eligible = true;
+    }
+    return !eligible && ++checks < max_pending_eligibility_checks;
   });
-  return found;
+  return eligible;
+}
+
+void AcceptancePolicy::on_accepted(nostr::EventPtr ev) {
+  if (!ev || pending_.contains(ev->id)) return;
+  if (ev->kind == kind_announcement) {
+    pending_members_.emplace(ev->pubkey, ev->id);
+    for (auto value : flattened_values(*ev, "maintainers")) {
+      Pubkey maintainer;
+      if (nostr::from_hex(value, maintainer)) pending_members_.emplace(maintainer, ev->id);
+    }
+  }
+  pending_.add(std::move(ev));
+}
+
+void AcceptancePolicy::on_written(const EventId& id) {
+  pending_.mark_committed(id);
+}
+
+void AcceptancePolicy::on_not_stored(const EventId& id) {
+  forget_pending(id);
+}
+
+std::size_t AcceptancePolicy::sweep_pending() {
+  auto dropped = pending_.sweep_committed();
+  for (auto it = pending_members_.begin(); it != pending_members_.end();)
+    it = pending_.contains(it->second) ? std::next(it) : pending_members_.erase(it);
+  return dropped;
+}
+
+void AcceptancePolicy::forget_pending(const EventId& id) {
+  const Event* ev = pending_.find(id);
+  if (!ev) return;
+  if (ev->kind == kind_announcement) {
+    auto forget_member = [&](const Pubkey& member) {
+      auto [first, last] = pending_members_.equal_range(member);
+      for (auto it = first; it != last;)
+        it = it->second == id ? pending_members_.erase(it) : std::next(it);
+    };
+    forget_member(ev->pubkey);
+    for (auto value : flattened_values(*ev, "maintainers")) {
+      Pubkey maintainer;
+      if (nostr::from_hex(value, maintainer)) forget_member(maintainer);
+    }
+  }
+  pending_.remove(id);
 }
 
 void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::string>& released) {
@@ -451,6 +573,7 @@ void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::stri
 }
 
 std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
+  if (pending_.contains(ev.id)) forget_pending(ev.id);
   std::vector<std::string> released{wait_key::event(ev.id),
                                     wait_key::referenced(nostr::to_hex(ev.id))};
   if (nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind))
@@ -467,7 +590,7 @@ std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
       if (nostr::from_hex(value, maintainer)) make_eligible(maintainer, released);
     }
   } else if (!is_identity_kind(ev.kind) && ev.kind != kind_deletion &&
-             !eligible_authors_.count(ev.pubkey) && descends_from_root(ev, max_thread_depth)) {
+             !eligible_authors_.count(ev.pubkey) && thread_path(ev, store_)) {
     make_eligible(ev.pubkey, released);
   }
   return released;

@@ -16,6 +16,7 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "messages/relay_url.hpp"
+#include "store/pending_events.hpp"
 
 namespace graspd::policy {
 
@@ -91,7 +92,32 @@ struct Decision {
   std::string message;
   /// For refuse_missing_dependency: keys whose arrival makes a retry useful.
   std::vector<std::string> wait_keys;
+  /// For acceptances: the pending (accepted, not yet committed) events the decision relied on.
+  /// The write must not be stored unless they are (StoreWrite::depends_on).
+  std::vector<nostr::EventId> depends_on;
   bool accepted() const { return verdict == Verdict::accept; }
+};
+
+/// The committed store plus the pending events, as one StoreView. Records which pending events
+/// ended a lookup (the visitor stopped on one, or `exists` found only one), so a decision knows
+/// what it relied on beyond the store.
+class CombinedView final : public StoreView {
+ public:
+  CombinedView(const StoreView& store, const PendingEvents& pending)
+      : store_(store), pending_(pending) {}
+  void scan(const nostr::Filters& filters,
+            const std::function<bool(const nostr::Event&)>& visit) const override;
+  bool exists(const nostr::Filters& filters) const override;
+
+  void start_recording() const { recorded_.clear(); }
+  void record(const nostr::EventId& id) const { recorded_.push_back(id); }
+  /// The recorded ids, sorted and deduplicated; recording starts afresh.
+  std::vector<nostr::EventId> take_recorded() const;
+
+ private:
+  const StoreView& store_;
+  const PendingEvents& pending_;
+  mutable std::vector<nostr::EventId> recorded_;
 };
 
 /// One entry of NGIT_REPOSITORY_WHITELIST / NGIT_REPOSITORY_BLACKLIST:
@@ -133,14 +159,27 @@ std::string referenced(std::string_view id_or_address);
 }  // namespace wait_key
 
 /// The policy plus the incremental state it needs beyond the store's indexes:
-/// the authors eligible for identity kinds (§3.7). Owned by one actor.
+/// the authors eligible for identity kinds (§3.7) and the events accepted but
+/// not yet committed. Owned by one actor.
 class AcceptancePolicy {
  public:
   AcceptancePolicy(PolicyConfig config, const StoreView& store);
 
   /// Decides whether `ev` (already structurally valid, id and signature
-  /// checked, not expired) may be stored.
+  /// checked, not expired) may be stored, against the store plus the pending
+  /// events (accepted, not yet committed).
   Decision evaluate(const nostr::Event& ev) const;
+
+  /// An accepted event was sent to the writer: later decisions see it.
+  void on_accepted(nostr::EventPtr ev);
+  /// The writer committed it; it stays pending until on_committed (the change feed) sees it.
+  void on_written(const nostr::EventId& id);
+  /// The writer did not store it (duplicate, older version, deleted, error, ...).
+  void on_not_stored(const nostr::EventId& id);
+  /// Drops pending entries written long ago whose change-feed message never came.
+  std::size_t sweep_pending();
+  bool is_pending(const nostr::EventId& id) const { return pending_.contains(id); }
+  std::size_t pending_count() const { return pending_.size(); }
 
   /// Feeds one committed event (from the store's change feed, in commit
   /// order). Returns the wait keys it satisfies, for RetryCache::release.
@@ -154,6 +193,7 @@ class AcceptancePolicy {
   const PolicyConfig& config() const { return config_; }
 
  private:
+  Decision evaluate_rules(const nostr::Event& ev) const;
   Decision evaluate_announcement(const nostr::Event& ev) const;
   Decision evaluate_state(const nostr::Event& ev) const;
   Decision evaluate_deletion(const nostr::Event& ev) const;
@@ -163,13 +203,25 @@ class AcceptancePolicy {
                                                   std::string_view identifier) const;
   bool lists_service(const nostr::Event& announcement) const;
   bool in_maintainer_set(const nostr::Pubkey& author, std::string_view identifier) const;
-  bool descends_from_root(const nostr::Event& ev, int depth_left) const;
+  bool eligible_through_pending(const nostr::Pubkey& author) const;
+  void forget_pending(const nostr::EventId& id);
   void make_eligible(const nostr::Pubkey& author, std::vector<std::string>& released);
 
   PolicyConfig config_;
   const StoreView& store_;
+  PendingEvents pending_;
+  /// Lookups of evaluate(): the store plus pending_.
+  CombinedView view_{store_, pending_};
+  /// Pending announcements by the keys they make eligible (author and maintainers).
+  std::multimap<nostr::Pubkey, nostr::EventId> pending_members_;
   std::set<nostr::Pubkey> eligible_authors_;
 };
+
+/// The reply chain from `ev` up to a repository root in `store`, nearest parent first and the
+/// root last; nullopt when none is found within the thread depth (breadth-first, each event
+/// visited once). Empty when `ev` is itself a root.
+std::optional<std::vector<nostr::EventId>> thread_path(const nostr::Event& ev,
+                                                       const StoreView& store);
 
 /// Events refused only for a missing dependency, kept (bounded in count,
 /// bytes and time) and handed back when a dependency is committed. Owned by

@@ -363,6 +363,13 @@ class Writer {
   /// Sequence number of the record the last stored/replaced outcome inserted.
   std::uint64_t last_seq() const { return next_seq_ - 1; }
 
+  /// True when every event in `ids` is stored, counting this transaction's earlier writes.
+  bool all_stored(std::span<const nostr::EventId> ids) const {
+    return std::all_of(ids.begin(), ids.end(), [&](const nostr::EventId& id) {
+      return lookup(txn_, db_.ids, id_view(id.data())).has_value();
+    });
+  }
+
   WriteOutcome apply(const nostr::Event& ev, std::string_view json) {
     if (nostr::is_ephemeral(ev.kind)) return WriteOutcome::ephemeral_not_stored;
     std::int64_t expiration = detail::expiration_of(ev);
@@ -631,7 +638,8 @@ void EventStore::grow_map() {
 }
 
 std::vector<WriteReport> EventStore::write_batch_with_json(
-    std::span<const nostr::EventPtr> events) {
+    std::span<const nostr::EventPtr> events,
+    std::span<const std::vector<nostr::EventId>> depends_on) {
   std::vector<std::shared_ptr<const std::string>> jsons(events.size());
   for (std::size_t i = 0; i < events.size(); ++i)
     if (events[i] && !nostr::is_ephemeral(events[i]->kind))
@@ -646,7 +654,10 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
           reports[i] = {WriteOutcome::error, nullptr, 0};
           continue;
         }
-        WriteOutcome outcome = writer.apply(*events[i], jsons[i] ? *jsons[i] : std::string_view{});
+        WriteOutcome outcome =
+            i < depends_on.size() && !writer.all_stored(depends_on[i])
+                ? WriteOutcome::dependency_missing
+                : writer.apply(*events[i], jsons[i] ? *jsons[i] : std::string_view{});
         bool committed = outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
         reports[i] = {outcome, committed ? jsons[i] : nullptr, committed ? writer.last_seq() : 0};
       }
@@ -817,6 +828,8 @@ std::string_view ok_message(WriteOutcome outcome) {
       return "blocked: this event was deleted by its author";
     case WriteOutcome::expired:
       return "invalid: event has expired";
+    case WriteOutcome::dependency_missing:
+      return "blocked: an event it depends on was not stored";
     case WriteOutcome::error:
       break;
   }

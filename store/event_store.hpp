@@ -94,7 +94,12 @@ class EventStore {
 
   /// Applies the events in order inside ONE write transaction and returns
   /// after the commit. Events later in the batch see the earlier ones.
-  std::vector<WriteReport> write_batch_with_json(std::span<const nostr::EventPtr> events);
+  /// `depends_on`, when not empty, runs parallel to `events`: an event is
+  /// applied only if every id listed for it is stored at that point, else its
+  /// outcome is dependency_missing (see StoreWrite::depends_on).
+  std::vector<WriteReport> write_batch_with_json(
+      std::span<const nostr::EventPtr> events,
+      std::span<const std::vector<nostr::EventId>> depends_on = {});
   std::vector<WriteOutcome> write_batch(std::span<const nostr::EventPtr> events);
 
   /// Deletes events whose NIP-40 expiration is <= now; returns how many.

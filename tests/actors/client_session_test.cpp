@@ -172,8 +172,10 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
   auto hook = spawn([]() -> acceptance_actor::behavior_type {
     return {
         [](const AcceptanceQuery& q) {
-          if (q.event->content == "spam") return AcceptanceVerdict{false, "blocked: no spam"};
-          return AcceptanceVerdict{true, ""};
+          // A real hook stores what it accepts; the session relays the store's outcome.
+          if (q.event->content == "spam")
+            return AcceptanceVerdict{false, "blocked: no spam", WriteOutcome::error};
+          return AcceptanceVerdict{true, "", WriteOutcome::stored};
         },
         [](const StoreCommitted&) {},
         [](atom::tick) {},

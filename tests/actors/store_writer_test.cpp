@@ -60,7 +60,7 @@ class StoreWriterTest : public ::testing::Test {
 
   std::vector<WriteOutcome> write_all(const store_writer_actor& w,
                                       const std::vector<nostr::EventPtr>& events) {
-    for (const auto& ev : events) self_->send(w, StoreWrite{ev});
+    for (const auto& ev : events) self_->send(w, StoreWrite{ev, {}});
     sched_.run();
     std::vector<WriteOutcome> out;
     for (std::size_t i = 0; i < events.size(); ++i)

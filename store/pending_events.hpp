@@ -1,0 +1,66 @@
+// Events the acceptance policy has accepted and sent to the store writer but
+// whose commit it has not seen yet. The policy judges every later event
+// against the store plus these, so an event pipelined right behind its
+// dependency is not refused for a commit that is merely in flight.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+
+namespace graspd::policy {
+
+class PendingEvents {
+ public:
+  using Visit = std::function<bool(const nostr::Event&)>;
+
+  /// Adds an accepted event; adding an id already present changes nothing.
+  void add(nostr::EventPtr event);
+  /// Removes the event (committed and seen in the change feed, or not stored at all).
+  void remove(const nostr::EventId& id);
+  /// The writer committed it; the change feed will report it. Until then it stays visible.
+  void mark_committed(const nostr::EventId& id);
+  /// Drops entries marked committed at or before the previous sweep: a safety net for a commit
+  /// whose change-feed message never arrives. Returns how many were dropped.
+  std::size_t sweep_committed();
+
+  bool contains(const nostr::EventId& id) const { return entries_.count(id) > 0; }
+  const nostr::Event* find(const nostr::EventId& id) const;
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+  /// Visits the events matching any filter (each once) until `visit` returns false; returns the
+  /// id of the event it stopped on, if it stopped.
+  std::optional<nostr::EventId> scan(const nostr::Filters& filters, const Visit& visit) const;
+  /// Calls `visit` for each pending event of `author` until it returns false.
+  void for_each_by_author(const nostr::Pubkey& author, const Visit& visit) const;
+
+ private:
+  struct Entry {
+    nostr::EventPtr event;
+    bool committed = false;
+    bool seen_by_sweep = false;
+  };
+  using TagKey = std::pair<char, std::string>;
+
+  /// The tag letters the policy's lookups filter on; other tags are not indexed.
+  static bool indexed_letter(char letter);
+  std::vector<TagKey> tag_keys(const nostr::Event& ev) const;
+  template <class Fn>
+  void for_each_candidate(const nostr::Filter& filter, Fn&& fn) const;
+
+  std::map<nostr::EventId, Entry> entries_;
+  std::multimap<TagKey, nostr::EventId> by_tag_;
+  std::multimap<std::pair<std::uint32_t, nostr::Pubkey>, nostr::EventId> by_kind_author_;
+  std::multimap<nostr::Pubkey, nostr::EventId> by_author_;
+};
+
+}  // namespace graspd::policy
