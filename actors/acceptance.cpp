@@ -150,7 +150,7 @@ void on_written(Self self, const nostr::EventPtr& ev, WriteOutcome outcome, Repl
     st.policy->on_written(ev->id);  // visible until the change feed reports the commit
     return reply(AcceptanceVerdict{true, {}, outcome});
   }
-  st.policy->on_not_stored(ev->id);
+  st.policy->on_not_stored(ev->id, outcome == WriteOutcome::duplicate);
   if (outcome != WriteOutcome::dependency_missing)
     return reply(AcceptanceVerdict{true, {}, outcome});
   ++st.counts.rejudged;
@@ -164,12 +164,12 @@ void on_written(Self self, const nostr::EventPtr& ev, WriteOutcome outcome, Repl
 void write(Self self, const nostr::EventPtr& ev, std::vector<nostr::EventId> depends_on,
            Reply reply, int attempt) {
   auto& st = self->state;
-  st.policy->on_accepted(ev);
+  st.policy->on_accepted(ev, depends_on);
   self->request(st.writer, caf::infinite, StoreWrite{ev, std::move(depends_on)})
       .then([=](WriteOutcome outcome) { on_written(self, ev, outcome, reply, attempt); },
             [=](caf::error&) {
               ++self->state.counts.write_failures;
-              self->state.policy->on_not_stored(ev->id);
+              self->state.policy->on_not_stored(ev->id, false);
               reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
             });
 }

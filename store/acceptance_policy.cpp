@@ -523,7 +523,7 @@ bool AcceptancePolicy::eligible_through_pending(const Pubkey& author) const {
   return eligible;
 }
 
-void AcceptancePolicy::on_accepted(nostr::EventPtr ev) {
+void AcceptancePolicy::on_accepted(nostr::EventPtr ev, std::vector<EventId> depends_on) {
   if (!ev || pending_.contains(ev->id)) return;
   if (ev->kind == kind_announcement) {
     pending_members_.emplace(ev->pubkey, ev->id);
@@ -532,22 +532,27 @@ void AcceptancePolicy::on_accepted(nostr::EventPtr ev) {
       if (nostr::from_hex(value, maintainer)) pending_members_.emplace(maintainer, ev->id);
     }
   }
-  pending_.add(std::move(ev));
+  pending_.add(std::move(ev), std::move(depends_on));
 }
 
 void AcceptancePolicy::on_written(const EventId& id) {
   pending_.mark_committed(id);
 }
 
-void AcceptancePolicy::on_not_stored(const EventId& id) {
-  forget_pending(id);
+void AcceptancePolicy::on_not_stored(const EventId& id, bool in_store) {
+  if (in_store) return forget_pending(id);
+  if (pending_.remove_with_dependants(id).size() > 0) prune_members();
 }
 
 std::size_t AcceptancePolicy::sweep_pending() {
   auto dropped = pending_.sweep_committed();
+  if (dropped > 0) prune_members();
+  return dropped;
+}
+
+void AcceptancePolicy::prune_members() {
   for (auto it = pending_members_.begin(); it != pending_members_.end();)
     it = pending_.contains(it->second) ? std::next(it) : pending_members_.erase(it);
-  return dropped;
 }
 
 void AcceptancePolicy::forget_pending(const EventId& id) {

@@ -170,12 +170,14 @@ class AcceptancePolicy {
   /// events (accepted, not yet committed).
   Decision evaluate(const nostr::Event& ev) const;
 
-  /// An accepted event was sent to the writer: later decisions see it.
-  void on_accepted(nostr::EventPtr ev);
+  /// An accepted event was sent to the writer: later decisions see it. `depends_on` is its
+  /// Decision::depends_on.
+  void on_accepted(nostr::EventPtr ev, std::vector<nostr::EventId> depends_on);
   /// The writer committed it; it stays pending until on_committed (the change feed) sees it.
   void on_written(const nostr::EventId& id);
-  /// The writer did not store it (duplicate, older version, deleted, error, ...).
-  void on_not_stored(const nostr::EventId& id);
+  /// The writer did not store it. When the id is nevertheless in the store (duplicate) its
+  /// dependants stand; otherwise they go too, as their own writes will be refused.
+  void on_not_stored(const nostr::EventId& id, bool in_store);
   /// Drops pending entries written long ago whose change-feed message never came.
   std::size_t sweep_pending();
   bool is_pending(const nostr::EventId& id) const { return pending_.contains(id); }
@@ -205,6 +207,7 @@ class AcceptancePolicy {
   bool in_maintainer_set(const nostr::Pubkey& author, std::string_view identifier) const;
   bool eligible_through_pending(const nostr::Pubkey& author) const;
   void forget_pending(const nostr::EventId& id);
+  void prune_members();
   void make_eligible(const nostr::Pubkey& author, std::vector<std::string>& released);
 
   PolicyConfig config_;

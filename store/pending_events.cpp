@@ -44,13 +44,15 @@ std::vector<PendingEvents::TagKey> PendingEvents::tag_keys(const nostr::Event& e
   return keys;
 }
 
-void PendingEvents::add(nostr::EventPtr event) {
+void PendingEvents::add(nostr::EventPtr event, std::vector<nostr::EventId> depends_on) {
   if (!event || entries_.count(event->id)) return;
   const auto& ev = *event;
   for (auto& key : tag_keys(ev)) by_tag_.emplace(std::move(key), ev.id);
   by_kind_author_.emplace(std::make_pair(ev.kind, ev.pubkey), ev.id);
   by_author_.emplace(ev.pubkey, ev.id);
-  entries_.emplace(ev.id, Entry{std::move(event)});
+  for (const auto& dependency : depends_on)
+    if (dependency != ev.id) dependants_.emplace(dependency, ev.id);
+  entries_.emplace(ev.id, Entry{std::move(event), std::move(depends_on)});
 }
 
 void PendingEvents::remove(const nostr::EventId& id) {
@@ -60,7 +62,23 @@ void PendingEvents::remove(const nostr::EventId& id) {
   for (const auto& key : tag_keys(ev)) erase_pair(by_tag_, key, id);
   erase_pair(by_kind_author_, std::make_pair(ev.kind, ev.pubkey), id);
   erase_pair(by_author_, ev.pubkey, id);
+  for (const auto& dependency : entry->second.depends_on) erase_pair(dependants_, dependency, id);
   entries_.erase(entry);
+}
+
+std::vector<nostr::EventId> PendingEvents::remove_with_dependants(const nostr::EventId& id) {
+  std::vector<nostr::EventId> doomed;
+  if (!entries_.count(id)) return doomed;
+  doomed.push_back(id);
+  // Dependants were decided after what they depend on, so the graph has no cycle.
+  for (std::size_t i = 0; i < doomed.size(); ++i) {
+    auto [first, last] = dependants_.equal_range(doomed[i]);
+    for (auto it = first; it != last; ++it)
+      if (std::find(doomed.begin(), doomed.end(), it->second) == doomed.end())
+        doomed.push_back(it->second);
+  }
+  for (const auto& gone : doomed) remove(gone);
+  return doomed;
 }
 
 void PendingEvents::mark_committed(const nostr::EventId& id) {

@@ -22,10 +22,15 @@ class PendingEvents {
  public:
   using Visit = std::function<bool(const nostr::Event&)>;
 
-  /// Adds an accepted event; adding an id already present changes nothing.
-  void add(nostr::EventPtr event);
-  /// Removes the event (committed and seen in the change feed, or not stored at all).
+  /// Adds an accepted event and the pending events it was accepted on; adding an id already
+  /// present changes nothing.
+  void add(nostr::EventPtr event, std::vector<nostr::EventId> depends_on = {});
+  /// Removes the event (committed and seen in the change feed, or known to be in the store).
   void remove(const nostr::EventId& id);
+  /// Removes an event that will not be stored and every pending event that depends on it,
+  /// directly or not: their writes will be refused for the missing dependency, so nothing may be
+  /// accepted on them meanwhile. Returns the removed ids, `id` first.
+  std::vector<nostr::EventId> remove_with_dependants(const nostr::EventId& id);
   /// The writer committed it; the change feed will report it. Until then it stays visible.
   void mark_committed(const nostr::EventId& id);
   /// Drops entries marked committed at or before the previous sweep: a safety net for a commit
@@ -46,6 +51,7 @@ class PendingEvents {
  private:
   struct Entry {
     nostr::EventPtr event;
+    std::vector<nostr::EventId> depends_on;
     bool committed = false;
     bool seen_by_sweep = false;
   };
@@ -61,6 +67,8 @@ class PendingEvents {
   std::multimap<TagKey, nostr::EventId> by_tag_;
   std::multimap<std::pair<std::uint32_t, nostr::Pubkey>, nostr::EventId> by_kind_author_;
   std::multimap<nostr::Pubkey, nostr::EventId> by_author_;
+  /// dependency -> the pending events accepted on it.
+  std::multimap<nostr::EventId, nostr::EventId> dependants_;
 };
 
 }  // namespace graspd::policy

@@ -392,5 +392,102 @@ TEST(RetryCache, ExpiresAndStaysBounded) {
   EXPECT_EQ(cache.bytes(), 0u);
 }
 
+// -- pending events (accepted, not yet committed) ----------------------------
+
+/// Counts the lookups that reach the store, to bound the policy's work per event.
+class CountingStore : public StoreView {
+ public:
+  explicit CountingStore(const StoreView& inner) : inner_(inner) {}
+  void scan(const nostr::Filters& filters,
+            const std::function<bool(const Event&)>& visit) const override {
+    ++scans;
+    inner_.scan(filters, visit);
+  }
+  mutable std::size_t scans = 0;
+
+ private:
+  const StoreView& inner_;
+};
+
+TEST_F(PolicyTest, ADependantOfAPendingEventIsAcceptedAndNamesIt) {
+  auto repo = announcement(key(1), "pipe");
+  auto repo_decision = policy_.evaluate(repo);
+  ASSERT_TRUE(repo_decision.accepted());
+  EXPECT_TRUE(repo_decision.depends_on.empty()) << "judged on the store alone";
+  policy_.on_accepted(std::make_shared<Event>(repo), repo_decision.depends_on);
+
+  auto issue = make(1621, key(2), {{"a", address(repo)}});
+  auto issue_decision = policy_.evaluate(issue);
+  ASSERT_TRUE(issue_decision.accepted());
+  EXPECT_EQ(issue_decision.rule, Rule::related_backward_address);
+  EXPECT_EQ(issue_decision.depends_on, std::vector<nostr::EventId>{repo.id});
+  policy_.on_accepted(std::make_shared<Event>(issue), issue_decision.depends_on);
+
+  auto state = make(30618, key(1), {{"d", "pipe"}});
+  EXPECT_EQ(policy_.evaluate(state).depends_on, std::vector<nostr::EventId>{repo.id});
+  auto comment = make(1111, key(3), {{"e", nostr::to_hex(issue.id)}});
+  EXPECT_EQ(policy_.evaluate(comment).depends_on, std::vector<nostr::EventId>{issue.id});
+  auto profile = make(0, key(2), {});
+  auto profile_decision = policy_.evaluate(profile);
+  EXPECT_TRUE(profile_decision.accepted()) << "the issue's author takes part in a thread";
+  EXPECT_EQ(profile_decision.depends_on, std::vector<nostr::EventId>{issue.id})
+      << "the issue stands on the announcement itself";
+
+  commit(repo);  // the change feed: the announcement is no longer pending
+  EXPECT_EQ(policy_.pending_count(), 1u);
+  EXPECT_TRUE(policy_.evaluate(state).depends_on.empty());
+}
+
+TEST_F(PolicyTest, WhatDependsOnAnEventNotStoredIsNoLongerSeen) {
+  auto repo = announcement(key(1), "lost");
+  policy_.on_accepted(std::make_shared<Event>(repo), {});
+  auto issue = make(1621, key(2), {{"a", address(repo)}});
+  policy_.on_accepted(std::make_shared<Event>(issue), policy_.evaluate(issue).depends_on);
+  auto comment = make(1111, key(3), {{"e", nostr::to_hex(issue.id)}});
+  ASSERT_TRUE(policy_.evaluate(comment).accepted());
+
+  policy_.on_not_stored(repo.id, /*in_store=*/false);
+  EXPECT_EQ(policy_.pending_count(), 0u) << "the issue's write will be refused too";
+  EXPECT_EQ(policy_.evaluate(comment).verdict, Verdict::refuse_missing_dependency);
+  EXPECT_EQ(policy_.evaluate(issue).verdict, Verdict::refuse_missing_dependency)
+      << "the comment, itself doomed, does not hold the issue up (forward rule)";
+  EXPECT_FALSE(policy_.evaluate(make(0, key(2), {})).accepted());
+}
+
+TEST_F(PolicyTest, ADuplicateDependencyKeepsItsDependants) {
+  auto repo = announcement(key(1), "dup");
+  policy_.on_accepted(std::make_shared<Event>(repo), {});
+  auto issue = make(1621, key(2), {{"a", address(repo)}});
+  policy_.on_accepted(std::make_shared<Event>(issue), policy_.evaluate(issue).depends_on);
+  store_.events.push_back(repo);
+  policy_.on_not_stored(repo.id, /*in_store=*/true);
+  EXPECT_TRUE(policy_.is_pending(issue.id));
+  EXPECT_FALSE(policy_.is_pending(repo.id));
+}
+
+TEST_F(PolicyTest, ThreadSearchLooksAtEachEventOnceWhateverTheGraphWidth) {
+  // Ten layers of ten events, each referencing every event of the layer above: a search that
+  // walks paths instead of events makes 10^8 lookups.
+  auto repo = announcement(key(1), "wide");
+  commit(repo);
+  std::vector<Event> layer{make(1621, key(2), {{"a", address(repo)}})};
+  commit(layer[0]);
+  for (int depth = 0; depth < 6; ++depth) {
+    std::vector<Event> next;
+    for (int i = 0; i < 10; ++i) {
+      nostr::Tags tags;
+      for (const auto& parent : layer) tags.push_back({"e", nostr::to_hex(parent.id)});
+      next.push_back(make(1, key(static_cast<std::uint8_t>(50 + depth)), std::move(tags)));
+    }
+    for (const auto& ev : next) store_.events.push_back(ev);
+    layer = std::move(next);
+  }
+  CountingStore counting(store_);
+  auto path = thread_path(layer.front(), counting);
+  ASSERT_TRUE(path.has_value());
+  EXPECT_EQ(path->size(), 6u) << "nearest parent first, the root last";
+  EXPECT_LE(counting.scans, 6u) << "one lookup per level";
+}
+
 }  // namespace
 }  // namespace graspd::policy

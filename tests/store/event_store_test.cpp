@@ -78,6 +78,37 @@ TEST_F(EventStoreTest, BatchSeesEarlierEventsOfTheSameBatch) {
 }
 
 // The fan-out tells "seen by a stored query" from "committed later" with these numbers.
+TEST_F(EventStoreTest, AWriteStoresOnlyWhenWhatItDependsOnIsStored) {
+  auto dependency = make_event(1, 1, 100, 1);
+  auto dependant = make_event(2, 2, 101, 1);
+  auto orphan = make_event(3, 3, 102, 1);
+  std::vector<EventPtr> batch{dependency, dependant, orphan};
+  std::vector<std::vector<nostr::EventId>> depends_on{{}, {dependency->id}, {id(99)}};
+  auto reports = store_->write_batch_with_json(batch, depends_on);
+  EXPECT_EQ(reports[0].outcome, WriteOutcome::stored);
+  EXPECT_EQ(reports[1].outcome, WriteOutcome::stored) << "earlier in the same transaction";
+  EXPECT_EQ(reports[2].outcome, WriteOutcome::dependency_missing);
+  EXPECT_EQ(reports[2].json, nullptr);
+  EXPECT_FALSE(store_->contains(orphan->id));
+  EXPECT_FALSE(is_accepted(WriteOutcome::dependency_missing));
+  EXPECT_EQ(ok_message(WriteOutcome::dependency_missing).rfind("blocked:", 0), 0u);
+
+  // A dependency committed in an earlier transaction counts; one deleted since does not.
+  auto later = make_event(4, 2, 103, 1);
+  EXPECT_EQ(store_
+                ->write_batch_with_json(std::vector<EventPtr>{later},
+                                        std::vector<std::vector<nostr::EventId>>{{dependency->id}})
+                .front()
+                .outcome,
+            WriteOutcome::stored);
+  auto deletion = make_event(5, 1, 104, 5, {{"e", nostr::to_hex(dependency->id)}});
+  auto too_late = make_event(6, 2, 105, 1);
+  auto after_deletion =
+      store_->write_batch_with_json(std::vector<EventPtr>{deletion, too_late},
+                                    std::vector<std::vector<nostr::EventId>>{{}, {dependency->id}});
+  EXPECT_EQ(after_deletion[1].outcome, WriteOutcome::dependency_missing);
+}
+
 TEST_F(EventStoreTest, CommitSequenceAndQueryHorizonSeparateBeforeFromAfter) {
   std::vector<EventPtr> first{make_event(1, 1, 100, 1), make_event(1, 1, 100, 1),
                               make_event(2, 1, 101, 1)};

@@ -1,0 +1,273 @@
+// Deterministic tests of the acceptance actor under CAF's test_coordinator, with a store writer
+// that holds its commits until the test releases them: pipelined dependants are judged on events
+// accepted but not yet committed, writes leave in decision order, a dependency that is not stored
+// after all sends its dependants back to the policy, and the retry cache parks, releases and
+// expires on the test's clock.
+#include "actors/acceptance.hpp"
+
+#include <gtest/gtest.h>
+
+#include <caf/all.hpp>
+#include <map>
+#include <set>
+
+#include "messages/nostr/json.hpp"
+#include "tests/store/store_test_util.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+namespace graspd {
+namespace {
+
+using store::test::bytes_of;
+using store::test::make_event;
+
+/// What the test tells the gated writer.
+struct WriterGate {
+  /// Writes received and not yet committed, in arrival order.
+  std::vector<StoreWrite> held;
+  /// Ids the writer does not store, answered with the given outcome instead.
+  std::map<nostr::EventId, WriteOutcome> refuse;
+};
+
+struct GatedWriterState {
+  std::vector<caf::typed_response_promise<WriteOutcome>> promises;
+  std::vector<store_feed_actor> subscribers;
+};
+
+/// A store_writer_actor that commits only on atom::store_flush, through the real store (so
+/// StoreWrite::depends_on is checked by the real write path), then answers and publishes like
+/// the real writer.
+store_writer_actor::behavior_type gated_writer(
+    store_writer_actor::stateful_pointer<GatedWriterState> self,
+    std::shared_ptr<store::EventStore> store, std::shared_ptr<WriterGate> gate) {
+  return {
+      [=](StoreWrite& write) -> caf::result<WriteOutcome> {
+        gate->held.push_back(std::move(write));
+        self->state.promises.push_back(self->make_response_promise<WriteOutcome>());
+        return self->state.promises.back();
+      },
+      [=](atom::feed_subscribe, const store_feed_actor& subscriber) {
+        self->state.subscribers.push_back(subscriber);
+      },
+      [=](atom::store_flush) {
+        std::vector<nostr::EventPtr> events;
+        std::vector<std::vector<nostr::EventId>> depends_on;
+        for (const auto& write : gate->held)
+          if (!gate->refuse.count(write.event->id)) {
+            events.push_back(write.event);
+            depends_on.push_back(write.depends_on);
+          }
+        auto reports = store->write_batch_with_json(events, depends_on);
+        std::size_t next = 0;
+        std::vector<StoreCommitted> committed;
+        for (std::size_t i = 0; i < gate->held.size(); ++i) {
+          const auto& ev = gate->held[i].event;
+          auto refused = gate->refuse.find(ev->id);
+          if (refused != gate->refuse.end()) {
+            self->state.promises[i].deliver(refused->second);
+            continue;
+          }
+          const auto& report = reports[next++];
+          self->state.promises[i].deliver(report.outcome);
+          if (report.json) committed.push_back({ev, report.json, report.outcome, report.seq});
+        }
+        for (const auto& msg : committed)
+          for (const auto& sub : self->state.subscribers) self->send(sub, msg);
+        gate->held.clear();
+        self->state.promises.clear();
+      },
+      [](atom::store_sweep) {},
+  };
+}
+
+constexpr std::int64_t t0 = 1'700'000'000;
+const char* const service = "relay.example.com";
+
+class AcceptanceTest : public test::ActorTest {
+ protected:
+  AcceptanceTest()
+      : store_(std::make_shared<store::EventStore>(store::test::options_for(dir_))),
+        gate_(std::make_shared<WriterGate>()),
+        client_(system()) {
+    writer_ = spawn(gated_writer, store_, gate_);
+    AcceptanceConfig config;
+    config.policy.service = *parse_host_port(service);
+    config.retry.ttl_seconds = 600;
+    config.expiry_interval = std::chrono::seconds(30);
+    config.unix_now = [this] { return unix_now_; };
+    acceptance_ = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
+                        writer_, nullptr);
+    run();
+    caf::anon_send(writer_, atom::feed_subscribe::value,
+                   caf::actor_cast<store_feed_actor>(acceptance_));
+    run();
+  }
+
+  AcceptanceState& acceptance_state() {
+    return state<AcceptanceState, acceptance_actor::base>(acceptance_);
+  }
+
+  nostr::EventPtr event(std::uint64_t author, std::uint32_t kind, nostr::Tags tags) {
+    ++next_id_;
+    return make_event(next_id_, author, t0 + static_cast<std::int64_t>(next_id_), kind,
+                      std::move(tags));
+  }
+  static std::string hex_key(std::uint64_t author) { return nostr::to_hex(bytes_of(author, 0xaa)); }
+  static std::string hex(const nostr::EventPtr& ev) { return nostr::to_hex(ev->id); }
+  static std::string repo_address(std::uint64_t owner, const std::string& d) {
+    return "30617:" + hex_key(owner) + ":" + d;
+  }
+  nostr::EventPtr announcement(std::uint64_t owner, const std::string& d, nostr::Tags extra = {}) {
+    nostr::Tags tags{{"d", d},
+                     {"clone", std::string("https://") + service + "/" + d + ".git"},
+                     {"relays", std::string("wss://") + service}};
+    for (auto& tag : extra) tags.push_back(std::move(tag));
+    return event(owner, 30617, std::move(tags));
+  }
+
+  /// Sends every event to the acceptance actor, one query each, in order, and runs to idle.
+  void submit(const std::vector<nostr::EventPtr>& events) {
+    for (const auto& ev : events) client_->send(acceptance_, AcceptanceQuery{ev});
+    run();
+  }
+  /// The gated writer commits what it holds; the replies and the change feed run.
+  void commit() {
+    caf::anon_send(writer_, atom::store_flush::value);
+    run();
+  }
+  /// The verdicts that reached the client so far, in arrival order.
+  std::vector<AcceptanceVerdict> verdicts() {
+    std::vector<AcceptanceVerdict> out;
+    bool more = true;
+    while (more)
+      client_->receive([&](AcceptanceVerdict& v) { out.push_back(std::move(v)); },
+                       caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return out;
+  }
+
+  store::test::TempDir dir_;
+  std::shared_ptr<store::EventStore> store_;
+  std::shared_ptr<WriterGate> gate_;
+  caf::scoped_actor client_;
+  store_writer_actor writer_;
+  acceptance_actor acceptance_;
+  std::uint64_t next_id_ = 0;
+  std::int64_t unix_now_ = t0;
+};
+
+TEST_F(AcceptanceTest, APipelinedChainIsAcceptedInOrderBeforeAnyCommit) {
+  const std::uint64_t owner = 1, maintainer = 2, author = 3, commenter = 4, replier = 5;
+  auto repo = announcement(owner, "demo", {{"maintainers", hex_key(maintainer)}});
+  auto maintainers_repo = event(maintainer, 30617, {{"d", "demo"}});
+  auto state = event(maintainer, 30618, {{"d", "demo"}, {"refs/heads/main", std::string(40, 'a')}});
+  auto issue = event(author, 1621, {{"a", repo_address(owner, "demo")}});
+  auto comment = event(commenter, 1111, {{"E", hex(issue)}, {"e", hex(issue)}});
+  auto reply = event(replier, 1111, {{"e", hex(comment)}});
+  auto status = event(owner, 1632, {{"e", hex(issue)}});
+  auto reaction = event(6, 7, {{"e", hex(comment)}});
+  auto profile = event(commenter, 0, {});
+  auto deletion = event(replier, 5, {{"e", hex(reply)}});
+  std::vector<nostr::EventPtr> chain{repo,  maintainers_repo, state,    issue,   comment,
+                                     reply, status,           reaction, profile, deletion};
+  submit(chain);
+
+  EXPECT_TRUE(verdicts().empty()) << "an accepted event is answered only after its commit";
+  ASSERT_EQ(gate_->held.size(), chain.size()) << "every event accepted, none parked";
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    EXPECT_EQ(gate_->held[i].event, chain[i]) << "writes leave in decision order, at " << i;
+    EXPECT_EQ(gate_->held[i].depends_on.empty(), i == 0) << "only the first stands on the store";
+  }
+  EXPECT_EQ(acceptance_state().counts.accepted_on_pending, chain.size() - 1);
+  EXPECT_EQ(acceptance_state().retry->stats().parked, 0u);
+
+  commit();
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), chain.size());
+  for (const auto& verdict : answers) {
+    EXPECT_TRUE(verdict.accepted) << verdict.message;
+    EXPECT_EQ(verdict.outcome, WriteOutcome::stored);
+  }
+  for (const auto& ev : chain)
+    EXPECT_EQ(store_->contains(ev->id), ev != reply) << "the deletion removed only the reply";
+  EXPECT_EQ(acceptance_state().policy->pending_count(), 0u) << "the change feed settled them";
+}
+
+TEST_F(AcceptanceTest, ADependencyReportedDuplicateLeavesItsDependantsStored) {
+  auto repo = announcement(1, "dup");
+  auto issue = event(3, 1621, {{"a", repo_address(1, "dup")}});
+  auto comment = event(4, 1111, {{"e", hex(issue)}});
+  submit({repo, issue, comment});
+  // The announcement reaches the store by another path first (an import, another relay's copy).
+  ASSERT_EQ(store_->write_batch(std::vector<nostr::EventPtr>{repo}).front(), WriteOutcome::stored);
+  commit();
+
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::duplicate);
+  EXPECT_EQ(answers[1].outcome, WriteOutcome::stored);
+  EXPECT_EQ(answers[2].outcome, WriteOutcome::stored);
+  EXPECT_TRUE(store_->contains(issue->id));
+  EXPECT_TRUE(store_->contains(comment->id));
+  EXPECT_EQ(acceptance_state().counts.rejudged, 0u);
+}
+
+TEST_F(AcceptanceTest, DependantsOfAnEventNotStoredAreJudgedAgainAndHeld) {
+  auto repo = announcement(1, "gone");
+  auto issue = event(3, 1621, {{"a", repo_address(1, "gone")}});
+  auto comment = event(4, 1111, {{"e", hex(issue)}});
+  submit({repo, issue, comment});
+  gate_->refuse[repo->id] = WriteOutcome::deleted;
+  commit();
+
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_TRUE(answers[0].accepted);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::deleted) << "the store's own answer";
+  for (const auto& dependant : {answers[1], answers[2]}) {
+    EXPECT_FALSE(dependant.accepted);
+    EXPECT_EQ(dependant.message.rfind("blocked:", 0), 0u) << dependant.message;
+    EXPECT_NE(dependant.message.find("held for"), std::string::npos) << dependant.message;
+  }
+  EXPECT_FALSE(store_->contains(issue->id)) << "never stored on a dependency that is not";
+  EXPECT_FALSE(store_->contains(comment->id));
+  EXPECT_EQ(acceptance_state().counts.rejudged, 2u);
+  EXPECT_EQ(acceptance_state().policy->pending_count(), 0u);
+
+  // The owner publishes the repository again: the held issue, then its comment, follow.
+  submit({announcement(1, "gone")});
+  commit();
+  commit();
+  commit();
+  EXPECT_TRUE(store_->contains(issue->id));
+  EXPECT_TRUE(store_->contains(comment->id));
+  EXPECT_EQ(acceptance_state().counts.accepted_after_retry, 2u);
+}
+
+TEST_F(AcceptanceTest, ParkedEventsAreReleasedByACommitOrExpireOnTheClock) {
+  auto repo = announcement(1, "late");
+  auto issue = event(3, 1621, {{"a", repo_address(1, "late")}});
+  auto orphan = event(9, 1111, {{"e", std::string(64, 'f')}});
+  submit({issue, orphan});
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_FALSE(answers[0].accepted);
+  EXPECT_EQ(acceptance_state().retry->size(), 2u);
+
+  submit({repo});
+  commit();  // the announcement: releases the issue, which is written next
+  commit();  // the issue
+  EXPECT_TRUE(store_->contains(issue->id));
+  EXPECT_EQ(acceptance_state().retry->size(), 1u);
+
+  unix_now_ += 599;
+  advance_time(std::chrono::seconds(30));
+  EXPECT_EQ(acceptance_state().retry->size(), 1u) << "kept until its time-to-live";
+  unix_now_ += 2;
+  advance_time(std::chrono::seconds(30));
+  EXPECT_EQ(acceptance_state().retry->size(), 0u);
+  EXPECT_EQ(acceptance_state().retry->stats().expired, 1u);
+  EXPECT_FALSE(store_->contains(orphan->id));
+}
+
+}  // namespace
+}  // namespace graspd
