@@ -646,16 +646,24 @@ void AcceptancePolicy::load_from_store() {
 
 // -- RetryCache ---------------------------------------------------------------
 
-void RetryCache::park(nostr::EventPtr ev, std::size_t bytes, const std::vector<std::string>& keys,
+void RetryCache::park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys,
                       std::int64_t now) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // What the entry really holds: its keys twice (the index node and the string) plus the nodes.
+  constexpr std::size_t node_overhead = 96;
+  for (const auto& key : keys) bytes += key.size() + node_overhead;
+  bytes += 3 * node_overhead;
   if (!ev || keys.empty() || bytes > limits_.max_bytes || limits_.max_events == 0) return;
   erase(ev->id);
   while (entries_.size() >= limits_.max_events || bytes_ + bytes > limits_.max_bytes)
     evict_oldest();
   auto id = ev->id;
   auto sequence = next_sequence_++;
-  entries_.emplace(id, Entry{std::move(ev), bytes, keys, now, sequence});
-  for (const auto& key : keys) waiting_.emplace(key, id);
+  Entry entry{std::move(ev), bytes, {}, now, sequence};
+  entry.keys.reserve(keys.size());
+  for (auto& key : keys) entry.keys.push_back(waiting_.emplace(std::move(key), id));
+  entries_.emplace(id, std::move(entry));
   by_age_.emplace(sequence, id);
   bytes_ += bytes;
   ++stats_.parked;
@@ -696,10 +704,7 @@ void RetryCache::evict_oldest() {
 void RetryCache::erase(const EventId& id) {
   auto entry = entries_.find(id);
   if (entry == entries_.end()) return;
-  for (const auto& key : entry->second.keys) {
-    auto [first, last] = waiting_.equal_range(key);
-    for (auto it = first; it != last;) it = it->second == id ? waiting_.erase(it) : std::next(it);
-  }
+  for (auto node : entry->second.keys) waiting_.erase(node);
   by_age_.erase(entry->second.sequence);
   bytes_ -= entry->second.bytes;
   entries_.erase(entry);

@@ -243,9 +243,9 @@ class RetryCache {
   explicit RetryCache(Limits limits) : limits_(limits) {}
 
   /// Keeps `ev` until one of `keys` is released or it expires. The oldest
-  /// entries make room when a bound is reached.
-  void park(nostr::EventPtr ev, std::size_t bytes, const std::vector<std::string>& keys,
-            std::int64_t now);
+  /// entries make room when a bound is reached. Repeated keys count once; the
+  /// bytes bound covers the event estimate plus the keys and index nodes.
+  void park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys, std::int64_t now);
   /// Removes and returns the events waiting on any of `keys`.
   std::vector<nostr::EventPtr> release(const std::vector<std::string>& keys);
   /// Drops entries older than the TTL.
@@ -256,10 +256,12 @@ class RetryCache {
   const Stats& stats() const { return stats_; }
 
  private:
+  using Waiting = std::multimap<std::string, nostr::EventId>;
   struct Entry {
     nostr::EventPtr event;
     std::size_t bytes;
-    std::vector<std::string> keys;
+    /// This entry's nodes in waiting_: erasing it costs its own keys, not the other waiters'.
+    std::vector<Waiting::iterator> keys;
     std::int64_t parked_at;
     std::uint64_t sequence;
   };
@@ -271,7 +273,7 @@ class RetryCache {
   std::size_t bytes_ = 0;
   std::uint64_t next_sequence_ = 0;
   std::map<nostr::EventId, Entry> entries_;
-  std::multimap<std::string, nostr::EventId> waiting_;
+  Waiting waiting_;
   std::map<std::uint64_t, nostr::EventId> by_age_;
 };
 

@@ -58,6 +58,35 @@ TEST(PolicyE2E, NostrToolsSeesEveryRuleThroughTheRealBinary) {
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
+/// The value of one sample line of the Prometheus text, or -1 when it is absent.
+double metric_value(const std::string& text, const std::string& sample) {
+  auto at = text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + sample.size() + 2));
+}
+
+TEST(PolicyE2E, PipelinedDependantsAreAcceptedWithoutWaitingForCommits) {
+  ASSERT_TRUE(fs::exists(interop_dir() / "node_modules" / "nostr-tools" / "package.json"))
+      << "run deploy/install-deps.sh (npm ci in tests/interop)";
+  GraspdProcess graspd{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"},
+                                      {"NGIT_EVENT_RATE", "100000"},
+                                      {"NGIT_EVENT_BURST", "100000"}},
+                                     {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  int status = -1;
+  auto output = run_node("pipelined_client.mjs", graspd.relay_url(), &status);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(output.find("fail"), std::string::npos) << output;
+  EXPECT_NE(output.find("ok "), std::string::npos) << output;
+
+  auto metrics = http_get(graspd.port(), "/metrics").body;
+  EXPECT_GT(metric_value(metrics, "graspd_policy_retry_total{outcome=\"accepted_on_pending\"}"), 0)
+      << metrics;
+  EXPECT_LE(metric_value(metrics, "graspd_policy_retry_total{outcome=\"parked\"}"), 0)
+      << "nothing pipelined may be parked";
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
 TEST(PolicyE2E, InvalidCurationEntriesStopStartupNamingTheOption) {
   struct Case {
     const char* env;

@@ -371,7 +371,8 @@ TEST_F(PolicyTest, RetryCacheReleasesReplyWhenRootArrivesAndIdentityWhenEligible
 }
 
 TEST(RetryCache, ExpiresAndStaysBounded) {
-  RetryCache cache({.max_events = 3, .max_bytes = 250, .ttl_seconds = 60});
+  // Each entry costs its 100-byte estimate plus about 500 bytes of keys and index nodes.
+  RetryCache cache({.max_events = 3, .max_bytes = 1300, .ttl_seconds = 60});
   auto ev = [](std::uint8_t n) {
     Event e;
     e.id.fill(n);
@@ -381,13 +382,34 @@ TEST(RetryCache, ExpiresAndStaysBounded) {
   cache.park(ev(2), 100, {"k2"}, 10);
   cache.park(ev(3), 100, {"k3"}, 20);  // bytes bound evicts the oldest
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_LE(cache.bytes(), 250u);
+  EXPECT_LE(cache.bytes(), 1300u);
   EXPECT_EQ(cache.stats().evicted, 1u);
   EXPECT_TRUE(cache.release({"k1"}).empty());
   cache.expire(70);
   EXPECT_EQ(cache.size(), 1u);
   EXPECT_EQ(cache.stats().expired, 1u);
   cache.expire(80);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+TEST(RetryCache, RepeatedKeysCountOnceAndAnEntryIsErasedByItsOwnKeys) {
+  RetryCache cache({.max_events = 100000, .max_bytes = 1u << 30, .ttl_seconds = 600});
+  auto ev = [](std::uint32_t n) {
+    Event e;
+    std::memcpy(e.id.data(), &n, sizeof n);
+    return std::make_shared<const Event>(e);
+  };
+  // An orphan naming one missing event 7,000 times is one key, not 7,000.
+  cache.park(ev(0), 100, std::vector<std::string>(7000, "e:shared"), 0);
+  EXPECT_LT(cache.bytes(), 1000u);
+  // Many orphans waiting on one key: each erase touches its own nodes only.
+  for (std::uint32_t i = 1; i <= 20000; ++i) cache.park(ev(i), 100, {"e:shared"}, 0);
+  const auto bytes_before = cache.bytes();
+  for (std::uint32_t i = 1; i <= 20000; ++i) cache.park(ev(i), 100, {"e:shared"}, 1);  // re-park
+  EXPECT_EQ(cache.size(), 20001u);
+  EXPECT_EQ(cache.bytes(), bytes_before);
+  EXPECT_EQ(cache.release({"e:shared"}).size(), 20001u);
   EXPECT_EQ(cache.size(), 0u);
   EXPECT_EQ(cache.bytes(), 0u);
 }
