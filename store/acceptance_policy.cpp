@@ -27,6 +27,8 @@ constexpr int max_thread_depth = 8;
 // Events looked at when searching a reply chain for its root; bounds the work
 // a wide reference graph can cause.
 constexpr std::size_t max_thread_visits = 512;
+// Identifiers whose committed maintainer sets are cached at once.
+constexpr std::size_t max_cached_identifiers = 4096;
 // Pending events of one author checked when judging eligibility through them.
 constexpr int max_pending_eligibility_checks = 4;
 constexpr std::size_t max_ids_per_filter = 100;
@@ -384,18 +386,55 @@ bool AcceptancePolicy::lists_service(const Event& announcement) const {
   return any_names_service("clone", "http", "https") && any_names_service("relays", "ws", "wss");
 }
 
+namespace {
+/// The author of an announcement and the keys it lists as maintainers.
+std::vector<Pubkey> members_of(const Event& announcement) {
+  std::vector<Pubkey> out{announcement.pubkey};
+  for (auto value : flattened_values(announcement, "maintainers")) {
+    Pubkey maintainer;
+    if (nostr::from_hex(value, maintainer)) out.push_back(maintainer);
+  }
+  return out;
+}
+}  // namespace
+
+const AcceptancePolicy::MaintainerSet& AcceptancePolicy::committed_maintainers(
+    std::string_view identifier) const {
+  if (auto cached = maintainers_.find(identifier); cached != maintainers_.end())
+    return cached->second;
+  // Bounded: past the cap the cache starts over rather than growing with every identifier.
+  if (maintainers_.size() >= max_cached_identifiers) maintainers_.clear();
+  MaintainerSet set;
+  store_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    set.authors.insert(announcement.pubkey);
+    for (const auto& member : members_of(announcement)) set.members.insert(member);
+    return true;
+  });
+  return maintainers_.emplace(std::string(identifier), std::move(set)).first->second;
+}
+
 bool AcceptancePolicy::in_maintainer_set(const Pubkey& author, std::string_view identifier) const {
   // Every stored announcement was accepted, so being its author or one of its
-  // listed maintainers puts `author` in the (transitive) maintainer set.
-  const std::string author_hex = nostr::to_hex(author);
-  bool found = false;
-  view_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
-    if (announcement.pubkey == author) found = true;
-    for (auto value : flattened_values(announcement, "maintainers"))
-      if (value == author_hex) found = true;
-    return !found;
+  // listed maintainers puts `author` in the (transitive) maintainer set. The
+  // committed sets are cached per identifier: decoding every announcement of a
+  // popular identifier per check made one check cost tens of milliseconds.
+  if (committed_maintainers(identifier).members.count(author)) return true;
+  auto stopped = pending_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    auto members = members_of(announcement);
+    return std::find(members.begin(), members.end(), author) == members.end();
   });
-  return found;
+  if (stopped) view_.record(*stopped);
+  return stopped.has_value();
+}
+
+void AcceptancePolicy::forget_maintainers(const Event& committed) {
+  if (committed.kind == kind_announcement) {
+    maintainers_.erase(std::string(committed.d_tag()));
+  } else if (committed.kind == kind_deletion) {
+    // A deletion removes only its author's announcements: only sets they contributed to change.
+    for (auto it = maintainers_.begin(); it != maintainers_.end();)
+      it = it->second.authors.count(committed.pubkey) ? maintainers_.erase(it) : std::next(it);
+  }
 }
 
 Decision AcceptancePolicy::evaluate_announcement(const Event& ev) const {
@@ -579,6 +618,7 @@ void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::stri
 
 std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
   if (pending_.contains(ev.id)) forget_pending(ev.id);
+  forget_maintainers(ev);
   std::vector<std::string> released{wait_key::event(ev.id),
                                     wait_key::referenced(nostr::to_hex(ev.id))};
   if (nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind))

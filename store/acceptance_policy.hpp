@@ -205,6 +205,13 @@ class AcceptancePolicy {
                                                   std::string_view identifier) const;
   bool lists_service(const nostr::Event& announcement) const;
   bool in_maintainer_set(const nostr::Pubkey& author, std::string_view identifier) const;
+  /// Authors and listed maintainers of the committed announcements named `identifier`.
+  struct MaintainerSet {
+    std::set<nostr::Pubkey> authors;
+    std::set<nostr::Pubkey> members;
+  };
+  const MaintainerSet& committed_maintainers(std::string_view identifier) const;
+  void forget_maintainers(const nostr::Event& committed);
   bool eligible_through_pending(const nostr::Pubkey& author) const;
   void forget_pending(const nostr::EventId& id);
   void prune_members();
@@ -218,6 +225,9 @@ class AcceptancePolicy {
   /// Pending announcements by the keys they make eligible (author and maintainers).
   std::multimap<nostr::Pubkey, nostr::EventId> pending_members_;
   std::set<nostr::Pubkey> eligible_authors_;
+  /// Cache of committed_maintainers, dropped per identifier when an announcement or a deletion by
+  /// one of its authors commits.
+  mutable std::map<std::string, MaintainerSet, std::less<>> maintainers_;
 };
 
 /// The reply chain from `ev` up to a repository root in `store`, nearest parent first and the

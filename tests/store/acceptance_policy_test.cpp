@@ -423,9 +423,14 @@ class CountingStore : public StoreView {
   void scan(const nostr::Filters& filters,
             const std::function<bool(const Event&)>& visit) const override {
     ++scans;
-    inner_.scan(filters, visit);
+    inner_.scan(filters, [&](const Event& ev) {
+      ++visits;
+      return visit(ev);
+    });
   }
   mutable std::size_t scans = 0;
+  /// Events decoded and handed to the policy.
+  mutable std::size_t visits = 0;
 
  private:
   const StoreView& inner_;
@@ -509,6 +514,46 @@ TEST_F(PolicyTest, ThreadSearchLooksAtEachEventOnceWhateverTheGraphWidth) {
   ASSERT_TRUE(path.has_value());
   EXPECT_EQ(path->size(), 6u) << "nearest parent first, the root last";
   EXPECT_LE(counting.scans, 6u) << "one lookup per level";
+}
+
+TEST_F(PolicyTest, MaintainerChecksOfAPopularIdentifierDoNotRereadItsAnnouncements) {
+  // 20 announcements of one identifier listing 7,000 maintainers each: every state event used to
+  // decode all of them.
+  CountingStore counting(store_);
+  AcceptancePolicy policy(make_config(), counting);
+  std::vector<Pubkey> maintainers;
+  for (int i = 0; i < 20; ++i) {
+    nostr::Tags tags{{"maintainers"}};
+    for (int m = 0; m < 7000; ++m) {
+      Pubkey p{};
+      p[0] = static_cast<std::uint8_t>(i);
+      p[1] = static_cast<std::uint8_t>(m >> 8);
+      p[2] = static_cast<std::uint8_t>(m);
+      p[3] = 0x77;
+      tags[0].push_back(hex(p));
+      if (m == 6999) maintainers.push_back(p);
+    }
+    auto ev = announcement(key(static_cast<std::uint8_t>(100 + i)), "popular", std::move(tags));
+    store_.events.push_back(ev);
+    policy.on_committed(ev);
+  }
+  counting.visits = 0;
+  for (const auto& maintainer : maintainers) {
+    auto state = make(30618, maintainer, {{"d", "popular"}});
+    EXPECT_TRUE(policy.evaluate(state).accepted());
+  }
+  // One existence check per event plus one build of the set; re-reading the announcements per
+  // check visits 230 here, and 140,000 maintainer values.
+  EXPECT_LE(counting.visits, maintainers.size() + 20) << "announcements decoded again per check";
+
+  // A new announcement of that identifier is seen at once.
+  auto newcomer = key(200);
+  auto state = make(30618, newcomer, {{"d", "popular"}});
+  EXPECT_FALSE(policy.evaluate(state).accepted());
+  auto listing = announcement(key(100), "popular", {{"maintainers", hex(newcomer)}});
+  store_.events.push_back(listing);
+  policy.on_committed(listing);
+  EXPECT_TRUE(policy.evaluate(state).accepted());
 }
 
 }  // namespace
