@@ -16,6 +16,7 @@ void SubscriptionIndex::add(SubscriptionKey key, nostr::Filters filters) {
   remove(key);
   auto& sub = subscriptions_[key];
   sub.filters = std::move(filters);
+  sub.filter_stamps.assign(sub.filters.size(), 0);
   for (std::uint32_t i = 0; i < sub.filters.size(); ++i) {
     if (sub.filters[i].is_unsatisfiable()) continue;
     register_filter(key, i, sub.filters[i], sub.registrations);

@@ -35,10 +35,16 @@ class SubscriptionIndex {
   template <class Visit>
   void for_each_match(const nostr::Event& ev, Visit&& visit) {
     ++stamp_;
+    // An event repeating one tag value reaches the same slots once per repetition; each filter is
+    // checked once per event (its stamp), matched or not, so the work stays linear in the tags.
     auto check = [&](const std::vector<Slot>& slots) {
       for (const auto& slot : slots) {
         auto& sub = subscriptions_.find(slot.key)->second;
         if (sub.stamp == stamp_) continue;
+        auto& checked = sub.filter_stamps[slot.filter];
+        if (checked == stamp_) continue;
+        checked = stamp_;
+        ++filter_checks_;
         if (!sub.filters[slot.filter].matches(ev)) continue;
         sub.stamp = stamp_;
         visit(slot.key);
@@ -49,6 +55,8 @@ class SubscriptionIndex {
 
   /// How many filter registrations the event's keys reach (for tests/benchmarks).
   std::size_t candidate_count(const nostr::Event& ev) const;
+  /// Filters checked with Filter::matches since construction (for tests/benchmarks).
+  std::uint64_t filter_checks() const { return filter_checks_; }
 
  private:
   struct Slot {
@@ -69,6 +77,8 @@ class SubscriptionIndex {
     nostr::Filters filters;
     std::vector<Registration> registrations;
     std::uint64_t stamp = 0;
+    /// Per filter: the last event stamp it was checked for.
+    std::vector<std::uint64_t> filter_stamps;
   };
 
   template <class Check>
@@ -99,6 +109,7 @@ class SubscriptionIndex {
   std::unordered_map<std::string, std::vector<Slot>> by_tag_;
   std::vector<Slot> catch_all_;
   std::uint64_t stamp_ = 0;
+  std::uint64_t filter_checks_ = 0;
 };
 
 }  // namespace graspd

@@ -108,5 +108,26 @@ TEST(SubscriptionIndex, UnsatisfiableFiltersNeverMatch) {
   EXPECT_TRUE(matches_of(index, ev).empty());
 }
 
+TEST(SubscriptionIndex, AFailingFilterIsCheckedOncePerEventHoweverOftenATagRepeats) {
+  // Registered under #t, failing on #u: an event repeating the #t value 10,000 times used to
+  // re-check every such filter (scanning all 10,000 tags for #u) once per repetition.
+  SubscriptionIndex index;
+  for (std::uint64_t key = 1; key <= 50; ++key) {
+    nostr::Filter f;
+    f.tags['t'] = {"topic"};
+    f.tags['u'] = {"x", "y"};
+    f.normalize();
+    index.add(key, {f});
+  }
+  nostr::Event ev;
+  ev.kind = 20001;
+  for (int i = 0; i < 10000; ++i) ev.tags.push_back({"t", "topic"});
+  EXPECT_TRUE(matches_of(index, ev).empty());
+  EXPECT_EQ(index.filter_checks(), 50u) << "each filter once for this event";
+  ev.tags.push_back({"u", "y"});
+  EXPECT_EQ(matches_of(index, ev).size(), 50u);
+  EXPECT_EQ(index.filter_checks(), 100u);
+}
+
 }  // namespace
 }  // namespace graspd
