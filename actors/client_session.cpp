@@ -317,7 +317,8 @@ struct SessionState {
   void handle(nostr::ClientCount& msg) {
     count(ClientMessageType::count);
     try {
-      send(nostr::relay_count(msg.subscription_id, ctx->store->count(msg.filters)));
+      auto counted = ctx->store->count_bounded(msg.filters, ctx->limits.max_count_examined);
+      send(nostr::relay_count(msg.subscription_id, counted.count, counted.approximate));
     } catch (const std::exception&) {
       send(nostr::relay_closed(msg.subscription_id, "error: could not count"));
     }

@@ -30,6 +30,9 @@ struct RelayLimits {
   /// the session verifies its events itself, so a flooding client delays the others' checks by at
   /// most this many (not a configuration option: it only shapes scheduling).
   std::size_t verifications_per_session = 256;
+  /// Index entries one COUNT may examine; past it the answer is marked approximate. Bounds the
+  /// time a COUNT over a huge match set holds a scheduler thread.
+  std::uint64_t max_count_examined = 200000;
 };
 
 /// Classic token bucket; time is passed in so tests control it.

@@ -288,11 +288,36 @@ class Reader {
   Reader(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now)
       : txn_(txn), db_(db), now_(now) {}
 
+  /// Index entries a scan may still examine; exhausted = the answer is partial.
+  struct Budget {
+    std::uint64_t left = std::numeric_limits<std::uint64_t>::max();
+    bool exhausted = false;
+    bool take() {
+      if (left == 0) return !(exhausted = true);
+      --left;
+      return true;
+    }
+  };
+
   /// Appends to `out` the events matching `f`, at least the `limit` newest
-  /// (plus every event tied with the limit-th on created_at), unsorted.
+  /// (plus events tied with the limit-th on created_at, up to tie_allowance(limit)
+  /// of them), unsorted.
   void collect(const nostr::Filter& f, std::uint64_t limit, std::vector<Candidate>& out) {
+    Budget unlimited;
+    collect(f, limit, unlimited, [&](const Candidate& c) { out.push_back(c); });
+  }
+
+  /// The ties examined past the limit-th match. Ties are ordered by id, which the index does not
+  /// hold, so an exact answer reads every tied event: thousands of events sharing one timestamp
+  /// made a `limit:1` query read all of them.
+  static std::uint64_t tie_allowance(std::uint64_t limit) {
+    return std::max<std::uint64_t>(limit, 256);
+  }
+
+  template <class OnMatch>
+  void collect(const nostr::Filter& f, std::uint64_t limit, Budget& budget, OnMatch&& on_match) {
     if (limit == 0 || f.is_unsatisfiable()) return;
-    if (f.ids) return collect_ids(f, out);
+    if (f.ids) return collect_ids(f, budget, on_match);
     Plan plan = plan_for(f, db_);
     std::uint64_t since = f.since ? detail::sortable_time(*f.since) : 0;
     std::uint64_t until =
@@ -307,19 +332,21 @@ class Reader {
     std::unordered_set<std::uint64_t> seen;
     std::uint64_t matched = 0;
     std::uint64_t boundary = 0;
+    std::uint64_t ties_left = tie_allowance(limit);
     while (!cursors.empty()) {
       std::pop_heap(cursors.begin(), cursors.end(), by_time);
       auto& c = cursors.back();
       std::uint64_t time = c->time();
       std::uint64_t seq = c->seq();
-      if (matched >= limit && time < boundary) break;
+      if (matched >= limit && (time < boundary || ties_left-- == 0)) break;
+      if (!budget.take()) break;
       c->next();
       if (c->valid())
         std::push_heap(cursors.begin(), cursors.end(), by_time);
       else
         cursors.pop_back();
       if (plan.prefixes.size() > 1 && !seen.insert(seq).second) continue;
-      if (!accept(f, seq, out)) continue;
+      if (!accept(f, seq, on_match)) continue;
       if (++matched == limit) boundary = time;
     }
   }
@@ -329,17 +356,20 @@ class Reader {
   }
 
  private:
-  void collect_ids(const nostr::Filter& f, std::vector<Candidate>& out) {
+  template <class OnMatch>
+  void collect_ids(const nostr::Filter& f, Budget& budget, OnMatch& on_match) {
     for (const auto& id : *f.ids) {
+      if (!budget.take()) return;
       auto seq = lookup_seq(txn_, db_.ids, id_view(id.data()));
-      if (seq) accept(f, *seq, out);
+      if (seq) accept(f, *seq, on_match);
     }
   }
 
-  bool accept(const nostr::Filter& f, std::uint64_t seq, std::vector<Candidate>& out) {
+  template <class OnMatch>
+  bool accept(const nostr::Filter& f, std::uint64_t seq, OnMatch& on_match) {
     RecordView r;
     if (!load(seq, r) || is_expired(r, now_) || !record_matches(f, r)) return false;
-    out.push_back(Candidate{r.created_at, r.id, r.json, seq, r.kind});
+    on_match(Candidate{r.created_at, r.id, r.json, seq, r.kind});
     return true;
   }
 
@@ -747,15 +777,28 @@ std::uint64_t EventStore::query(const nostr::Filters& filters,
 }
 
 std::uint64_t EventStore::count(const nostr::Filters& filters) const {
+  return count_bounded(filters, std::numeric_limits<std::uint64_t>::max()).count;
+}
+
+CountResult EventStore::count_bounded(const nostr::Filters& filters,
+                                      std::uint64_t max_examined) const {
   return read([&](MDB_txn* txn) {
     Reader reader(txn, *dbs_, now());
-    std::vector<Candidate> all;
-    for (const auto& filter : filters)
-      reader.collect(filter, std::numeric_limits<std::uint64_t>::max(), all);
-    if (filters.size() <= 1) return static_cast<std::uint64_t>(all.size());
+    Reader::Budget budget{max_examined};
+    constexpr auto no_limit = std::numeric_limits<std::uint64_t>::max();
+    // Counted, not collected: a count over millions of events holds no list of them.
+    std::uint64_t single = 0;
     std::unordered_set<std::uint64_t> distinct;
-    for (const auto& c : all) distinct.insert(c.seq);
-    return static_cast<std::uint64_t>(distinct.size());
+    for (const auto& filter : filters) {
+      reader.collect(filter, no_limit, budget, [&](const Candidate& c) {
+        if (filters.size() == 1)
+          ++single;
+        else
+          distinct.insert(c.seq);
+      });
+      if (budget.exhausted) break;
+    }
+    return CountResult{filters.size() == 1 ? single : distinct.size(), budget.exhausted};
   });
 }
 

@@ -83,6 +83,11 @@ struct WriteReport {
   std::uint64_t seq = 0;
 };
 
+struct CountResult {
+  std::uint64_t count = 0;
+  bool approximate = false;
+};
+
 class EventStore {
  public:
   /// Opens (creating if needed) the store in options.path. Throws StoreError
@@ -115,6 +120,9 @@ class EventStore {
                       const QueryOptions& options = {}) const;
   /// NIP-45 COUNT: distinct events matching any filter (limits ignored).
   std::uint64_t count(const nostr::Filters& filters) const;
+  /// COUNT examining at most `max_examined` index entries: past that the
+  /// count so far comes back marked approximate (NIP-45 "approximate": true).
+  CountResult count_bounded(const nostr::Filters& filters, std::uint64_t max_examined) const;
 
   /// Stored JSON of one event, if present and not expired.
   std::optional<std::string> get(const nostr::EventId& id) const;

@@ -109,6 +109,44 @@ TEST_F(EventStoreTest, AWriteStoresOnlyWhenWhatItDependsOnIsStored) {
   EXPECT_EQ(after_deletion[1].outcome, WriteOutcome::dependency_missing);
 }
 
+TEST_F(EventStoreTest, CountIsBoundedAndSaysWhenItIsApproximate) {
+  std::vector<EventPtr> batch;
+  for (std::uint64_t i = 0; i < 5000; ++i) batch.push_back(make_event(1000 + i, 1, 100 + i % 7, 1));
+  store_->write_batch(batch);
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{1};
+  auto exact = store_->count_bounded({f}, 1'000'000);
+  EXPECT_EQ(exact.count, 5000u);
+  EXPECT_FALSE(exact.approximate);
+  auto bounded = store_->count_bounded({f}, 1000);
+  EXPECT_TRUE(bounded.approximate);
+  EXPECT_LE(bounded.count, 1000u);
+  EXPECT_GT(bounded.count, 0u);
+  nostr::Filter by_author;
+  by_author.authors = std::vector<nostr::Pubkey>{author(1)};
+  auto two = store_->count_bounded({f, by_author}, 1'000'000);
+  EXPECT_EQ(two.count, 5000u) << "distinct across filters";
+}
+
+TEST_F(EventStoreTest, TiesAtTheLimitAreResolvedByLowestIdWithinTheTieAllowance) {
+  // 200 events share one timestamp: within the allowance the answer is exact (lowest ids first).
+  std::vector<EventPtr> batch;
+  for (std::uint64_t i = 0; i < 200; ++i) batch.push_back(make_event(5000 - i, 1, 100, 1));
+  store_->write_batch(batch);
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{1};
+  f.limit = 3;
+  EXPECT_EQ(query(f), (std::vector<nostr::EventId>{id(4801), id(4802), id(4803)}));
+  // Far past the allowance the query still answers `limit` tied events, without reading them all.
+  std::vector<EventPtr> flood;
+  for (std::uint64_t i = 0; i < 20000; ++i) flood.push_back(make_event(100000 + i, 2, 200, 1));
+  store_->write_batch(flood);
+  f.limit = 1;
+  auto one = query(f);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_GE(one[0], id(100000));
+}
+
 TEST_F(EventStoreTest, CommitSequenceAndQueryHorizonSeparateBeforeFromAfter) {
   std::vector<EventPtr> first{make_event(1, 1, 100, 1), make_event(1, 1, 100, 1),
                               make_event(2, 1, 101, 1)};
