@@ -3,6 +3,7 @@
 #include <lmdb.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -521,11 +522,9 @@ class Writer {
     if (second == std::string_view::npos) return;
     std::uint32_t kind = 0;
     std::string_view kind_text = address.substr(0, first);
-    if (kind_text.empty() || kind_text.size() > 10) return;
-    for (char c : kind_text) {
-      if (c < '0' || c > '9') return;
-      kind = kind * 10 + static_cast<std::uint32_t>(c - '0');
-    }
+    // from_chars refuses a kind past 32 bits instead of wrapping it onto another kind.
+    auto [end, ec] = std::from_chars(kind_text.data(), kind_text.data() + kind_text.size(), kind);
+    if (ec != std::errc{} || end != kind_text.data() + kind_text.size()) return;
     nostr::Pubkey pubkey;
     if (!nostr::from_hex(address.substr(first + 1, second - first - 1), pubkey)) return;
     if (pubkey != request.pubkey || !has_address(kind)) return;
