@@ -188,6 +188,23 @@ TEST(Config, ListsAreSplitTrimmedAndValidated) {
             std::string::npos);
 }
 
+TEST(Config, RelayUrlsAreCheckedByTheParserSyncUses) {
+  EXPECT_EQ(load_error({}, {{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", "ws://:9"}}),
+            "invalid NGIT_SYNC_BOOTSTRAP_RELAY_URL \"ws://:9\": expected a ws:// or wss:// URL");
+  for (std::string bad : {"wss://host:0", "ws://host:99999", "ws://[::1", "ws://user@"}) {
+    EXPECT_NE(load_error({"--sync-bootstrap-relay-url", bad}).find("--sync-bootstrap-relay-url"),
+              std::string::npos)
+        << bad;
+    EXPECT_NE(load_error({}, {{"NGIT_SYNC_PLUS_FALLBACK_RELAYS", "wss://ok.example," + bad}})
+                  .find("(item \"" + bad + "\")"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(
+      load_ok({"--sync-bootstrap-relay-url", "WSS://Relay.Example:443/"}).sync_bootstrap_relay_url,
+      "WSS://Relay.Example:443/");
+}
+
 TEST(Config, OwnerNpubIsChecked) {
   auto config =
       load_ok({"--owner-npub", "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg"});
