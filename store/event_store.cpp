@@ -3,7 +3,6 @@
 #include <lmdb.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -11,6 +10,7 @@
 #include <unordered_set>
 
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/nip34.hpp"
 #include "store/record.hpp"
 
 namespace graspd::store {
@@ -390,7 +390,7 @@ class Writer {
       }
     }
     insert(ev, expiration, json);
-    if (ev.kind == 5) apply_deletion(ev);
+    if (ev.kind == nostr::nip34::kind::deletion) apply_deletion(ev);
     return outcome;
   }
 
@@ -511,25 +511,17 @@ class Writer {
     RecordView target;
     if (!seq || !load(*seq, target)) return;
     // Deleting a deletion request has no effect (NIP-09).
-    if (target.kind == 5 || std::memcmp(target.pubkey, request.pubkey.data(), 32) != 0) return;
+    if (target.kind == nostr::nip34::kind::deletion ||
+        std::memcmp(target.pubkey, request.pubkey.data(), 32) != 0)
+      return;
     erase(*seq);
   }
 
-  void delete_by_address(const nostr::Event& request, std::string_view address) {
-    auto first = address.find(':');
-    if (first == std::string_view::npos) return;
-    auto second = address.find(':', first + 1);
-    if (second == std::string_view::npos) return;
-    std::uint32_t kind = 0;
-    std::string_view kind_text = address.substr(0, first);
-    // from_chars refuses a kind past 32 bits instead of wrapping it onto another kind.
-    auto [end, ec] = std::from_chars(kind_text.data(), kind_text.data() + kind_text.size(), kind);
-    if (ec != std::errc{} || end != kind_text.data() + kind_text.size()) return;
-    nostr::Pubkey pubkey;
-    if (!nostr::from_hex(address.substr(first + 1, second - first - 1), pubkey)) return;
-    if (pubkey != request.pubkey || !has_address(kind)) return;
-    std::string key =
-        detail::address_key(pubkey.data(), kind, address_d(kind, address.substr(second + 1)));
+  void delete_by_address(const nostr::Event& request, std::string_view text) {
+    auto address = nostr::nip34::parse_address(text);
+    if (!address || address->author != request.pubkey) return;
+    std::string key = detail::address_key(address->author.data(), address->kind,
+                                          address_d(address->kind, address->identifier));
     std::int64_t until = request.created_at;
     if (auto previous = lookup(txn_, db_.deleted, "a" + key); previous && previous->size() == 8)
       until = std::max(until, detail::time_from_sortable(detail::read_be64(previous->data())));
