@@ -220,6 +220,8 @@ Expectation data_path_setter(Config& config, std::string_view text) {
 
 // ---- the table ----
 
+constexpr std::string_view sync_plus_missing = "GRASP-03 Sync+ is not implemented";
+
 std::vector<OptionSpec> build_table() {
   using C = Config;
   constexpr std::uint64_t unlimited = UINT64_MAX;
@@ -353,21 +355,23 @@ std::vector<OptionSpec> build_table() {
        "Allow sync connections to loopback/private/link-local addresses.",
        bool_option(&C::sync_allow_private_addresses)},
       {"sync_plus_enabled", "NGIT_SYNC_PLUS_ENABLED", "--sync-plus-enabled", "bool", "true",
-       "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled)},
+       "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled), sync_plus_missing},
       {"sync_plus_user_index_relays", "NGIT_SYNC_PLUS_USER_INDEX_RELAYS",
        "--sync-plus-user-index-relays", "list of ws(s) URLs", "",
        "Where relay lists of authors without a known one are looked up.",
-       list_option(&C::sync_plus_user_index_relays, relay_url_item)},
+       list_option(&C::sync_plus_user_index_relays, relay_url_item), sync_plus_missing},
       {"sync_plus_fallback_relays", "NGIT_SYNC_PLUS_FALLBACK_RELAYS", "--sync-plus-fallback-relays",
        "list of ws(s) URLs", "", "Mailboxes for authors with no relay list.",
-       list_option(&C::sync_plus_fallback_relays, relay_url_item)},
+       list_option(&C::sync_plus_fallback_relays, relay_url_item), sync_plus_missing},
       {"sync_plus_reconcile_secs", "NGIT_SYNC_PLUS_RECONCILE_SECS", "--sync-plus-reconcile-secs",
-       "seconds", "60", "Sync+ reconcile cadence.", uint_option(&C::sync_plus_reconcile_secs, 1)},
+       "seconds", "60", "Sync+ reconcile cadence.", uint_option(&C::sync_plus_reconcile_secs, 1),
+       sync_plus_missing},
       {"sync_plus_refresh_secs", "NGIT_SYNC_PLUS_REFRESH_SECS", "--sync-plus-refresh-secs",
        "seconds", "86400", "Sync+ relay-list refresh cadence.",
-       uint_option(&C::sync_plus_refresh_secs, 1)},
+       uint_option(&C::sync_plus_refresh_secs, 1), sync_plus_missing},
       {"sync_plus_retry_secs", "NGIT_SYNC_PLUS_RETRY_SECS", "--sync-plus-retry-secs", "seconds",
-       "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1)},
+       "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1),
+       sync_plus_missing},
   };
 }
 
@@ -535,11 +539,22 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
 
   for (const auto& spec : option_table()) {
     Source chosen{std::string(spec.default_value), "default of " + std::string(spec.env)};
-    if (auto it = from_file.find(spec.key); it != from_file.end()) chosen = it->second;
-    if (auto value = environment(spec.env)) chosen = Source{*value, std::string(spec.env)};
-    if (auto it = flags.flags.find(spec.key); it != flags.flags.end()) chosen = it->second;
+    bool set_explicitly = true;
+    if (auto it = flags.flags.find(spec.key); it != flags.flags.end()) {
+      chosen = it->second;
+    } else if (auto value = environment(spec.env)) {
+      chosen = Source{*value, std::string(spec.env)};
+    } else if (auto it = from_file.find(spec.key); it != from_file.end()) {
+      chosen = it->second;
+    } else {
+      set_explicitly = false;
+    }
     if (auto expected = spec.set(loaded.config, chosen.value)) {
       return invalid(chosen.origin, chosen.value, *expected);
+    }
+    if (set_explicitly && !spec.no_effect_yet.empty()) {
+      loaded.warnings.push_back(chosen.origin +
+                                " has no effect yet: " + std::string(spec.no_effect_yet));
     }
   }
   if (auto error = check_consistency(loaded.config)) return *error;
@@ -562,6 +577,7 @@ std::string help_text() {
          << "      env " << spec.env << ", file key " << spec.key << ", default "
          << (spec.default_value.empty() ? std::string("(empty)") : quoted(spec.default_value))
          << "\n      " << spec.description << "\n";
+    if (!spec.no_effect_yet.empty()) text << "      No effect yet: " << spec.no_effect_yet << ".\n";
   }
   return text.str();
 }
