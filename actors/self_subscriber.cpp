@@ -2,6 +2,7 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include "messages/nostr/nip34.hpp"
 #include "messages/relay_url.hpp"
 #include "store/store_view.hpp"
 
@@ -11,14 +12,7 @@ namespace {
 
 using Self = self_subscriber_actor::stateful_pointer<SelfSubscriberState>;
 
-constexpr std::uint32_t kind_announcement = 30617;
-constexpr std::uint32_t root_kinds[] = {1617, 1618, 1619, 1621};
-
-bool is_root_kind(std::uint32_t kind) {
-  for (auto k : root_kinds)
-    if (k == kind) return true;
-  return false;
-}
+namespace nip34 = nostr::nip34;
 
 std::set<std::string> announced_relays(const nostr::Event& announcement) {
   std::set<std::string> out;
@@ -45,9 +39,9 @@ void load_from_store(Self self, const store::EventStore& store) {
   store::EventStoreView view(
       std::shared_ptr<const store::EventStore>(&store, [](const store::EventStore*) {}));
   nostr::Filter announcements;
-  announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
+  announcements.kinds = std::vector<std::uint32_t>{nip34::kind::repo_announcement};
   nostr::Filter roots;
-  roots.kinds = std::vector<std::uint32_t>(std::begin(root_kinds), std::end(root_kinds));
+  roots.kinds = std::vector<std::uint32_t>(nip34::root_kinds.begin(), nip34::root_kinds.end());
   view.scan({announcements, roots}, [&](const nostr::Event& ev) {
     collect_repository_facts(ev, self->state.pending);
     return true;
@@ -58,16 +52,19 @@ void load_from_store(Self self, const store::EventStore& store) {
 
 void collect_repository_facts(const nostr::Event& ev,
                               std::map<std::string, RepoDiscovery::Repo>& pending) {
-  if (ev.kind == kind_announcement) {
+  if (ev.kind == nip34::kind::repo_announcement) {
     auto repo = nostr::address_of(ev);
     auto& facts = pending[repo];
     facts.repo = repo;
     facts.relays = announced_relays(ev);  // the latest announcement's list wins
     return;
   }
-  if (!is_root_kind(ev.kind)) return;
+  if (!nip34::is_root(ev)) return;
   for (const auto& tag : ev.tags) {
-    if (tag.size() < 2 || tag[0] != "a" || tag[1].rfind("30617:", 0) != 0) continue;
+    if (tag.size() < 2 || tag[0] != "a") continue;
+    // Only a well-formed repository address can be asked for on other relays.
+    auto address = nip34::parse_address(tag[1]);
+    if (!address || address->kind != nip34::kind::repo_announcement) continue;
     auto& facts = pending[tag[1]];
     facts.repo = tag[1];
     facts.roots.insert(ev.id);

@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/nip34.hpp"
 
 namespace graspd::sync {
 
@@ -17,11 +18,10 @@ bool contains(const std::set<T>& set, const T& x) {
   return set.find(x) != set.end();
 }
 
-/// The identifier part of "30617:<owner>:<identifier>".
+/// The identifier part of "30617:<owner>:<identifier>"; empty when `repo` is no address.
 std::string identifier_of(const RepoRef& repo) {
-  auto first = repo.find(':');
-  auto second = first == std::string::npos ? first : repo.find(':', first + 1);
-  return second == std::string::npos ? std::string{} : repo.substr(second + 1);
+  auto address = nostr::nip34::parse_address(repo);
+  return address ? std::move(address->identifier) : std::string{};
 }
 
 template <class T, class ToText>
@@ -106,7 +106,7 @@ std::size_t RelayState::open_filter_count() const {
 
 nostr::Filters announcement_filters(std::optional<std::int64_t> since) {
   nostr::Filter f;
-  f.kinds = std::vector<std::uint32_t>{30617};
+  f.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
   f.since = since;
   return {f};
 }
@@ -119,7 +119,7 @@ nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> 
     std::vector<std::string> identifiers;
     for (const auto& repo : chunk) identifiers.push_back(identifier_of(repo));
     auto state = tag_filter('d', std::move(identifiers), since);
-    state.kinds = std::vector<std::uint32_t>{30618};
+    state.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_state};
     out.push_back(std::move(state));
   }
   auto to_hex = [](const EventId& id) { return nostr::to_hex(id); };

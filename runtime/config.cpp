@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "messages/relay_url.hpp"
 #include "runtime/npub.hpp"
 
 namespace graspd::runtime {
@@ -102,17 +103,6 @@ std::optional<HostPort> split_host_port(std::string_view text) {
   return result;
 }
 
-bool is_relay_url(std::string_view url) {
-  for (std::string_view scheme : {"ws://", "wss://"}) {
-    if (url.substr(0, scheme.size()) == scheme && url.size() > scheme.size()) {
-      auto rest = url.substr(scheme.size());
-      return std::none_of(rest.begin(), rest.end(),
-                          [](unsigned char c) { return std::isspace(c) || c == ','; });
-    }
-  }
-  return false;
-}
-
 // ---- setters: one small factory per option type ----
 
 template <class Field>
@@ -178,8 +168,10 @@ Expectation acceptance_policy_setter(Config& config, std::string_view text) {
   return std::nullopt;
 }
 
+// Relay URLs are checked by the parser sync dials with, so a value that passes here is never
+// dropped at boot.
 Expectation relay_url_item(std::string_view item) {
-  if (is_relay_url(item)) return std::nullopt;
+  if (canonical_relay_url(item)) return std::nullopt;
   return "expected comma separated ws:// or wss:// URLs";
 }
 
@@ -215,7 +207,7 @@ Expectation owner_npub_setter(Config& config, std::string_view text) {
 }
 
 Expectation bootstrap_url_setter(Config& config, std::string_view text) {
-  if (!text.empty() && !is_relay_url(text)) return "expected a ws:// or wss:// URL";
+  if (!text.empty() && !canonical_relay_url(text)) return "expected a ws:// or wss:// URL";
   config.sync_bootstrap_relay_url = std::string(text);
   return std::nullopt;
 }
@@ -227,6 +219,8 @@ Expectation data_path_setter(Config& config, std::string_view text) {
 }
 
 // ---- the table ----
+
+constexpr std::string_view sync_plus_missing = "GRASP-03 Sync+ is not implemented";
 
 std::vector<OptionSpec> build_table() {
   using C = Config;
@@ -262,35 +256,42 @@ std::vector<OptionSpec> build_table() {
       {"max_event_bytes", "NGIT_MAX_EVENT_BYTES", "--max-event-bytes", "integer", "524288",
        "Largest event JSON accepted, from clients and from peers.",
        uint_option(&C::max_event_bytes, 256, 1ull << 30)},
-      {"max_connections_per_ip", "NGIT_MAX_CONNECTIONS_PER_IP", "--max-connections-per-ip", "integer",
-       "0", "WebSocket connections allowed from one IP address; 0 = unlimited.",
+      {"max_connections_per_ip", "NGIT_MAX_CONNECTIONS_PER_IP", "--max-connections-per-ip",
+       "integer", "0", "WebSocket connections allowed from one IP address; 0 = unlimited.",
        uint_option(&C::max_connections_per_ip, 0, unlimited)},
       {"max_subscriptions", "NGIT_MAX_SUBSCRIPTIONS", "--max-subscriptions", "integer", "50",
        "Open subscriptions (REQ) per connection.", uint_option(&C::max_subscriptions, 1, 1000000)},
-      {"max_filters", "NGIT_MAX_FILTERS", "--max-filters", "integer", "20", "Filters in one REQ or COUNT.",
-       uint_option(&C::max_filters, 1, 10000)},
+      {"max_filters", "NGIT_MAX_FILTERS", "--max-filters", "integer", "20",
+       "Filters in one REQ or COUNT.", uint_option(&C::max_filters, 1, 10000)},
       {"max_limit", "NGIT_MAX_LIMIT", "--max-limit", "integer", "5000",
-       "Largest `limit` honoured per filter (larger ones are capped).", uint_option(&C::max_limit, 1, 10000000)},
+       "Largest `limit` honoured per filter (larger ones are capped).",
+       uint_option(&C::max_limit, 1, 10000000)},
       {"default_limit", "NGIT_DEFAULT_LIMIT", "--default-limit", "integer", "500",
-       "Stored events returned per filter without a `limit`.", uint_option(&C::default_limit, 1, 10000000)},
+       "Stored events returned per filter without a `limit`.",
+       uint_option(&C::default_limit, 1, 10000000)},
       {"max_subid_length", "NGIT_MAX_SUBID_LENGTH", "--max-subid-length", "integer", "64",
        "Longest subscription id accepted.", uint_option(&C::max_subid_length, 1, 1024)},
-      {"max_event_tags", "NGIT_MAX_EVENT_TAGS", "--max-event-tags", "integer", "10000", "Most tags in one event.",
-       uint_option(&C::max_event_tags, 1, 1000000)},
+      {"max_event_tags", "NGIT_MAX_EVENT_TAGS", "--max-event-tags", "integer", "10000",
+       "Most tags in one event.", uint_option(&C::max_event_tags, 1, 1000000)},
       {"max_content_length", "NGIT_MAX_CONTENT_LENGTH", "--max-content-length", "integer", "524288",
        "Largest event content in bytes.", uint_option(&C::max_content_length, 1, 1ull << 30)},
       {"event_rate", "NGIT_EVENT_RATE", "--event-rate", "integer", "1000",
-       "Sustained EVENTs per second per connection (token bucket).", uint_option(&C::event_rate, 1, unlimited)},
+       "Sustained EVENTs per second per connection (token bucket).",
+       uint_option(&C::event_rate, 1, unlimited)},
       {"event_burst", "NGIT_EVENT_BURST", "--event-burst", "integer", "20000",
-       "EVENTs one connection may send in a burst above the rate.", uint_option(&C::event_burst, 1, unlimited)},
-      {"max_outbound_bytes", "NGIT_MAX_OUTBOUND_BYTES", "--max-outbound-bytes", "integer", "16777216",
+       "EVENTs one connection may send in a burst above the rate.",
+       uint_option(&C::event_burst, 1, unlimited)},
+      {"max_outbound_bytes", "NGIT_MAX_OUTBOUND_BYTES", "--max-outbound-bytes", "integer",
+       "16777216",
        "Bytes queued for a client that does not read; past it the client is disconnected.",
        uint_option(&C::max_outbound_bytes, 65536, 1ull << 34)},
       {"ping_interval_secs", "NGIT_PING_INTERVAL_SECS", "--ping-interval-secs", "seconds", "60",
-       "Idle WebSocket connections are pinged after this long and closed after twice it without reply.",
+       "Idle WebSocket connections are pinged after this long and closed after twice it without "
+       "reply.",
        uint_option(&C::ping_interval_secs, 1, 86400)},
-      {"websocket_compression", "NGIT_WEBSOCKET_COMPRESSION", "--websocket-compression", "bool", "true",
-       "Negotiate permessage-deflate when a client offers it.", bool_option(&C::websocket_compression)},
+      {"websocket_compression", "NGIT_WEBSOCKET_COMPRESSION", "--websocket-compression", "bool",
+       "true", "Negotiate permessage-deflate when a client offers it.",
+       bool_option(&C::websocket_compression)},
       {"acceptance_policy", "NGIT_ACCEPTANCE_POLICY", "--acceptance-policy", "grasp01|open",
        "grasp01",
        "grasp01 stores only what GRASP-01 accepts; open stores every valid event (a plain "
@@ -354,21 +355,23 @@ std::vector<OptionSpec> build_table() {
        "Allow sync connections to loopback/private/link-local addresses.",
        bool_option(&C::sync_allow_private_addresses)},
       {"sync_plus_enabled", "NGIT_SYNC_PLUS_ENABLED", "--sync-plus-enabled", "bool", "true",
-       "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled)},
+       "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled), sync_plus_missing},
       {"sync_plus_user_index_relays", "NGIT_SYNC_PLUS_USER_INDEX_RELAYS",
        "--sync-plus-user-index-relays", "list of ws(s) URLs", "",
        "Where relay lists of authors without a known one are looked up.",
-       list_option(&C::sync_plus_user_index_relays, relay_url_item)},
+       list_option(&C::sync_plus_user_index_relays, relay_url_item), sync_plus_missing},
       {"sync_plus_fallback_relays", "NGIT_SYNC_PLUS_FALLBACK_RELAYS", "--sync-plus-fallback-relays",
        "list of ws(s) URLs", "", "Mailboxes for authors with no relay list.",
-       list_option(&C::sync_plus_fallback_relays, relay_url_item)},
+       list_option(&C::sync_plus_fallback_relays, relay_url_item), sync_plus_missing},
       {"sync_plus_reconcile_secs", "NGIT_SYNC_PLUS_RECONCILE_SECS", "--sync-plus-reconcile-secs",
-       "seconds", "60", "Sync+ reconcile cadence.", uint_option(&C::sync_plus_reconcile_secs, 1)},
+       "seconds", "60", "Sync+ reconcile cadence.", uint_option(&C::sync_plus_reconcile_secs, 1),
+       sync_plus_missing},
       {"sync_plus_refresh_secs", "NGIT_SYNC_PLUS_REFRESH_SECS", "--sync-plus-refresh-secs",
        "seconds", "86400", "Sync+ relay-list refresh cadence.",
-       uint_option(&C::sync_plus_refresh_secs, 1)},
+       uint_option(&C::sync_plus_refresh_secs, 1), sync_plus_missing},
       {"sync_plus_retry_secs", "NGIT_SYNC_PLUS_RETRY_SECS", "--sync-plus-retry-secs", "seconds",
-       "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1)},
+       "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1),
+       sync_plus_missing},
   };
 }
 
@@ -536,11 +539,22 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
 
   for (const auto& spec : option_table()) {
     Source chosen{std::string(spec.default_value), "default of " + std::string(spec.env)};
-    if (auto it = from_file.find(spec.key); it != from_file.end()) chosen = it->second;
-    if (auto value = environment(spec.env)) chosen = Source{*value, std::string(spec.env)};
-    if (auto it = flags.flags.find(spec.key); it != flags.flags.end()) chosen = it->second;
+    bool set_explicitly = true;
+    if (auto it = flags.flags.find(spec.key); it != flags.flags.end()) {
+      chosen = it->second;
+    } else if (auto value = environment(spec.env)) {
+      chosen = Source{*value, std::string(spec.env)};
+    } else if (auto it = from_file.find(spec.key); it != from_file.end()) {
+      chosen = it->second;
+    } else {
+      set_explicitly = false;
+    }
     if (auto expected = spec.set(loaded.config, chosen.value)) {
       return invalid(chosen.origin, chosen.value, *expected);
+    }
+    if (set_explicitly && !spec.no_effect_yet.empty()) {
+      loaded.warnings.push_back(chosen.origin +
+                                " has no effect yet: " + std::string(spec.no_effect_yet));
     }
   }
   if (auto error = check_consistency(loaded.config)) return *error;
@@ -563,6 +577,7 @@ std::string help_text() {
          << "      env " << spec.env << ", file key " << spec.key << ", default "
          << (spec.default_value.empty() ? std::string("(empty)") : quoted(spec.default_value))
          << "\n      " << spec.description << "\n";
+    if (!spec.no_effect_yet.empty()) text << "      No effect yet: " << spec.no_effect_yet << ".\n";
   }
   return text.str();
 }

@@ -81,7 +81,7 @@ struct Config {
   bool sync_allow_private_addresses = false;
   std::uint64_t sync_max_relays = 0;
 
-  // GRASP-03 Sync+ overlay.
+  // GRASP-03 Sync+ overlay: validated but not read yet (OptionSpec::no_effect_yet says so).
   bool sync_plus_enabled = true;
   std::vector<std::string> sync_plus_user_index_relays;
   std::vector<std::string> sync_plus_fallback_relays;
@@ -107,6 +107,10 @@ struct OptionSpec {
   std::string_view default_value;  ///< as text; "" means empty / none
   std::string_view description;
   OptionSetter set;
+  /// Why nothing reads the option yet, empty when it takes effect. Such an option is still
+  /// validated (configurations written for ngit-grasp start unchanged), --help and the docs say
+  /// it does nothing, and setting it is warned about at start.
+  std::string_view no_effect_yet = {};
 };
 
 /// The table of every option, in documentation order.
@@ -118,6 +122,8 @@ enum class Action { run, help, version };
 struct LoadedConfig {
   Action action = Action::run;
   Config config;
+  /// One line per option set by flag, environment or file that has no effect yet.
+  std::vector<std::string> warnings;
 };
 
 /// A configuration error: one line, already naming the option, the value and what is expected.

@@ -33,6 +33,7 @@ int run_daemon(const std::vector<std::string>& args) {
       break;
   }
   graspd::log::set_level(result.config.log_level);
+  for (const auto& warning : result.warnings) graspd::log::warn("config", warning);
   return Daemon{std::move(result.config)}.run();
 }
 

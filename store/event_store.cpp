@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/nip34.hpp"
 #include "store/record.hpp"
 
 namespace graspd::store {
@@ -426,7 +427,7 @@ class Writer {
       }
     }
     insert(ev, expiration, json);
-    if (ev.kind == 5) apply_deletion(ev);
+    if (ev.kind == nostr::nip34::kind::deletion) apply_deletion(ev);
     return outcome;
   }
 
@@ -547,27 +548,17 @@ class Writer {
     RecordView target;
     if (!seq || !load(*seq, target)) return;
     // Deleting a deletion request has no effect (NIP-09).
-    if (target.kind == 5 || std::memcmp(target.pubkey, request.pubkey.data(), 32) != 0) return;
+    if (target.kind == nostr::nip34::kind::deletion ||
+        std::memcmp(target.pubkey, request.pubkey.data(), 32) != 0)
+      return;
     erase(*seq);
   }
 
-  void delete_by_address(const nostr::Event& request, std::string_view address) {
-    auto first = address.find(':');
-    if (first == std::string_view::npos) return;
-    auto second = address.find(':', first + 1);
-    if (second == std::string_view::npos) return;
-    std::uint32_t kind = 0;
-    std::string_view kind_text = address.substr(0, first);
-    if (kind_text.empty() || kind_text.size() > 10) return;
-    for (char c : kind_text) {
-      if (c < '0' || c > '9') return;
-      kind = kind * 10 + static_cast<std::uint32_t>(c - '0');
-    }
-    nostr::Pubkey pubkey;
-    if (!nostr::from_hex(address.substr(first + 1, second - first - 1), pubkey)) return;
-    if (pubkey != request.pubkey || !has_address(kind)) return;
-    std::string key =
-        detail::address_key(pubkey.data(), kind, address_d(kind, address.substr(second + 1)));
+  void delete_by_address(const nostr::Event& request, std::string_view text) {
+    auto address = nostr::nip34::parse_address(text);
+    if (!address || address->author != request.pubkey) return;
+    std::string key = detail::address_key(address->author.data(), address->kind,
+                                          address_d(address->kind, address->identifier));
     std::int64_t until = request.created_at;
     if (auto previous = lookup(txn_, db_.deleted, "a" + key); previous && previous->size() == 8)
       until = std::max(until, detail::time_from_sortable(detail::read_be64(previous->data())));

@@ -399,5 +399,27 @@ TEST_F(SyncActorsTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingTheWind
   EXPECT_EQ(received.size(), 2u) << "no empty batches";
 }
 
+TEST(SelfSubscriberFacts, OnlyWellFormedRepositoryAddressesOfRootsAreCollected) {
+  auto announcement = signed_event(30617, {{"d", "demo"}}, 100);
+  auto repo = nostr::address_of(announcement);
+  const std::string owner_hex(64, 'b');
+  auto issue = signed_event(1621,
+                            {{"a", repo},
+                             {"a", "30617:zz:demo"},
+                             {"a", "4294997913:" + owner_hex + ":demo"},
+                             {"a", "30618:" + owner_hex + ":demo"},
+                             {"a", "30617:" + owner_hex + ":a:b"}},
+                            200);
+  std::map<std::string, RepoDiscovery::Repo> pending;
+  collect_repository_facts(issue, pending);
+  std::set<std::string> repos;
+  for (const auto& [key, facts] : pending) repos.insert(key);
+  EXPECT_EQ(repos, (std::set<std::string>{repo, "30617:" + owner_hex + ":a:b"}));
+  // A kind that is not a root contributes nothing, whatever it tags.
+  pending.clear();
+  collect_repository_facts(signed_event(1, {{"a", repo}}, 300), pending);
+  EXPECT_TRUE(pending.empty());
+}
+
 }  // namespace
 }  // namespace graspd

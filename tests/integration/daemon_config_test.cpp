@@ -26,6 +26,12 @@ TEST(DaemonConfig, UnknownLogLevel) {
       "invalid NGIT_LOG_LEVEL \"loud\": expected one of trace, debug, info, warn, error");
 }
 
+TEST(DaemonConfig, BootstrapRelayWithoutHost) {
+  expect_config_error(
+      GraspdProcess::run_to_exit({}, Env{{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", "ws://:9"}}),
+      "invalid NGIT_SYNC_BOOTSTRAP_RELAY_URL \"ws://:9\": expected a ws:// or wss:// URL");
+}
+
 TEST(DaemonConfig, UnreadableConfigFile) {
   auto result = GraspdProcess::run_to_exit({"--config", "/nonexistent"});
   expect_config_error(result,

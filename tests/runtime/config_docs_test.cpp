@@ -72,5 +72,31 @@ TEST(ConfigDocs, ExampleConfigDefaultsMatchTheTable) {
   }
 }
 
+TEST(ConfigDocs, OptionsWithoutEffectAreMarkedAsSuch) {
+  auto markdown = source_file("docs/configuration.md");
+  auto example = source_file("deploy/graspd.conf.example");
+  auto line_with = [](const std::string& text, const std::string& needle) {
+    auto at = text.find(needle);
+    if (at == std::string::npos) return std::string{};
+    auto start = text.rfind('\n', at) + 1;  // npos + 1 == 0 on the first line
+    return text.substr(start, text.find('\n', at) - start);
+  };
+  for (const auto& spec : option_table()) {
+    const std::string env(spec.env);
+    const std::string note = "No effect yet: " + std::string(spec.no_effect_yet) + ".";
+    bool inert = !spec.no_effect_yet.empty();
+    auto row = line_with(markdown, "| `" + env + "` |");
+    auto comment = line_with(example, "; env " + env + ")");
+    ASSERT_FALSE(row.empty()) << env;
+    ASSERT_FALSE(comment.empty()) << env;
+    EXPECT_EQ(row.find("No effect yet") != std::string::npos, inert) << row;
+    EXPECT_EQ(comment.find("No effect yet") != std::string::npos, inert) << comment;
+    if (inert) {
+      EXPECT_NE(row.find(note), std::string::npos) << row;
+      EXPECT_NE(comment.find(note), std::string::npos) << comment;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace graspd::runtime

@@ -188,6 +188,23 @@ TEST(Config, ListsAreSplitTrimmedAndValidated) {
             std::string::npos);
 }
 
+TEST(Config, RelayUrlsAreCheckedByTheParserSyncUses) {
+  EXPECT_EQ(load_error({}, {{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", "ws://:9"}}),
+            "invalid NGIT_SYNC_BOOTSTRAP_RELAY_URL \"ws://:9\": expected a ws:// or wss:// URL");
+  for (std::string bad : {"wss://host:0", "ws://host:99999", "ws://[::1", "ws://user@"}) {
+    EXPECT_NE(load_error({"--sync-bootstrap-relay-url", bad}).find("--sync-bootstrap-relay-url"),
+              std::string::npos)
+        << bad;
+    EXPECT_NE(load_error({}, {{"NGIT_SYNC_PLUS_FALLBACK_RELAYS", "wss://ok.example," + bad}})
+                  .find("(item \"" + bad + "\")"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(
+      load_ok({"--sync-bootstrap-relay-url", "WSS://Relay.Example:443/"}).sync_bootstrap_relay_url,
+      "WSS://Relay.Example:443/");
+}
+
 TEST(Config, OwnerNpubIsChecked) {
   auto config =
       load_ok({"--owner-npub", "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg"});
@@ -237,6 +254,45 @@ TEST(Config, HelpListsEveryOption) {
     EXPECT_NE(text.find(std::string(spec.env)), std::string::npos) << spec.env;
     EXPECT_NE(text.find(std::string(spec.description)), std::string::npos) << spec.key;
   }
+}
+
+TEST(Config, OptionsThatNothingReadsSayTheyHaveNoEffect) {
+  std::set<std::string_view> inert;
+  for (const auto& spec : option_table())
+    if (!spec.no_effect_yet.empty()) inert.insert(spec.key);
+  EXPECT_EQ(inert,
+            (std::set<std::string_view>{"sync_plus_enabled", "sync_plus_user_index_relays",
+                                        "sync_plus_fallback_relays", "sync_plus_reconcile_secs",
+                                        "sync_plus_refresh_secs", "sync_plus_retry_secs"}));
+  auto help = help_text();
+  for (const auto& spec : option_table()) {
+    auto entry = help.find(std::string(spec.flag) + " <");
+    ASSERT_NE(entry, std::string::npos) << spec.flag;
+    auto next = help.find("\n  --", entry + 1);
+    bool marked = help.substr(entry, next - entry).find("No effect yet") != std::string::npos;
+    EXPECT_EQ(marked, !spec.no_effect_yet.empty()) << spec.flag;
+  }
+}
+
+TEST(Config, SettingAnOptionWithoutEffectIsWarnedAbout) {
+  auto warnings = [](const std::vector<std::string>& args, const Env& env) {
+    auto result = load_config(args, lookup(env));
+    EXPECT_TRUE(std::holds_alternative<LoadedConfig>(result));
+    return std::get<LoadedConfig>(result).warnings;
+  };
+  EXPECT_TRUE(warnings({}, {}).empty()) << "defaults are not warned about";
+  EXPECT_TRUE(warnings({"--sync-enabled=false"}, {}).empty());
+  EXPECT_EQ(warnings({"--sync-plus-enabled=false"}, {}),
+            std::vector<std::string>{
+                "--sync-plus-enabled has no effect yet: GRASP-03 Sync+ is not implemented"});
+  EXPECT_EQ(warnings({}, {{"NGIT_SYNC_PLUS_RETRY_SECS", "300"}}),
+            std::vector<std::string>{
+                "NGIT_SYNC_PLUS_RETRY_SECS has no effect yet: GRASP-03 Sync+ is not implemented"});
+  TempFile file("sync_plus_fallback_relays = wss://one.example\n");
+  auto from_file = warnings({"--config", file.path()}, {});
+  ASSERT_EQ(from_file.size(), 1u);
+  EXPECT_EQ(from_file[0], "sync_plus_fallback_relays (" + file.path() +
+                              ":1) has no effect yet: GRASP-03 Sync+ is not implemented");
 }
 
 TEST(Config, TableNamesFollowOneScheme) {

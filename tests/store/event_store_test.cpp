@@ -276,6 +276,16 @@ TEST_F(EventStoreTest, DeletionByAddressOfAnotherAuthorIgnored) {
   EXPECT_EQ(write(make_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
 }
 
+TEST_F(EventStoreTest, DeletionByAddressWithAKindPastUint32DeletesNothing) {
+  write(make_event(1, 7, 100, 30617, {{"d", "repo"}}));
+  // 4294997913 = 2^32 + 30617: a kind that does not fit 32 bits must not wrap to 30617.
+  EXPECT_EQ(
+      write(make_event(9, 7, 150, 5, {{"a", "4294997913:" + nostr::to_hex(author(7)) + ":repo"}})),
+      WriteOutcome::stored);
+  EXPECT_TRUE(store_->contains(id(1)));
+  EXPECT_EQ(write(make_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+}
+
 TEST_F(EventStoreTest, MalformedDeletionTagsAreIgnored) {
   write(make_event(1, 7, 100, 1));
   EXPECT_EQ(write(make_event(9, 7, 150, 5,
