@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "messages/nostr/nip19.hpp"
+#include "messages/nostr/nip34.hpp"
 
 namespace graspd::policy {
 
@@ -13,14 +14,16 @@ using nostr::EventId;
 using nostr::Filter;
 using nostr::Filters;
 using nostr::Pubkey;
+namespace nip34 = nostr::nip34;
 
 namespace {
 
-constexpr std::uint32_t kind_announcement = 30617;
-constexpr std::uint32_t kind_state = 30618;
-constexpr std::uint32_t kind_deletion = 5;
-constexpr std::array<std::uint32_t, 4> root_kinds = {1617, 1618, 1619, 1621};
-constexpr std::array<std::uint32_t, 3> identity_kinds = {0, 10002, 10317};
+using nip34::is_identity_kind;
+using nip34::is_root;
+using nip34::is_root_kind;
+constexpr std::uint32_t kind_announcement = nip34::kind::repo_announcement;
+constexpr std::uint32_t kind_state = nip34::kind::repo_state;
+constexpr std::uint32_t kind_deletion = nip34::kind::deletion;
 // How far up a reply chain an event may be from its root and still make its
 // author a thread participant; bounds the lookups per committed event.
 constexpr int max_thread_depth = 8;
@@ -33,21 +36,6 @@ constexpr std::size_t max_cached_identifiers = 4096;
 constexpr int max_pending_eligibility_checks = 4;
 constexpr std::size_t max_ids_per_filter = 100;
 
-bool is_root_kind(std::uint32_t kind) {
-  return std::find(root_kinds.begin(), root_kinds.end(), kind) != root_kinds.end();
-}
-bool is_identity_kind(std::uint32_t kind) {
-  return std::find(identity_kinds.begin(), identity_kinds.end(), kind) != identity_kinds.end();
-}
-
-/// A root event tags a repository address (`a` = 30617:owner:d).
-bool is_root(const Event& ev) {
-  if (!is_root_kind(ev.kind)) return false;
-  for (const auto& tag : ev.tags)
-    if (tag.size() >= 2 && tag[0] == "a" && tag[1].rfind("30617:", 0) == 0) return true;
-  return false;
-}
-
 /// Every value of every tag called `name` (NIP-34 puts many values in one tag
 /// and real clients also repeat the tag).
 std::vector<std::string_view> flattened_values(const Event& ev, std::string_view name) {
@@ -58,27 +46,16 @@ std::vector<std::string_view> flattened_values(const Event& ev, std::string_view
   return out;
 }
 
+/// A parsed address and the text it came from (the text is what wait keys use).
 struct Address {
-  std::uint32_t kind = 0;
-  Pubkey pubkey{};
-  std::string identifier;
+  nip34::Address parsed;
   std::string text;
 };
 
 std::optional<Address> parse_address(std::string_view text) {
-  auto first = text.find(':');
-  if (first == std::string_view::npos) return std::nullopt;
-  auto second = text.find(':', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  Address out;
-  auto kind_text = text.substr(0, first);
-  auto [end, ec] = std::from_chars(kind_text.data(), kind_text.data() + kind_text.size(), out.kind);
-  if (ec != std::errc{} || end != kind_text.data() + kind_text.size()) return std::nullopt;
-  if (!nostr::from_hex(text.substr(first + 1, second - first - 1), out.pubkey)) return std::nullopt;
-  if (!nostr::is_replaceable(out.kind) && !nostr::is_addressable(out.kind)) return std::nullopt;
-  out.identifier = std::string(text.substr(second + 1));
-  out.text = std::string(text);
-  return out;
+  auto parsed = nip34::parse_address(text);
+  if (!parsed) return std::nullopt;
+  return Address{std::move(*parsed), std::string(text)};
 }
 
 struct References {
@@ -106,9 +83,9 @@ References references_of(const Event& ev) {
 
 Filter address_filter(const Address& address) {
   Filter f;
-  f.kinds = std::vector<std::uint32_t>{address.kind};
-  f.authors = std::vector<Pubkey>{address.pubkey};
-  if (nostr::is_addressable(address.kind)) f.tags['d'] = {address.identifier};
+  f.kinds = std::vector<std::uint32_t>{address.parsed.kind};
+  f.authors = std::vector<Pubkey>{address.parsed.author};
+  if (nostr::is_addressable(address.parsed.kind)) f.tags['d'] = {address.parsed.identifier};
   return f;
 }
 
@@ -480,7 +457,7 @@ Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
   std::vector<std::string> keys;
   for (const auto& id : refs.ids) keys.push_back(wait_key::event(id));
   for (const auto& address : refs.addresses) {
-    if (address.pubkey != ev.pubkey) continue;
+    if (address.parsed.author != ev.pubkey) continue;
     targets.push_back(address_filter(address));
     keys.push_back(wait_key::address(address.text));
   }
@@ -651,7 +628,7 @@ void AcceptancePolicy::load_from_store() {
   });
   // Roots, then their descendants breadth-first, up to the thread depth.
   Filter roots;
-  roots.kinds = std::vector<std::uint32_t>(root_kinds.begin(), root_kinds.end());
+  roots.kinds = std::vector<std::uint32_t>(nip34::root_kinds.begin(), nip34::root_kinds.end());
   std::vector<EventId> frontier;
   std::set<EventId> visited;
   store_.scan({roots}, [&](const Event& ev) {
