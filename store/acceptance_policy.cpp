@@ -173,67 +173,6 @@ const char* to_string(KindGroup group) {
   return names[static_cast<std::size_t>(group)];
 }
 
-bool RepositoryRule::covers(const Pubkey& repo_owner, std::string_view repo_identifier) const {
-  if (owner && *owner != repo_owner) return false;
-  return !identifier || *identifier == repo_identifier;
-}
-
-bool is_valid_identifier(std::string_view identifier) {
-  if (identifier.empty() || identifier == "." || identifier == "..") return false;
-  return identifier.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos;
-}
-
-namespace {
-template <class OnEntry>
-std::string for_each_list_entry(std::string_view text, OnEntry on_entry) {
-  while (!text.empty()) {
-    auto comma = text.find(',');
-    auto entry = text.substr(0, comma);
-    while (!entry.empty() && std::isspace(static_cast<unsigned char>(entry.front())))
-      entry.remove_prefix(1);
-    while (!entry.empty() && std::isspace(static_cast<unsigned char>(entry.back())))
-      entry.remove_suffix(1);
-    if (!entry.empty())
-      if (auto error = on_entry(entry); !error.empty()) return error;
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return {};
-}
-}  // namespace
-
-ListParse parse_repository_list(std::string_view text) {
-  ListParse out;
-  out.error = for_each_list_entry(text, [&](std::string_view entry) -> std::string {
-    RepositoryRule rule;
-    auto slash = entry.find('/');
-    auto head = entry.substr(0, slash);
-    if (head.rfind("npub1", 0) == 0) {
-      rule.owner = nostr::parse_pubkey(head);
-      if (!rule.owner) return "\"" + std::string(entry) + "\": not a valid npub";
-      if (slash != std::string_view::npos) rule.identifier = std::string(entry.substr(slash + 1));
-    } else {
-      rule.identifier = std::string(entry);
-    }
-    if (rule.identifier && !is_valid_identifier(*rule.identifier))
-      return "\"" + std::string(entry) + "\": expected npub, npub/identifier or identifier";
-    out.rules.push_back(std::move(rule));
-    return {};
-  });
-  return out;
-}
-
-ListParse parse_pubkey_list(std::string_view text) {
-  ListParse out;
-  out.error = for_each_list_entry(text, [&](std::string_view entry) -> std::string {
-    auto pubkey = nostr::parse_pubkey(entry);
-    if (!pubkey) return "\"" + std::string(entry) + "\": expected an npub or 64 hex digits";
-    out.pubkeys.insert(*pubkey);
-    return {};
-  });
-  return out;
-}
-
 namespace wait_key {
 std::string event(const EventId& id) {
   return "e:" + nostr::to_hex(id);
@@ -255,29 +194,6 @@ std::string referenced(std::string_view id_or_address) {
 
 AcceptancePolicy::AcceptancePolicy(PolicyConfig config, const StoreView& store)
     : config_(std::move(config)), store_(store) {}
-
-void CombinedView::scan(const Filters& filters,
-                        const std::function<bool(const Event&)>& visit) const {
-  bool stopped = false;
-  store_.scan(filters, [&](const Event& ev) { return !(stopped = !visit(ev)); });
-  if (stopped) return;
-  if (auto stopped_on = pending_.scan(filters, visit)) record(*stopped_on);
-}
-
-bool CombinedView::exists(const Filters& filters) const {
-  if (store_.exists(filters)) return true;
-  auto found = pending_.scan(filters, [](const Event&) { return false; });
-  if (found) record(*found);
-  return found.has_value();
-}
-
-std::vector<EventId> CombinedView::take_recorded() const {
-  auto out = std::move(recorded_);
-  recorded_.clear();
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
 
 std::optional<std::vector<EventId>> thread_path(const Event& ev, const StoreView& store) {
   if (is_root(ev)) return std::vector<EventId>{};
@@ -659,72 +575,6 @@ void AcceptancePolicy::load_from_store() {
     }
     frontier = std::move(next);
   }
-}
-
-// -- RetryCache ---------------------------------------------------------------
-
-void RetryCache::park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys,
-                      std::int64_t now) {
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  // What the entry really holds: its keys twice (the index node and the string) plus the nodes.
-  constexpr std::size_t node_overhead = 96;
-  for (const auto& key : keys) bytes += key.size() + node_overhead;
-  bytes += 3 * node_overhead;
-  if (!ev || keys.empty() || bytes > limits_.max_bytes || limits_.max_events == 0) return;
-  erase(ev->id);
-  while (entries_.size() >= limits_.max_events || bytes_ + bytes > limits_.max_bytes)
-    evict_oldest();
-  auto id = ev->id;
-  auto sequence = next_sequence_++;
-  Entry entry{std::move(ev), bytes, {}, now, sequence};
-  entry.keys.reserve(keys.size());
-  for (auto& key : keys) entry.keys.push_back(waiting_.emplace(std::move(key), id));
-  entries_.emplace(id, std::move(entry));
-  by_age_.emplace(sequence, id);
-  bytes_ += bytes;
-  ++stats_.parked;
-}
-
-std::vector<nostr::EventPtr> RetryCache::release(const std::vector<std::string>& keys) {
-  std::vector<nostr::EventPtr> out;
-  for (const auto& key : keys) {
-    auto [first, last] = waiting_.equal_range(key);
-    std::vector<EventId> ids;
-    for (auto it = first; it != last; ++it) ids.push_back(it->second);
-    for (const auto& id : ids) {
-      auto entry = entries_.find(id);
-      if (entry == entries_.end()) continue;
-      out.push_back(entry->second.event);
-      erase(id);
-      ++stats_.released;
-    }
-  }
-  return out;
-}
-
-void RetryCache::expire(std::int64_t now) {
-  while (!by_age_.empty()) {
-    const auto& entry = entries_.at(by_age_.begin()->second);
-    if (now - entry.parked_at < limits_.ttl_seconds) break;
-    erase(entry.event->id);
-    ++stats_.expired;
-  }
-}
-
-void RetryCache::evict_oldest() {
-  if (by_age_.empty()) return;
-  erase(by_age_.begin()->second);
-  ++stats_.evicted;
-}
-
-void RetryCache::erase(const EventId& id) {
-  auto entry = entries_.find(id);
-  if (entry == entries_.end()) return;
-  for (auto node : entry->second.keys) waiting_.erase(node);
-  by_age_.erase(entry->second.sequence);
-  bytes_ -= entry->second.bytes;
-  entries_.erase(entry);
 }
 
 }  // namespace graspd::policy

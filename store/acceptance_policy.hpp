@@ -17,6 +17,7 @@
 #include "messages/nostr/filter.hpp"
 #include "messages/relay_url.hpp"
 #include "store/pending_events.hpp"
+#include "store/retry_cache.hpp"
 
 namespace graspd::policy {
 
@@ -235,56 +236,5 @@ class AcceptancePolicy {
 /// visited once). Empty when `ev` is itself a root.
 std::optional<std::vector<nostr::EventId>> thread_path(const nostr::Event& ev,
                                                        const StoreView& store);
-
-/// Events refused only for a missing dependency, kept (bounded in count,
-/// bytes and time) and handed back when a dependency is committed. Owned by
-/// the same actor as the policy.
-class RetryCache {
- public:
-  struct Limits {
-    std::size_t max_events = 10000;
-    std::size_t max_bytes = 64u << 20;
-    std::int64_t ttl_seconds = 600;
-  };
-  struct Stats {
-    std::uint64_t parked = 0, released = 0, expired = 0, evicted = 0;
-  };
-
-  explicit RetryCache(Limits limits) : limits_(limits) {}
-
-  /// Keeps `ev` until one of `keys` is released or it expires. The oldest
-  /// entries make room when a bound is reached. Repeated keys count once; the
-  /// bytes bound covers the event estimate plus the keys and index nodes.
-  void park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys, std::int64_t now);
-  /// Removes and returns the events waiting on any of `keys`.
-  std::vector<nostr::EventPtr> release(const std::vector<std::string>& keys);
-  /// Drops entries older than the TTL.
-  void expire(std::int64_t now);
-
-  std::size_t size() const { return entries_.size(); }
-  std::size_t bytes() const { return bytes_; }
-  const Stats& stats() const { return stats_; }
-
- private:
-  using Waiting = std::multimap<std::string, nostr::EventId>;
-  struct Entry {
-    nostr::EventPtr event;
-    std::size_t bytes;
-    /// This entry's nodes in waiting_: erasing it costs its own keys, not the other waiters'.
-    std::vector<Waiting::iterator> keys;
-    std::int64_t parked_at;
-    std::uint64_t sequence;
-  };
-  void erase(const nostr::EventId& id);
-  void evict_oldest();
-
-  Limits limits_;
-  Stats stats_;
-  std::size_t bytes_ = 0;
-  std::uint64_t next_sequence_ = 0;
-  std::map<nostr::EventId, Entry> entries_;
-  Waiting waiting_;
-  std::map<std::uint64_t, nostr::EventId> by_age_;
-};
 
 }  // namespace graspd::policy

@@ -1,0 +1,67 @@
+// The retry cache of the acceptance policy: events refused only because what
+// they depend on has not arrived yet, kept until a commit satisfies one of
+// their wait keys (see policy::wait_key) or their time runs out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+
+namespace graspd::policy {
+
+/// Events refused only for a missing dependency, kept (bounded in count,
+/// bytes and time) and handed back when a dependency is committed. Owned by
+/// the same actor as the policy.
+class RetryCache {
+ public:
+  struct Limits {
+    std::size_t max_events = 10000;
+    std::size_t max_bytes = 64u << 20;
+    std::int64_t ttl_seconds = 600;
+  };
+  struct Stats {
+    std::uint64_t parked = 0, released = 0, expired = 0, evicted = 0;
+  };
+
+  explicit RetryCache(Limits limits) : limits_(limits) {}
+
+  /// Keeps `ev` until one of `keys` is released or it expires. The oldest
+  /// entries make room when a bound is reached. Repeated keys count once; the
+  /// bytes bound covers the event estimate plus the keys and index nodes.
+  void park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys, std::int64_t now);
+  /// Removes and returns the events waiting on any of `keys`.
+  std::vector<nostr::EventPtr> release(const std::vector<std::string>& keys);
+  /// Drops entries older than the TTL.
+  void expire(std::int64_t now);
+
+  std::size_t size() const { return entries_.size(); }
+  std::size_t bytes() const { return bytes_; }
+  const Stats& stats() const { return stats_; }
+
+ private:
+  using Waiting = std::multimap<std::string, nostr::EventId>;
+  struct Entry {
+    nostr::EventPtr event;
+    std::size_t bytes;
+    /// This entry's nodes in waiting_: erasing it costs its own keys, not the other waiters'.
+    std::vector<Waiting::iterator> keys;
+    std::int64_t parked_at;
+    std::uint64_t sequence;
+  };
+  void erase(const nostr::EventId& id);
+  void evict_oldest();
+
+  Limits limits_;
+  Stats stats_;
+  std::size_t bytes_ = 0;
+  std::uint64_t next_sequence_ = 0;
+  std::map<nostr::EventId, Entry> entries_;
+  Waiting waiting_;
+  std::map<std::uint64_t, nostr::EventId> by_age_;
+};
+
+}  // namespace graspd::policy
