@@ -2,11 +2,15 @@
 
 #include "runtime/http_server.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -231,10 +235,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   void on_accept(beast::error_code error, tcp::socket socket) {
     if (error == net::error::operation_aborted || !acceptor.is_open()) return;
-    if (error) {
-      // e.g. EMFILE: keep serving the connections we have and retry.
-      log::warn(component, "accept failed: ", error.message());
-    } else {
+    if (error) return back_off(error);
+    retry_delay = std::chrono::milliseconds(0);
+    {
       auto session = std::make_shared<Session>(std::move(socket), state);
       {
         std::lock_guard lock{state->mutex};
@@ -246,8 +249,35 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     accept();
   }
 
+  /// A failed accept (EMFILE, ENFILE, ENOBUFS) fails again at once while the cause lasts: retrying
+  /// immediately spins a core and floods the log. Retry after a delay that doubles up to a second,
+  /// keep serving the connections already open, and log at most one line per ten seconds.
+  void back_off(const beast::error_code& error) {
+    ++accept_failures;
+    ++failures_since_log;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_failure_log >= std::chrono::seconds(10)) {
+      log::warn(component, "accept failed: ", error.message(), " (", failures_since_log,
+                " failures since the last report); retrying with back-off");
+      failures_since_log = 0;
+      last_failure_log = now;
+    }
+    retry_delay =
+        std::clamp(retry_delay * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+    retry_timer.expires_after(retry_delay);
+    retry_timer.async_wait([self = shared_from_this()](beast::error_code waited) {
+      if (waited || !self->acceptor.is_open()) return;
+      self->accept();
+    });
+  }
+
   net::io_context& io;
   tcp::acceptor acceptor;
+  net::steady_timer retry_timer{acceptor.get_executor()};
+  std::chrono::milliseconds retry_delay{0};
+  std::atomic<std::uint64_t> accept_failures{0};
+  std::uint64_t failures_since_log = 0;
+  std::chrono::steady_clock::time_point last_failure_log{};
   std::shared_ptr<ServerState> state;
   std::uint16_t bound_port = 0;
 };
@@ -293,8 +323,13 @@ void HttpServer::stop() {
   net::post(impl_->acceptor.get_executor(), [impl = impl_] {
     beast::error_code ignored;
     impl->acceptor.close(ignored);
+    impl->retry_timer.cancel();
   });
   for (const auto& session : sessions) session->close();
+}
+
+std::uint64_t HttpServer::accept_failures() const {
+  return impl_->accept_failures.load();
 }
 
 std::size_t HttpServer::open_connections() const {

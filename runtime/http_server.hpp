@@ -56,6 +56,9 @@ class HttpServer {
   /// Number of HTTP connections currently open (not counting handed-off upgrades).
   std::size_t open_connections() const;
 
+  /// Accepts that failed (e.g. EMFILE: out of file descriptors) since start.
+  std::uint64_t accept_failures() const;
+
  private:
   struct Impl;
   std::shared_ptr<Impl> impl_;

@@ -6,6 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -171,6 +177,49 @@ TEST_F(HttpServerTest, BindFailureThrows) {
   // SO_REUSEADDR does not allow two listeners on one port.
   HttpServer second{other, options, [](const HttpRequestInfo&) { return HttpResponse{}; }};
   EXPECT_THROW(second.start(), std::runtime_error);
+}
+
+TEST_F(HttpServerTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
+  start();
+  rlimit original{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &original), 0);
+  // Fill the descriptor table to a lowered limit, leaving room for a few client sockets only: the
+  // server's accept of them then fails with EMFILE for as long as the table stays full.
+  rlimit lowered = original;
+  lowered.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  std::vector<int> fillers;
+  for (int fd; (fd = ::dup(0)) >= 0;) fillers.push_back(fd);
+  for (int i = 0; i < 3 && !fillers.empty(); ++i) {
+    ::close(fillers.back());
+    fillers.pop_back();
+  }
+  std::vector<int> clients;
+  for (int i = 0; i < 3; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    clients.push_back(fd);
+  }
+  ASSERT_FALSE(clients.empty());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_->accept_failures() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  ASSERT_GT(server_->accept_failures(), 0u) << "the table is full: accepts must fail";
+  // Half a second in the failing state: an immediate retry makes tens of thousands of attempts.
+  const auto failures_before = server_->accept_failures();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_LT(server_->accept_failures() - failures_before, 20u) << "the accept loop spins";
+
+  for (int fd : fillers) ::close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &original), 0);
+  for (int fd : clients) ::close(fd);
+  auto healthy = test::http_get(port(), "/");
+  EXPECT_EQ(healthy.status, 200) << "accepting again once descriptors are free";
 }
 
 }  // namespace
