@@ -36,14 +36,14 @@ struct Config {
   bool metrics_enabled = true;
   std::uint64_t scheduler_threads = 0;  ///< 0 = CAF default (one per core, at least 2)
   std::uint64_t io_threads = 0;         ///< 0 = one per core
-  std::uint64_t max_connections = 0;    ///< 0 = unlimited
+  std::uint64_t max_connections = 0;  ///< 0 = unlimited (protocol.md §5)
 
   // Sizes.
   std::uint64_t max_message_bytes = 0;
   std::uint64_t max_event_bytes = 0;
 
   // Relay limits (issue 4), advertised in NIP-11 `limitation`.
-  std::uint64_t max_connections_per_ip = 0;  ///< 0 = unlimited
+  std::uint64_t max_connections_per_ip = 256;  ///< 0 = unlimited
   std::uint64_t max_subscriptions = 0;
   std::uint64_t max_filters = 0;
   std::uint64_t max_limit = 0;

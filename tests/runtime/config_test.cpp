@@ -67,6 +67,7 @@ TEST(Config, DefaultsMatchTheProtocolTable) {
   EXPECT_EQ(config.log_level, log::Level::info);
   EXPECT_TRUE(config.metrics_enabled);
   EXPECT_EQ(config.max_connections, 0u);
+  EXPECT_EQ(config.max_connections_per_ip, 256u) << "one address cannot take every connection";
   EXPECT_EQ(config.max_message_bytes, 1048576u);
   EXPECT_EQ(config.max_event_bytes, 524288u);
   EXPECT_TRUE(config.event_blacklist.empty());
