@@ -22,6 +22,10 @@ class RetryCache {
     std::size_t max_events = 10000;
     std::size_t max_bytes = 64u << 20;
     std::int64_t ttl_seconds = 600;
+    /// Share of max_events and max_bytes one source (a client's address, a sync peer) may hold;
+    /// past it the source's own oldest entry makes room, so one flooding source cannot evict what
+    /// the others parked.
+    double source_share = 0.25;
   };
   struct Stats {
     std::uint64_t parked = 0, released = 0, expired = 0, evicted = 0;
@@ -32,7 +36,9 @@ class RetryCache {
   /// Keeps `ev` until one of `keys` is released or it expires. The oldest
   /// entries make room when a bound is reached. Repeated keys count once; the
   /// bytes bound covers the event estimate plus the keys and index nodes.
-  void park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys, std::int64_t now);
+  /// `source` names who sent it; an empty source is not held to a share.
+  void park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys, std::int64_t now,
+            const std::string& source = {});
   /// Removes and returns the events waiting on any of `keys`.
   std::vector<nostr::EventPtr> release(const std::vector<std::string>& keys);
   /// Drops entries older than the TTL.
@@ -51,9 +57,16 @@ class RetryCache {
     std::vector<Waiting::iterator> keys;
     std::int64_t parked_at;
     std::uint64_t sequence;
+    std::string source;
+  };
+  struct SourceUsage {
+    std::size_t events = 0;
+    std::size_t bytes = 0;
+    std::map<std::uint64_t, nostr::EventId> by_age;
   };
   void erase(const nostr::EventId& id);
   void evict_oldest();
+  void make_room_in_share(const std::string& source, std::size_t bytes);
 
   Limits limits_;
   Stats stats_;
@@ -62,6 +75,7 @@ class RetryCache {
   std::map<nostr::EventId, Entry> entries_;
   Waiting waiting_;
   std::map<std::uint64_t, nostr::EventId> by_age_;
+  std::map<std::string, SourceUsage> sources_;
 };
 
 }  // namespace graspd::policy

@@ -414,6 +414,24 @@ TEST(RetryCache, RepeatedKeysCountOnceAndAnEntryIsErasedByItsOwnKeys) {
   EXPECT_EQ(cache.bytes(), 0u);
 }
 
+TEST(RetryCache, OneFloodingSourceEvictsOnlyItsOwnEntries) {
+  RetryCache cache(
+      {.max_events = 1000, .max_bytes = 1u << 30, .ttl_seconds = 600, .source_share = 0.25});
+  auto ev = [](std::uint32_t n) {
+    Event e;
+    std::memcpy(e.id.data(), &n, sizeof n);
+    return std::make_shared<const Event>(e);
+  };
+  cache.park(ev(1), 100, {"a:legit"}, 0, "ip:10.0.0.1");
+  for (std::uint32_t i = 100; i < 10100; ++i) cache.park(ev(i), 100, {"e:orphan"}, 1, "ip:6.6.6.6");
+  EXPECT_EQ(cache.size(), 251u) << "the flood keeps a quarter, the legitimate entry stays";
+  auto released = cache.release({"a:legit"});
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0]->id, ev(1)->id);
+  EXPECT_EQ(cache.release({"e:orphan"}).size(), 250u);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
 // -- pending events (accepted, not yet committed) ----------------------------
 
 /// Counts the lookups that reach the store, to bound the policy's work per event.
