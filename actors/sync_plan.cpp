@@ -2,13 +2,6 @@
 
 #include <algorithm>
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
-#include "messages/nostr/json.hpp"
-#include "messages/nostr/nip34.hpp"
-
 namespace graspd::sync {
 
 namespace {
@@ -18,50 +11,7 @@ bool contains(const std::set<T>& set, const T& x) {
   return set.find(x) != set.end();
 }
 
-/// The identifier part of "30617:<owner>:<identifier>"; empty when `repo` is no address.
-std::string identifier_of(const RepoRef& repo) {
-  auto address = nostr::nip34::parse_address(repo);
-  return address ? std::move(address->identifier) : std::string{};
-}
-
-template <class T, class ToText>
-std::vector<std::vector<std::string>> chunks(const std::set<T>& values, std::size_t size,
-                                             ToText to_text) {
-  std::vector<std::vector<std::string>> out;
-  for (const auto& value : values) {
-    if (out.empty() || out.back().size() >= size) out.emplace_back();
-    out.back().push_back(to_text(value));
-  }
-  return out;
-}
-
-nostr::Filter tag_filter(char letter, std::vector<std::string> values,
-                         std::optional<std::int64_t> since) {
-  nostr::Filter f;
-  f.tags[letter] = std::move(values);
-  f.since = since;
-  f.normalize();
-  return f;
-}
-
-// ["REQ","<id>",...] around the filters; ids are short ("gs" + counter).
-constexpr std::size_t req_frame_overhead = 32;
-
 }  // namespace
-
-void SyncItems::merge(const SyncItems& other) {
-  repos.insert(other.repos.begin(), other.repos.end());
-  roots.insert(other.roots.begin(), other.roots.end());
-}
-
-SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
-  SyncItems out;
-  for (const auto& repo : repos)
-    if (!contains(a.repos, repo) && !contains(b.repos, repo)) out.repos.insert(repo);
-  for (const auto& root : roots)
-    if (!contains(a.roots, root) && !contains(b.roots, root)) out.roots.insert(root);
-  return out;
-}
 
 std::map<RelayUrl, SyncItems> derive_relay_targets(const RepoSyncIndex& index) {
   std::map<RelayUrl, SyncItems> out;
@@ -104,50 +54,15 @@ std::size_t RelayState::open_filter_count() const {
   return count;
 }
 
-nostr::Filters announcement_filters(std::optional<std::int64_t> since) {
-  nostr::Filter f;
-  f.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
-  f.since = since;
-  return {f};
-}
-
-nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
-                            std::size_t refs_per_filter) {
-  nostr::Filters out;
-  for (auto& chunk : chunks(items.repos, refs_per_filter, [](const RepoRef& r) { return r; })) {
-    for (char letter : {'a', 'A', 'q'}) out.push_back(tag_filter(letter, chunk, since));
-    std::vector<std::string> identifiers;
-    for (const auto& repo : chunk) identifiers.push_back(identifier_of(repo));
-    auto state = tag_filter('d', std::move(identifiers), since);
-    state.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_state};
-    out.push_back(std::move(state));
-  }
-  auto to_hex = [](const EventId& id) { return nostr::to_hex(id); };
-  for (auto& chunk : chunks(items.roots, refs_per_filter, to_hex))
-    for (char letter : {'e', 'E', 'q'}) out.push_back(tag_filter(letter, chunk, since));
-  return out;
-}
-
-std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes,
-                                         std::size_t max_filters) {
-  std::vector<nostr::Filters> out;
-  std::size_t used = 0;
-  for (const auto& filter : filters) {
-    auto bytes = nostr::serialize_filter(filter).size() + 1;
-    if (out.empty() || used + bytes > max_bytes || out.back().size() >= max_filters) {
-      out.emplace_back();
-      used = req_frame_overhead;
-    }
-    out.back().push_back(filter);
-    used += bytes;
-  }
-  return out;
-}
-
 // -- SyncPlan -----------------------------------------------------------------
 
 RelayState& SyncPlan::ensure_relay(const RelayUrl& relay) {
   return relays_[relay];
+}
+
+RelayState* SyncPlan::tracked(const RelayUrl& relay) {
+  auto it = relays_.find(relay);
+  return it == relays_.end() ? nullptr : &it->second;
 }
 
 SyncItems SyncPlan::targets_for(const RelayUrl& relay) const {
@@ -317,34 +232,33 @@ void SyncPlan::dial(const RelayUrl& relay, RelayState& state, Commands& out) {
 
 Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
                                 std::size_t max_filters, std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  state.status = ConnectionStatus::connected;
-  state.max_message_bytes = max_message_bytes;
-  state.max_filters = max_filters;
-  state.health = RelayHealth{};
-  state.subscriptions.clear();
-  const bool fresh = !state.last_connected || !state.disconnected_at ||
-                     now - *state.disconnected_at > config_.quick_reconnect_seconds;
+  state->status = ConnectionStatus::connected;
+  state->max_message_bytes = max_message_bytes;
+  state->max_filters = max_filters;
+  state->health = RelayHealth{};
+  state->subscriptions.clear();
+  const bool fresh = !state->last_connected || !state->disconnected_at ||
+                     now - *state->disconnected_at > config_.quick_reconnect_seconds;
   if (fresh) {
-    state.confirmed = {};
-    state.refused = {};
-    subscribe_announcements(relay, state, std::nullopt, out);
+    state->confirmed = {};
+    state->refused = {};
+    subscribe_announcements(relay, *state, std::nullopt, out);
   } else {
     // Quick reconnect: catch up on what was published while we were away.
-    auto since = *state.last_connected - config_.quick_reconnect_seconds;
-    subscribe_announcements(relay, state, since, out);
-    subscribe_catch_up(relay, state, state.confirmed, since, out);
+    auto since = *state->last_connected - config_.quick_reconnect_seconds;
+    subscribe_announcements(relay, *state, since, out);
+    subscribe_catch_up(relay, *state, state->confirmed, since, out);
   }
-  state.last_connected = now;
-  state.disconnected_at.reset();
-  if (!state.daily_armed) {
-    state.daily_armed = true;
+  state->last_connected = now;
+  state->disconnected_at.reset();
+  if (!state->daily_armed) {
+    state->daily_armed = true;
     out.push_back(ArmDaily{relay});
   }
-  recompute(relay, state, now, out);
+  recompute(relay, *state, now, out);
   return out;
 }
 
@@ -363,56 +277,53 @@ void SyncPlan::arm_retry(const RelayUrl& relay, RelayState& state, std::int64_t 
 
 Commands SyncPlan::on_connect_failed(const RelayUrl& relay, const std::string& error,
                                      std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  state.status = ConnectionStatus::disconnected;
-  record_failure(state, error, now);
-  if (has_work(relay, state)) arm_retry(relay, state, now, out);
+  state->status = ConnectionStatus::disconnected;
+  record_failure(*state, error, now);
+  if (has_work(relay, *state)) arm_retry(relay, *state, now, out);
   return out;
 }
 
 Commands SyncPlan::on_disconnected(const RelayUrl& relay, const std::string& reason,
                                    std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  if (state.status == ConnectionStatus::connected) {
-    state.last_connected = now;
-    state.disconnected_at = now;
+  if (state->status == ConnectionStatus::connected) {
+    state->last_connected = now;
+    state->disconnected_at = now;
   }
-  state.status = ConnectionStatus::disconnected;
+  state->status = ConnectionStatus::disconnected;
   // PendingSyncIndex is cleared at the disconnect, not at the reconnect.
-  state.subscriptions.clear();
-  state.pending.clear();
-  state.deferred.clear();
-  state.consolidation_wanted = false;
-  state.rate_limited_until.reset();
-  record_failure(state, reason, now);
-  if (has_work(relay, state)) arm_retry(relay, state, now, out);
+  state->subscriptions.clear();
+  state->pending.clear();
+  state->deferred.clear();
+  state->consolidation_wanted = false;
+  state->rate_limited_until.reset();
+  record_failure(*state, reason, now);
+  if (has_work(relay, *state)) arm_retry(relay, *state, now, out);
   return out;
 }
 
 Commands SyncPlan::on_eose(const RelayUrl& relay, const std::string& subscription_id,
                            std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  auto sub = state.subscriptions.find(subscription_id);
-  if (sub == state.subscriptions.end() || !sub->second.batch) return out;
+  auto sub = state->subscriptions.find(subscription_id);
+  if (sub == state->subscriptions.end() || !sub->second.batch) return out;
   auto batch_id = *sub->second.batch;
-  auto batch = std::find_if(state.pending.begin(), state.pending.end(),
+  auto batch = std::find_if(state->pending.begin(), state->pending.end(),
                             [&](const PendingBatch& b) { return b.id == batch_id; });
-  if (batch == state.pending.end()) return out;
+  if (batch == state->pending.end()) return out;
   batch->outstanding.erase(subscription_id);
   if (batch->outstanding.empty()) {
-    state.confirmed.merge(batch->items);
-    state.pending.erase(batch);
+    state->confirmed.merge(batch->items);
+    state->pending.erase(batch);
   }
-  if (state.consolidation_wanted && state.pending.empty()) consolidate(relay, state, now, out);
+  if (state->consolidation_wanted && state->pending.empty()) consolidate(relay, *state, now, out);
   return out;
 }
 
@@ -431,34 +342,32 @@ void SyncPlan::drop_batch(const RelayUrl& relay, RelayState& state, std::uint64_
 
 Commands SyncPlan::on_closed(const RelayUrl& relay, const std::string& subscription_id,
                              bool rate_limited, std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  auto sub = state.subscriptions.find(subscription_id);
-  if (sub == state.subscriptions.end()) return out;
+  auto sub = state->subscriptions.find(subscription_id);
+  if (sub == state->subscriptions.end()) return out;
   if (rate_limited) {
-    state.deferred.insert(*sub);
-    state.subscriptions.erase(sub);
+    state->deferred.insert(*sub);
+    state->subscriptions.erase(sub);
     auto more = on_rate_limited(relay, now);
     out.insert(out.end(), more.begin(), more.end());
     return out;
   }
   auto batch = sub->second.batch;
-  state.subscriptions.erase(sub);
-  if (batch) drop_batch(relay, state, *batch, out);
-  if (state.consolidation_wanted && state.pending.empty()) consolidate(relay, state, now, out);
+  state->subscriptions.erase(sub);
+  if (batch) drop_batch(relay, *state, *batch, out);
+  if (state->consolidation_wanted && state->pending.empty()) consolidate(relay, *state, now, out);
   return out;
 }
 
 Commands SyncPlan::on_rate_limited(const RelayUrl& relay, std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  state.rate_limited_until = now + config_.rate_limit_cooldown_seconds;
-  if (!state.retry_armed) {
-    state.retry_armed = true;
+  state->rate_limited_until = now + config_.rate_limit_cooldown_seconds;
+  if (!state->retry_armed) {
+    state->retry_armed = true;
     out.push_back(ArmRetry{relay, config_.rate_limit_cooldown_seconds});
   }
   return out;
@@ -479,38 +388,36 @@ void SyncPlan::resend_deferred(const RelayUrl& relay, RelayState& state, Command
 }
 
 Commands SyncPlan::on_retry_timer(const RelayUrl& relay, std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
-  state.retry_armed = false;
-  if (state.rate_limited_until && *state.rate_limited_until > now) {
-    state.retry_armed = true;
-    out.push_back(ArmRetry{relay, *state.rate_limited_until - now});
+  state->retry_armed = false;
+  if (state->rate_limited_until && *state->rate_limited_until > now) {
+    state->retry_armed = true;
+    out.push_back(ArmRetry{relay, *state->rate_limited_until - now});
     return out;
   }
-  state.rate_limited_until.reset();
-  if (state.status == ConnectionStatus::connected) {
-    resend_deferred(relay, state, out);
-    recompute(relay, state, now, out);
-  } else if (state.status == ConnectionStatus::disconnected && has_work(relay, state)) {
-    dial(relay, state, out);
+  state->rate_limited_until.reset();
+  if (state->status == ConnectionStatus::connected) {
+    resend_deferred(relay, *state, out);
+    recompute(relay, *state, now, out);
+  } else if (state->status == ConnectionStatus::disconnected && has_work(relay, *state)) {
+    dial(relay, *state, out);
   }
   return out;
 }
 
 Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::int64_t now) {
+  auto* state = tracked(relay);
+  if (!state) return {};
   Commands out;
-  auto it = relays_.find(relay);
-  if (it == relays_.end()) return out;
-  auto& state = it->second;
   out.push_back(ArmDaily{relay});
-  close_all(relay, state, out);
-  state.confirmed = {};
-  state.refused = {};
-  if (state.status == ConnectionStatus::connected) {
-    subscribe_announcements(relay, state, std::nullopt, out);
-    recompute(relay, state, now, out);
+  close_all(relay, *state, out);
+  state->confirmed = {};
+  state->refused = {};
+  if (state->status == ConnectionStatus::connected) {
+    subscribe_announcements(relay, *state, std::nullopt, out);
+    recompute(relay, *state, now, out);
   }
   return out;
 }
@@ -548,69 +455,6 @@ std::int64_t SyncPlan::backoff_seconds(const RelayState& state, std::int64_t now
   auto exponent = std::min<std::uint32_t>(failures - 1, 30);
   auto delay = config_.base_backoff_seconds << exponent;
   return std::min(delay, config_.max_backoff_seconds);
-}
-
-std::string SyncPlan::snapshot_json(std::int64_t now) const {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto string = [&](const std::string& text) {
-    w.String(text.c_str(), static_cast<rapidjson::SizeType>(text.size()));
-  };
-  w.StartObject();
-  w.Key("saved_at");
-  w.Int64(now);
-  w.Key("relays");
-  w.StartArray();
-  for (const auto& [relay, state] : relays_) {
-    // A relay still connected is saved as if it disconnected now.
-    auto last = state.status == ConnectionStatus::connected ? std::optional<std::int64_t>(now)
-                                                            : state.last_connected;
-    if (!last || state.confirmed.empty()) continue;
-    w.StartObject();
-    w.Key("url");
-    string(relay);
-    w.Key("last_connected");
-    w.Int64(*last);
-    w.Key("repos");
-    w.StartArray();
-    for (const auto& repo : state.confirmed.repos) string(repo);
-    w.EndArray();
-    w.Key("roots");
-    w.StartArray();
-    for (const auto& root : state.confirmed.roots) string(nostr::to_hex(root));
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
-}
-
-bool SyncPlan::restore_json(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays") ||
-      !doc["relays"].IsArray() || !doc.HasMember("saved_at") || !doc["saved_at"].IsInt64())
-    return false;
-  const auto saved_at = doc["saved_at"].GetInt64();
-  for (const auto& entry : doc["relays"].GetArray()) {
-    if (!entry.IsObject() || !entry.HasMember("url") || !entry["url"].IsString() ||
-        !entry.HasMember("last_connected") || !entry["last_connected"].IsInt64())
-      continue;
-    auto& state = ensure_relay(entry["url"].GetString());
-    state.last_connected = entry["last_connected"].GetInt64();
-    state.disconnected_at = saved_at;
-    if (entry.HasMember("repos") && entry["repos"].IsArray())
-      for (const auto& repo : entry["repos"].GetArray())
-        if (repo.IsString()) state.confirmed.repos.insert(repo.GetString());
-    if (entry.HasMember("roots") && entry["roots"].IsArray())
-      for (const auto& root : entry["roots"].GetArray()) {
-        EventId id;
-        if (root.IsString() && nostr::from_hex(root.GetString(), id))
-          state.confirmed.roots.insert(id);
-      }
-  }
-  return true;
 }
 
 }  // namespace graspd::sync

@@ -14,26 +14,11 @@
 #include <variant>
 #include <vector>
 
+#include "actors/sync_filters.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 
 namespace graspd::sync {
-
-using RelayUrl = std::string;  ///< always canonical (canonical_relay_url)
-using RepoRef = std::string;   ///< "30617:<owner hex>:<identifier>"
-using nostr::EventId;
-
-/// Repositories and root events: what one relay is asked to sync.
-struct SyncItems {
-  std::set<RepoRef> repos;
-  std::set<EventId> roots;
-
-  bool empty() const { return repos.empty() && roots.empty(); }
-  void merge(const SyncItems& other);
-  /// Items of *this that are in neither `a` nor `b`.
-  SyncItems minus(const SyncItems& a, const SyncItems& b) const;
-  friend bool operator==(const SyncItems&, const SyncItems&) = default;
-};
 
 /// What we want to sync for one repository (RepoSyncIndex value).
 struct RepoSyncNeeds {
@@ -160,20 +145,6 @@ struct ArmDaily {
 using Command = std::variant<Dial, HangUp, OpenSubscription, CloseSubscription, ArmRetry, ArmDaily>;
 using Commands = std::vector<Command>;
 
-/// Filters for the three layers (build_announcement_filter and
-/// build_layer2_and_layer3_filters of the design document).
-/// Layer 1: every repository announcement (discovery of repositories that
-/// list this service).
-nostr::Filters announcement_filters(std::optional<std::int64_t> since);
-/// Layers 2 and 3: a/A/q for repositories plus their 30618 state by #d, and
-/// e/E/q for root events, `refs_per_filter` references per filter.
-nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
-                            std::size_t refs_per_filter);
-/// Packs filters into groups whose REQ frame stays within `max_bytes` and
-/// holds at most `max_filters` filters.
-std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes,
-                                         std::size_t max_filters);
-
 /// The SyncManager's state: RepoSyncIndex, RelaySyncIndex (with the
 /// PendingSyncIndex folded into each RelayState) and the decisions over them.
 class SyncPlan {
@@ -218,6 +189,8 @@ class SyncPlan {
 
  private:
   RelayState& ensure_relay(const RelayUrl& relay);
+  /// The relay's state, nullptr when the relay is not tracked (events about it are ignored).
+  RelayState* tracked(const RelayUrl& relay);
   SyncItems targets_for(const RelayUrl& relay) const;
   SyncItems pending_items(const RelayState& state) const;
   void add_items(const RelayUrl& relay, RelayState& state, SyncItems items, std::int64_t now,
