@@ -9,6 +9,7 @@
 #include <map>
 
 #include "actors/arrival_order.hpp"
+#include "actors/outbox.hpp"
 #include "actors/verifier_pool.hpp"
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/relay_message.hpp"
@@ -74,15 +75,11 @@ struct SessionState {
   std::map<std::string, std::uint64_t> subscriptions;
   std::uint64_t generation = 0;
   bool closed = false;
-  /// Frames produced while handling the messages already in the mailbox: they reach the transport
-  /// in one hand-off (the OKs of one store commit, a REQ's stored events), in order.
-  std::vector<FramePtr> outbox;
-  bool flush_queued = false;
+  Outbox outbox;
   /// Inbound back-pressure: the transport stops reading while too much of the client's text is
   /// not reported consumed. A frame counts until handled; an EVENT until its check is done.
   std::size_t frame_bytes = 0;
   bool frame_kept = false;
-  std::size_t consumed_unreported = 0;
   /// EVENTs from arrival to the end of their signature check: a client's events reach the
   /// acceptance hook and the store in the order it sent them, whatever order the checks end in.
   struct Checked {
@@ -102,27 +99,8 @@ struct SessionState {
   void count(EventResult result) const {
     if (auto* m = metrics()) m->event_result(result);
   }
-  void send(std::string text) {
-    outbox.push_back(frame(std::move(text)));
-    queue_flush();
-  }
-  void release_input(std::size_t bytes) {
-    consumed_unreported += bytes;
-    queue_flush();
-  }
-  void queue_flush() {
-    if (flush_queued) return;
-    // Queued behind the messages already waiting (e.g. the other replies of one commit).
-    flush_queued = true;
-    self->send(self, atom::ws_flush::value);
-  }
-  void flush() {
-    flush_queued = false;
-    if (consumed_unreported > 0) sink->consumed(std::exchange(consumed_unreported, 0));
-    if (outbox.size() == 1) sink->send(std::move(outbox.front()));
-    if (outbox.size() > 1) sink->send_batch(std::move(outbox));
-    outbox.clear();
-  }
+  void send(std::string text) { outbox.send(frame(std::move(text))); }
+  void release_input(std::size_t bytes) { outbox.consumed(bytes); }
   void notice(std::string_view message) { send(nostr::relay_notice(message)); }
 
   void on_text(const std::string& text) {
@@ -274,7 +252,7 @@ struct SessionState {
       m->req_latency(std::chrono::duration<double>(Clock::now() - started).count());
     send(nostr::relay_eose(subid));
     // EOSE must be on its way before the fan-out may send live events to the sink directly.
-    flush();
+    outbox.flush();
     self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered), horizon});
   }
 
@@ -311,6 +289,8 @@ client_session_actor::behavior_type client_session(
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);
+  // Queued behind the messages already waiting (e.g. the other replies of one commit).
+  st.outbox = Outbox(st.sink, [self] { self->send(self, atom::ws_flush::value); });
   return {
       [self](atom::ws_text, const std::string& text) { self->state.on_text(text); },
       [self](atom::ws_binary) {
@@ -322,7 +302,7 @@ client_session_actor::behavior_type client_session(
         self->state.notice("invalid: message too large (max " +
                            std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
       },
-      [self](atom::ws_flush) { self->state.flush(); },
+      [self](atom::ws_flush) { self->state.outbox.flush(); },
       [self](atom::ws_closed) {
         self->state.on_closed();
         // Pending store replies still arrive (their OK is dropped by the
