@@ -6,10 +6,11 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
-#include <deque>
 #include <map>
-#include <optional>
 
+#include "actors/arrival_order.hpp"
+#include "actors/outbox.hpp"
+#include "actors/verifier_pool.hpp"
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
@@ -74,28 +75,22 @@ struct SessionState {
   std::map<std::string, std::uint64_t> subscriptions;
   std::uint64_t generation = 0;
   bool closed = false;
-  /// Frames produced while handling the messages already in the mailbox: they reach the transport
-  /// in one hand-off (the OKs of one store commit, a REQ's stored events), in order.
-  std::vector<FramePtr> outbox;
-  bool flush_queued = false;
+  Outbox outbox;
   /// Inbound back-pressure: the transport stops reading while too much of the client's text is
   /// not reported consumed. A frame counts until handled; an EVENT until its check is done.
   std::size_t frame_bytes = 0;
   bool frame_kept = false;
-  std::size_t consumed_unreported = 0;
-  /// EVENTs whose signature check is out on the verifier pool, in arrival order: a client's events
-  /// reach the acceptance hook and the store in the order it sent them.
-  struct Verifying {
+  /// EVENTs from arrival to the end of their signature check: a client's events reach the
+  /// acceptance hook and the store in the order it sent them, whatever order the checks end in.
+  struct Checked {
     nostr::EventPtr event;
     std::size_t frame_bytes = 0;  // reported consumed once the check is done
-    bool answered = false;
-    std::optional<nostr::EventCheck> check;  // nullopt: the verifier failed
+    VerifierPool::Answer check;
   };
-  std::deque<Verifying> verifying;
-  std::uint64_t verified_front = 0;  // arrival number of verifying.front()
-  std::size_t next_verifier = 0;
-  std::size_t on_verifiers = 0;      // checks out on the shared verifiers right now
-  std::uint64_t next_to_verify = 0;  // arrival number of the first entry not sent yet
+  ArrivalOrder<Checked> arrivals;
+  /// At most `verifications_per_session` checks out on the shared verifiers: a flooding connection
+  /// may not fill the mailboxes every other connection's checks go through.
+  VerifierPool verifiers;
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -104,27 +99,8 @@ struct SessionState {
   void count(EventResult result) const {
     if (auto* m = metrics()) m->event_result(result);
   }
-  void send(std::string text) {
-    outbox.push_back(frame(std::move(text)));
-    queue_flush();
-  }
-  void release_input(std::size_t bytes) {
-    consumed_unreported += bytes;
-    queue_flush();
-  }
-  void queue_flush() {
-    if (flush_queued) return;
-    // Queued behind the messages already waiting (e.g. the other replies of one commit).
-    flush_queued = true;
-    self->send(self, atom::ws_flush::value);
-  }
-  void flush() {
-    flush_queued = false;
-    if (consumed_unreported > 0) sink->consumed(std::exchange(consumed_unreported, 0));
-    if (outbox.size() == 1) sink->send(std::move(outbox.front()));
-    if (outbox.size() > 1) sink->send_batch(std::move(outbox));
-    outbox.clear();
-  }
+  void send(std::string text) { outbox.send(frame(std::move(text))); }
+  void release_input(std::size_t bytes) { outbox.consumed(bytes); }
   void notice(std::string_view message) { send(nostr::relay_notice(message)); }
 
   void on_text(const std::string& text) {
@@ -166,44 +142,16 @@ struct SessionState {
       count(EventResult::rate_limited);
       return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
     }
-    if (ctx->verifiers.empty()) return after_check(event, nostr::check_event(*event));
-    verifying.push_back({event, frame_bytes, false, std::nullopt});
+    auto ticket = arrivals.reserve();
     frame_kept = true;
-    send_to_verifiers();
-  }
-
-  /// Hands waiting events to the shared verifiers, at most `verifications_per_session` at a time:
-  /// a flooding connection may not fill the mailboxes every other connection's checks go through.
-  void send_to_verifiers() {
-    while (on_verifiers < ctx->limits.verifications_per_session &&
-           next_to_verify < verified_front + verifying.size()) {
-      auto number = next_to_verify++;
-      ++on_verifiers;
-      auto& verifier = ctx->verifiers[next_verifier++ % ctx->verifiers.size()];
-      self->request(verifier, caf::infinite, VerifyEvent{verifying[number - verified_front].event})
-          .then([this, number](nostr::EventCheck check) { on_answer(number, check); },
-                // A verifier is only gone when the daemon shuts down.
-                [this, number](const caf::error&) { on_answer(number, std::nullopt); });
-    }
-  }
-
-  void on_answer(std::uint64_t number, std::optional<nostr::EventCheck> check) {
-    --on_verifiers;
-    send_to_verifiers();
-    on_checked(number, check);
-  }
-
-  void on_checked(std::uint64_t number, std::optional<nostr::EventCheck> check) {
-    auto& entry = verifying[number - verified_front];
-    entry.answered = true;
-    entry.check = check;
-    while (!verifying.empty() && verifying.front().answered) {
-      auto done = std::move(verifying.front());
-      verifying.pop_front();
-      ++verified_front;
-      release_input(done.frame_bytes);
-      after_check(done.event, done.check);
-    }
+    verifiers.check(self, VerifyEvent{event},
+                    [this, ticket, event, bytes = frame_bytes](VerifierPool::Answer check) {
+                      arrivals.complete(ticket, {event, bytes, check});
+                      arrivals.drain([this](Checked&& done) {
+                        release_input(done.frame_bytes);
+                        after_check(done.event, done.check);
+                      });
+                    });
   }
 
   void after_check(const nostr::EventPtr& event, std::optional<nostr::EventCheck> check) {
@@ -304,7 +252,7 @@ struct SessionState {
       m->req_latency(std::chrono::duration<double>(Clock::now() - started).count());
     send(nostr::relay_eose(subid));
     // EOSE must be on its way before the fan-out may send live events to the sink directly.
-    flush();
+    outbox.flush();
     self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered), horizon});
   }
 
@@ -338,9 +286,12 @@ client_session_actor::behavior_type client_session(
   st.self = self;
   st.parse_limits = ctx->parse_limits();
   st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
+  st.verifiers = VerifierPool(ctx->verifiers, ctx->limits.verifications_per_session);
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);
+  // Queued behind the messages already waiting (e.g. the other replies of one commit).
+  st.outbox = Outbox(st.sink, [self] { self->send(self, atom::ws_flush::value); });
   return {
       [self](atom::ws_text, const std::string& text) { self->state.on_text(text); },
       [self](atom::ws_binary) {
@@ -352,7 +303,7 @@ client_session_actor::behavior_type client_session(
         self->state.notice("invalid: message too large (max " +
                            std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
       },
-      [self](atom::ws_flush) { self->state.flush(); },
+      [self](atom::ws_flush) { self->state.outbox.flush(); },
       [self](atom::ws_closed) {
         self->state.on_closed();
         // Pending store replies still arrive (their OK is dropped by the

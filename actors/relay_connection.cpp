@@ -87,20 +87,16 @@ void ingest_admitted(Self self, nostr::EventPtr ev) {
           [=](caf::error&) { event_settled(self); });
 }
 
-/// Runs the frames at the head of the arrival order whose checks are done.
-void drain_ordered(Self self) {
-  auto& st = self->state;
-  while (!st.ordered.empty() && st.ordered.front().ready) {
-    auto run = std::move(st.ordered.front().run);
-    st.ordered.pop_front();
-    ++st.ordered_front;
-    run();
-  }
+/// Runs `step` at its place in the arrival order: after the frames before it whose checks are out.
+void in_order(Self self, RelayConnectionState::Arrivals::Ticket ticket,
+              std::function<void()> step) {
+  auto& arrivals = self->state.arrivals;
+  arrivals.complete(ticket, std::move(step));
+  arrivals.drain([](std::function<void()>&& run) { run(); });
 }
 
-void in_order(Self self, std::function<void()> run) {
-  self->state.ordered.push_back({true, std::move(run)});
-  drain_ordered(self);
+void in_order(Self self, std::function<void()> step) {
+  in_order(self, self->state.arrivals.reserve(), std::move(step));
 }
 
 /// An admitted event whose signature check is done, at its place in the arrival order.
@@ -115,22 +111,17 @@ void on_verified(Self self, const std::string& subscription, const nostr::EventP
   ingest_admitted(self, ev);
 }
 
-void verify_elsewhere(Self self, std::string subscription, nostr::EventPtr ev) {
-  auto& st = self->state;
+void verify(Self self, std::string subscription, nostr::EventPtr ev) {
   admit(self);
-  auto number = st.ordered_front + st.ordered.size();
-  st.ordered.push_back({});
-  auto settle = [self, number, subscription, ev](bool valid) {
-    auto& entry = self->state.ordered[number - self->state.ordered_front];
-    entry.ready = true;
-    entry.run = [self, subscription, ev, valid] { on_verified(self, subscription, ev, valid); };
-    drain_ordered(self);
-  };
-  auto& verifier = st.config.verifiers[st.next_verifier++ % st.config.verifiers.size()];
+  auto ticket = self->state.arrivals.reserve();
   // on_event recomputed the id already (the already-stored shortcut needs it).
-  self->request(verifier, caf::infinite, VerifyEvent{ev, /*id_checked=*/true})
-      .then([settle](nostr::EventCheck check) { settle(check == nostr::EventCheck::ok); },
-            [settle](caf::error&) { settle(false); });
+  self->state.verifiers.check(self, VerifyEvent{ev, /*id_checked=*/true},
+                              [self, ticket, subscription, ev](VerifierPool::Answer check) {
+                                bool valid = check == nostr::EventCheck::ok;
+                                in_order(self, ticket, [self, subscription, ev, valid] {
+                                  on_verified(self, subscription, ev, valid);
+                                });
+                              });
 }
 
 void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
@@ -151,10 +142,7 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
     return in_order(self,
                     [self, subscription, ev] { self->state.pager.on_event(subscription, *ev); });
   }
-  if (!st.config.verifiers.empty()) return verify_elsewhere(self, subscription, ev);
-  admit(self);
-  bool valid = nostr::verify_signature(*ev);
-  in_order(self, [self, subscription, ev, valid] { on_verified(self, subscription, ev, valid); });
+  verify(self, std::move(subscription), std::move(ev));
 }
 
 void apply_step(Self self, const sync::HistoryPager::Step& step) {
@@ -244,6 +232,7 @@ relay_connection_actor::behavior_type relay_connection(
   st.manager = std::move(manager);
   st.acceptance = std::move(acceptance);
   st.writer = std::move(writer);
+  st.verifiers = VerifierPool(config.verifiers, config.max_in_flight);
   auto url = parse_url(relay);
   auto bridge = std::make_shared<Bridge>(relay_connection_actor{self});
   if (url) {

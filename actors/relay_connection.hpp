@@ -13,13 +13,14 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "actors/arrival_order.hpp"
 #include "actors/history_pager.hpp"
+#include "actors/verifier_pool.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/relay_url.hpp"
@@ -73,13 +74,10 @@ struct RelayConnectionState {
   RelayTraffic traffic;  // since the last report
   /// The peer's frames in arrival order from the first EVENT whose signature check is still out:
   /// the pager must see every valid event of a subscription before its EOSE or CLOSED.
-  struct Ordered {
-    bool ready = false;
-    std::function<void()> run;
-  };
-  std::deque<Ordered> ordered;
-  std::uint64_t ordered_front = 0;  // arrival number of ordered.front()
-  std::size_t next_verifier = 0;
+  using Arrivals = ArrivalOrder<std::function<void()>>;
+  Arrivals arrivals;
+  /// At most `max_in_flight` checks out on the sync's verifiers.
+  VerifierPool verifiers;
 };
 
 relay_connection_actor::behavior_type relay_connection(

@@ -9,13 +9,15 @@
 
 namespace graspd {
 
+nostr::EventCheck check_request(const VerifyEvent& request) {
+  if (!request.id_checked) return nostr::check_event(*request.event);
+  return nostr::verify_signature(*request.event) ? nostr::EventCheck::ok
+                                                 : nostr::EventCheck::bad_sig;
+}
+
 verifier_actor::behavior_type verifier() {
   return {
-      [](const VerifyEvent& msg) {
-        if (!msg.id_checked) return nostr::check_event(*msg.event);
-        return nostr::verify_signature(*msg.event) ? nostr::EventCheck::ok
-                                                   : nostr::EventCheck::bad_sig;
-      },
+      [](const VerifyEvent& msg) { return check_request(msg); },
   };
 }
 

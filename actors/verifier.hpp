@@ -15,6 +15,9 @@ namespace graspd {
 
 verifier_actor::behavior_type verifier();
 
+/// What a verifier answers to `request`; owners without verifiers call it inline.
+nostr::EventCheck check_request(const VerifyEvent& request);
+
 /// `count` verifiers (at least one).
 std::vector<verifier_actor> spawn_verifiers(caf::actor_system& system, std::size_t count);
 
