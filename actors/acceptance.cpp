@@ -130,10 +130,21 @@ policy::Decision decide(Self self, const nostr::Event& ev) {
   return decision;
 }
 
+/// One event on its way through the policy and the writer.
+struct Submission {
+  nostr::EventPtr event;
+  /// Who sent it (a client's address, a sync peer): its share of the retry cache.
+  std::string source;
+  Reply reply;
+  /// Rounds judged again because a dependency was not stored after all.
+  int attempt = 0;
+};
+
 /// Parks an event refused for a missing dependency and returns the refusal the client sees.
-AcceptanceVerdict park(Self self, const nostr::EventPtr& ev, policy::Decision& decision) {
+AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision& decision) {
   auto& st = self->state;
-  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.unix_now());
+  const auto& ev = submission.event;
+  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.unix_now(), submission.source);
   update_gauges(self);
   // Say so: the client should not resend, and may see the event stored later.
   decision.message += "; held for " + std::to_string(st.retry_ttl_minutes) +
@@ -141,60 +152,60 @@ AcceptanceVerdict park(Self self, const nostr::EventPtr& ev, policy::Decision& d
   return AcceptanceVerdict{false, decision.message, WriteOutcome::error};
 }
 
-void judge(Self self, const nostr::EventPtr& ev, Reply reply, int attempt);
+void judge(Self self, Submission submission);
 
-void on_written(Self self, const nostr::EventPtr& ev, WriteOutcome outcome, Reply reply,
-                int attempt) {
+void on_written(Self self, Submission submission, WriteOutcome outcome) {
   auto& st = self->state;
+  const auto& id = submission.event->id;
   if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older) {
-    st.policy->on_written(ev->id);  // visible until the change feed reports the commit
-    return reply(AcceptanceVerdict{true, {}, outcome});
+    st.policy->on_written(id);  // visible until the change feed reports the commit
+    return submission.reply(AcceptanceVerdict{true, {}, outcome});
   }
-  st.policy->on_not_stored(ev->id, outcome == WriteOutcome::duplicate);
+  st.policy->on_not_stored(id, outcome == WriteOutcome::duplicate);
   if (outcome != WriteOutcome::dependency_missing)
-    return reply(AcceptanceVerdict{true, {}, outcome});
+    return submission.reply(AcceptanceVerdict{true, {}, outcome});
   ++st.counts.rejudged;
-  if (attempt + 1 >= max_write_attempts)
-    return reply(AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
-  judge(self, ev, std::move(reply), attempt + 1);
+  if (++submission.attempt >= max_write_attempts)
+    return submission.reply(
+        AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
+  judge(self, std::move(submission));
 }
 
 /// Stores an accepted event. Writes leave in decision order, so what an event depends on is
 /// committed before it or earlier in the same transaction.
-void write(Self self, const nostr::EventPtr& ev, std::vector<nostr::EventId> depends_on,
-           Reply reply, int attempt) {
+void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on) {
   auto& st = self->state;
+  auto ev = submission.event;
   st.policy->on_accepted(ev, depends_on);
+  auto shared = std::make_shared<Submission>(std::move(submission));
   self->request(st.writer, caf::infinite, StoreWrite{ev, std::move(depends_on)})
-      .then([=](WriteOutcome outcome) { on_written(self, ev, outcome, reply, attempt); },
-            [=](caf::error&) {
+      .then([self, shared](WriteOutcome outcome) { on_written(self, std::move(*shared), outcome); },
+            [self, shared](caf::error&) {
               ++self->state.counts.write_failures;
-              self->state.policy->on_not_stored(ev->id, false);
-              reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
+              self->state.policy->on_not_stored(shared->event->id, false);
+              shared->reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
             });
 }
 
-/// Decides `ev` and acts on it: refuse, park, or store and answer after the commit.
-void judge(Self self, const nostr::EventPtr& ev, Reply reply, int attempt) {
+/// Decides an event and acts on it: refuse, park, or store and answer after the commit.
+void judge(Self self, Submission submission) {
+  const auto& ev = submission.event;
   auto decision = decide(self, *ev);
   if (decision.verdict == policy::Verdict::refuse_missing_dependency)
-    return reply(park(self, ev, decision));
-  if (!decision.accepted()) return reply(AcceptanceVerdict{false, decision.message, {}});
+    return submission.reply(park(self, submission, decision));
+  if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
-    return reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
-  write(self, ev, std::move(decision.depends_on), std::move(reply), attempt);
+    return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  write(self, std::move(submission), std::move(decision.depends_on));
 }
 
 void resubmit_released(Self self, const std::vector<std::string>& keys) {
   auto& st = self->state;
-  for (auto& ev : st.retry->release(keys))
-    judge(
-        self, ev,
-        [self](const AcceptanceVerdict& verdict) {
-          if (verdict.accepted && store::is_accepted(verdict.outcome))
-            ++self->state.counts.accepted_after_retry;
-        },
-        0);
+  auto count_stored = [self](const AcceptanceVerdict& verdict) {
+    if (verdict.accepted && store::is_accepted(verdict.outcome))
+      ++self->state.counts.accepted_after_retry;
+  };
+  for (auto& ev : st.retry->release(keys)) judge(self, Submission{ev, {}, count_stored, 0});
   update_gauges(self);
 }
 
@@ -220,10 +231,10 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   return {
       [=](AcceptanceQuery& query) -> caf::result<AcceptanceVerdict> {
         auto promise = self->make_response_promise<AcceptanceVerdict>();
-        judge(
-            self, query.event,
-            [promise](AcceptanceVerdict verdict) mutable { promise.deliver(std::move(verdict)); },
-            0);
+        auto deliver = [promise](AcceptanceVerdict verdict) mutable {
+          promise.deliver(std::move(verdict));
+        };
+        judge(self, Submission{std::move(query.event), std::move(query.source), deliver, 0});
         return promise;
       },
       [=](StoreCommitted& committed) {

@@ -68,6 +68,8 @@ struct SessionState {
   std::shared_ptr<const RelayContext> ctx;
   nostr::ParseLimits parse_limits;
   std::uint64_t connection_id = 0;
+  /// The client's address, as the acceptance actor's retry cache accounts it.
+  std::string source;
   FrameSinkPtr sink;
   runtime::TokenBucket bucket{1, 1};
   /// Open subscriptions and the generation of their latest REQ, so a stale
@@ -165,7 +167,7 @@ struct SessionState {
     }
     if (!ctx->acceptance) return store(event);
     // The acceptance actor stores what it accepts and answers after the commit.
-    self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event})
+    self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event, source})
         .then(
             [this, event](const AcceptanceVerdict& verdict) {
               if (!verdict.accepted) {
@@ -281,8 +283,10 @@ struct SessionState {
 
 client_session_actor::behavior_type client_session(
     client_session_actor::stateful_pointer<SessionState> self,
-    std::shared_ptr<const RelayContext> ctx, std::uint64_t connection_id, FrameSinkPtr sink) {
+    std::shared_ptr<const RelayContext> ctx, std::uint64_t connection_id, FrameSinkPtr sink,
+    std::string source) {
   auto& st = self->state;
+  st.source = std::move(source);
   st.self = self;
   st.parse_limits = ctx->parse_limits();
   st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
@@ -347,8 +351,10 @@ class SessionBridge final : public runtime::WsSessionHandler {
 
   void on_open(std::shared_ptr<runtime::WsConnection> connection) override {
     auto id = connection->id();
+    auto source = "ip:" + connection->remote_ip();
     actor_ = spawn_client_session(system_, ctx_, id,
-                                  std::make_shared<ConnectionSink>(std::move(connection)));
+                                  std::make_shared<ConnectionSink>(std::move(connection)),
+                                  std::move(source));
   }
   void on_text(std::string&& text) override {
     caf::anon_send(actor_, atom::ws_text::value, std::move(text));
@@ -371,8 +377,10 @@ class SessionBridge final : public runtime::WsSessionHandler {
 
 client_session_actor spawn_client_session(caf::actor_system& system,
                                           std::shared_ptr<const RelayContext> context,
-                                          std::uint64_t connection_id, FrameSinkPtr sink) {
-  return system.spawn(client_session, std::move(context), connection_id, std::move(sink));
+                                          std::uint64_t connection_id, FrameSinkPtr sink,
+                                          std::string source) {
+  return system.spawn(client_session, std::move(context), connection_id, std::move(sink),
+                      std::move(source));
 }
 
 runtime::WsHandlerFactory make_client_session_factory(caf::actor_system& system,

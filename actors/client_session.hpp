@@ -47,7 +47,8 @@ struct RelayContext {
 
 client_session_actor spawn_client_session(caf::actor_system& system,
                                           std::shared_ptr<const RelayContext> context,
-                                          std::uint64_t connection_id, FrameSinkPtr sink);
+                                          std::uint64_t connection_id, FrameSinkPtr sink,
+                                          std::string source = {});
 
 /// Bridges the WebSocket transport to client session actors: the transport
 /// calls the returned factory for each new connection.

@@ -78,7 +78,7 @@ void ingest_admitted(Self self, nostr::EventPtr ev) {
   auto& st = self->state;
   if (!st.acceptance) return store_event(self, std::move(ev));
   // The acceptance actor stores what it accepts and answers after the commit.
-  self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev})
+  self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev, "relay:" + st.relay})
       .then(
           [=](AcceptanceVerdict verdict) {
             if (verdict.accepted) count_outcome(self, verdict.outcome);

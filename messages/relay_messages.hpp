@@ -83,6 +83,9 @@ struct VerifyEvent {
 /// Asks the acceptance actor to judge a valid event and, when it is accepted, to store it.
 struct AcceptanceQuery {
   nostr::EventPtr event;
+  /// Who sent it ("ip:<address>" for a client, "relay:<url>" for a sync peer): each source has a
+  /// bounded share of the retry cache. Empty: not held to a share.
+  std::string source;
 };
 
 /// The answer to an AcceptanceQuery, sent after the commit when the event was accepted.

@@ -93,6 +93,7 @@ class AcceptanceTest : public test::ActorTest {
     AcceptanceConfig config;
     config.policy.service = *parse_host_port(service);
     config.retry.ttl_seconds = 600;
+    config.retry.max_events = 2000;
     config.expiry_interval = std::chrono::seconds(30);
     config.unix_now = [this] { return unix_now_; };
     acceptance_ = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
@@ -126,8 +127,8 @@ class AcceptanceTest : public test::ActorTest {
   }
 
   /// Sends every event to the acceptance actor, one query each, in order, and runs to idle.
-  void submit(const std::vector<nostr::EventPtr>& events) {
-    for (const auto& ev : events) client_->send(acceptance_, AcceptanceQuery{ev});
+  void submit(const std::vector<nostr::EventPtr>& events, const std::string& source = "ip:a") {
+    for (const auto& ev : events) client_->send(acceptance_, AcceptanceQuery{ev, source});
     run();
   }
   /// The gated writer commits what it holds; the replies and the change feed run.
@@ -267,6 +268,21 @@ TEST_F(AcceptanceTest, ParkedEventsAreReleasedByACommitOrExpireOnTheClock) {
   EXPECT_EQ(acceptance_state().retry->size(), 0u);
   EXPECT_EQ(acceptance_state().retry->stats().expired, 1u);
   EXPECT_FALSE(store_->contains(orphan->id));
+}
+
+TEST_F(AcceptanceTest, AFloodOfOrphansFromOneSourceLeavesAnotherSourcesParkedEventsAlone) {
+  auto repo = announcement(1, "kept");
+  auto issue = event(3, 1621, {{"a", repo_address(1, "kept")}});
+  submit({issue}, "ip:legit");
+  std::vector<nostr::EventPtr> flood;
+  for (int i = 0; i < 3000; ++i) flood.push_back(event(9, 1111, {{"e", std::string(64, 'f')}}));
+  submit(flood, "ip:attacker");
+  verdicts();
+  EXPECT_EQ(acceptance_state().retry->size(), 2000u / 4 + 1) << "a quarter for the flood";
+  submit({repo}, "ip:legit");
+  commit();
+  commit();
+  EXPECT_TRUE(store_->contains(issue->id)) << "the legitimate parked issue was not evicted";
 }
 
 }  // namespace
