@@ -36,7 +36,7 @@ struct Config {
   bool metrics_enabled = true;
   std::uint64_t scheduler_threads = 0;  ///< 0 = CAF default (one per core, at least 2)
   std::uint64_t io_threads = 0;         ///< 0 = one per core
-  std::uint64_t max_connections = 0;  ///< 0 = unlimited (protocol.md §5)
+  std::uint64_t max_connections = 0;    ///< 0 = unlimited (protocol.md §5)
 
   // Sizes.
   std::uint64_t max_message_bytes = 0;
@@ -46,6 +46,7 @@ struct Config {
   std::uint64_t max_connections_per_ip = 256;  ///< 0 = unlimited
   std::uint64_t max_subscriptions = 0;
   std::uint64_t max_filters = 0;
+  std::uint64_t max_count_examined = 200000;
   std::uint64_t max_limit = 0;
   std::uint64_t default_limit = 0;
   std::uint64_t max_subid_length = 0;

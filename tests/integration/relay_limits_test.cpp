@@ -194,6 +194,25 @@ TEST(RelayLimits, LimitIsCappedAndDefaulted) {
   EXPECT_EQ(defaulted->size(), 2u);
 }
 
+TEST(RelayLimits, CountPastItsBudgetIsAnsweredApproximate) {
+  Relay relay(Env{{"NGIT_MAX_COUNT_EXAMINED", "5"}});
+  ASSERT_TRUE(relay.started) << relay.process.stderr_text();
+  auto c = relay.client();
+  ASSERT_TRUE(c);
+  for (int i = 0; i < 12; ++i)
+    ASSERT_TRUE(c->publish(make_event(1, "counted", {}, 1700000000 + i))->accepted);
+  c->send("[\"COUNT\",\"few\",{\"kinds\":[1],\"until\":1700000002}]");
+  auto exact = c->next_as<nostr::RelayCount>();
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(exact->count, 3u);
+  EXPECT_FALSE(exact->approximate);
+  c->send("[\"COUNT\",\"all\",{\"kinds\":[1]}]");
+  auto bounded = c->next_as<nostr::RelayCount>();
+  ASSERT_TRUE(bounded);
+  EXPECT_TRUE(bounded->approximate) << "12 events, 5 may be examined";
+  EXPECT_LE(bounded->count, 5u);
+}
+
 TEST(RelayLimits, EventRateIsLimitedPerConnection) {
   Relay relay(Env{{"NGIT_EVENT_RATE", "1"}, {"NGIT_EVENT_BURST", "3"}});
   ASSERT_TRUE(relay.started) << relay.process.stderr_text();
