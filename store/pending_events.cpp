@@ -47,21 +47,24 @@ std::vector<PendingEvents::TagKey> PendingEvents::tag_keys(const nostr::Event& e
 void PendingEvents::add(nostr::EventPtr event, std::vector<nostr::EventId> depends_on) {
   if (!event || entries_.count(event->id)) return;
   const auto& ev = *event;
-  for (auto& key : tag_keys(ev)) by_tag_.emplace(std::move(key), ev.id);
-  by_kind_author_.emplace(std::make_pair(ev.kind, ev.pubkey), ev.id);
-  by_author_.emplace(ev.pubkey, ev.id);
+  Entry entry;
+  for (auto& key : tag_keys(ev)) entry.tag_nodes.push_back(by_tag_.emplace(std::move(key), ev.id));
+  entry.kind_author_node = by_kind_author_.emplace(std::make_pair(ev.kind, ev.pubkey), ev.id);
+  entry.author_node = by_author_.emplace(ev.pubkey, ev.id);
   for (const auto& dependency : depends_on)
     if (dependency != ev.id) dependants_.emplace(dependency, ev.id);
-  entries_.emplace(ev.id, Entry{std::move(event), std::move(depends_on)});
+  entry.depends_on = std::move(depends_on);
+  auto id = ev.id;
+  entry.event = std::move(event);
+  entries_.emplace(id, std::move(entry));
 }
 
 void PendingEvents::remove(const nostr::EventId& id) {
   auto entry = entries_.find(id);
   if (entry == entries_.end()) return;
-  const auto& ev = *entry->second.event;
-  for (const auto& key : tag_keys(ev)) erase_pair(by_tag_, key, id);
-  erase_pair(by_kind_author_, std::make_pair(ev.kind, ev.pubkey), id);
-  erase_pair(by_author_, ev.pubkey, id);
+  for (auto node : entry->second.tag_nodes) by_tag_.erase(node);
+  by_kind_author_.erase(entry->second.kind_author_node);
+  by_author_.erase(entry->second.author_node);
   for (const auto& dependency : entry->second.depends_on) erase_pair(dependants_, dependency, id);
   entries_.erase(entry);
 }

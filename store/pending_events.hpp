@@ -49,13 +49,20 @@ class PendingEvents {
   void for_each_by_author(const nostr::Pubkey& author, const Visit& visit) const;
 
  private:
+  using TagKey = std::pair<char, std::string>;
+  using TagIndex = std::multimap<TagKey, nostr::EventId>;
+  using KindAuthorIndex = std::multimap<std::pair<std::uint32_t, nostr::Pubkey>, nostr::EventId>;
+  using AuthorIndex = std::multimap<nostr::Pubkey, nostr::EventId>;
   struct Entry {
     nostr::EventPtr event;
     std::vector<nostr::EventId> depends_on;
+    /// This entry's index nodes: removal erases them directly instead of searching.
+    std::vector<TagIndex::iterator> tag_nodes;
+    KindAuthorIndex::iterator kind_author_node;
+    AuthorIndex::iterator author_node;
     bool committed = false;
     bool seen_by_sweep = false;
   };
-  using TagKey = std::pair<char, std::string>;
 
   /// The tag letters the policy's lookups filter on; other tags are not indexed.
   static bool indexed_letter(char letter);
@@ -64,9 +71,9 @@ class PendingEvents {
   void for_each_candidate(const nostr::Filter& filter, Fn&& fn) const;
 
   std::map<nostr::EventId, Entry> entries_;
-  std::multimap<TagKey, nostr::EventId> by_tag_;
-  std::multimap<std::pair<std::uint32_t, nostr::Pubkey>, nostr::EventId> by_kind_author_;
-  std::multimap<nostr::Pubkey, nostr::EventId> by_author_;
+  TagIndex by_tag_;
+  KindAuthorIndex by_kind_author_;
+  AuthorIndex by_author_;
   /// dependency -> the pending events accepted on it.
   std::multimap<nostr::EventId, nostr::EventId> dependants_;
 };
