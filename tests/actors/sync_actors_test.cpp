@@ -33,6 +33,8 @@ struct ScriptedPeer : runtime::RelayClient {
   void close() override { closed = true; }
   void pause_reading() override { paused = true; }
   void resume_reading() override { paused = false; }
+  std::size_t consumed_bytes = 0;  // reported through consumed()
+  void consumed(std::size_t bytes) override { consumed_bytes += bytes; }
 
   /// Subscription ids and filters of the REQ frames sent so far.
   std::vector<std::pair<std::string, nostr::Filters>> reqs() const {
