@@ -17,6 +17,9 @@ namespace {
 
 using Self = relay_connection_actor::stateful_pointer<RelayConnectionState>;
 
+/// Consumed bytes are reported to the transport at least this many at a time (and on every tick).
+constexpr std::size_t consumed_report_bytes = 256 * 1024;
+
 /// Transport -> actor bridge: runs on the io thread and only sends messages.
 class Bridge final : public runtime::RelayClientHandler {
  public:
@@ -40,8 +43,28 @@ void send_frames(Self self, const std::vector<std::string>& frames) {
   for (const auto& frame : frames) self->state.client->send(frame);
 }
 
-void event_settled(Self self) {
+/// Hands the consumed bytes gathered so far back to the transport.
+void report_consumed(Self self) {
   auto& st = self->state;
+  if (st.unreported_consumed == 0) return;
+  if (st.client) st.client->consumed(st.unreported_consumed);
+  st.unreported_consumed = 0;
+}
+
+/// A frame of `bytes` is handled: nothing of it is left here but what other bounds cover. The
+/// transport stops reading past its inbound bound until frames are reported, whatever they were;
+/// reporting in batches spares a strand hand-off per frame, and the batch stays well below half
+/// the bound (where reading resumes), so a stopped transport always restarts.
+void consumed(Self self, std::size_t bytes) {
+  auto& st = self->state;
+  st.unreported_consumed += bytes;
+  const auto batch = std::min(consumed_report_bytes, st.config.client.unconsumed_bound() / 8);
+  if (st.unreported_consumed >= batch) report_consumed(self);
+}
+
+void event_settled(Self self, std::size_t frame_bytes) {
+  auto& st = self->state;
+  consumed(self, frame_bytes);
   --st.in_flight;
   if (st.paused && st.in_flight <= st.config.max_in_flight / 2) {
     st.paused = false;
@@ -54,14 +77,14 @@ void count_outcome(Self self, WriteOutcome outcome) {
     ++self->state.traffic.events_stored;
 }
 
-void store_event(Self self, nostr::EventPtr ev) {
+void store_event(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
   self->request(self->state.writer, caf::infinite, StoreWrite{ev, {}})
       .then(
           [=](WriteOutcome outcome) {
             count_outcome(self, outcome);
-            event_settled(self);
+            event_settled(self, frame_bytes);
           },
-          [=](caf::error&) { event_settled(self); });
+          [=](caf::error&) { event_settled(self, frame_bytes); });
 }
 
 /// Counts an event as in flight (verification, acceptance, store); past the bound the transport
@@ -74,17 +97,17 @@ void admit(Self self) {
   }
 }
 
-void ingest_admitted(Self self, nostr::EventPtr ev) {
+void ingest_admitted(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
   auto& st = self->state;
-  if (!st.acceptance) return store_event(self, std::move(ev));
+  if (!st.acceptance) return store_event(self, std::move(ev), frame_bytes);
   // The acceptance actor stores what it accepts and answers after the commit.
   self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev, "relay:" + st.relay})
       .then(
           [=](AcceptanceVerdict verdict) {
             if (verdict.accepted) count_outcome(self, verdict.outcome);
-            event_settled(self);
+            event_settled(self, frame_bytes);
           },
-          [=](caf::error&) { event_settled(self); });
+          [=](caf::error&) { event_settled(self, frame_bytes); });
 }
 
 /// Runs `step` at its place in the arrival order: after the frames before it whose checks are out.
@@ -100,38 +123,43 @@ void in_order(Self self, std::function<void()> step) {
 }
 
 /// An admitted event whose signature check is done, at its place in the arrival order.
-void on_verified(Self self, const std::string& subscription, const nostr::EventPtr& ev,
-                 bool valid) {
+void on_verified(Self self, const std::string& subscription, const nostr::EventPtr& ev, bool valid,
+                 std::size_t frame_bytes) {
   auto& st = self->state;
   if (!valid) {
     ++st.traffic.events_invalid;
-    return event_settled(self);
+    return event_settled(self, frame_bytes);
   }
   st.pager.on_event(subscription, *ev);
-  ingest_admitted(self, ev);
+  ingest_admitted(self, ev, frame_bytes);
 }
 
-void verify(Self self, std::string subscription, nostr::EventPtr ev) {
+/// The event's frame counts as consumed once the event settled: until then its parsed copy is
+/// held here, so the transport's inbound bound covers events in flight too.
+void verify(Self self, std::string subscription, nostr::EventPtr ev, std::size_t frame_bytes) {
   admit(self);
   auto ticket = self->state.arrivals.reserve();
   // on_event recomputed the id already (the already-stored shortcut needs it).
-  self->state.verifiers.check(self, VerifyEvent{ev, /*id_checked=*/true},
-                              [self, ticket, subscription, ev](VerifierPool::Answer check) {
-                                bool valid = check == nostr::EventCheck::ok;
-                                in_order(self, ticket, [self, subscription, ev, valid] {
-                                  on_verified(self, subscription, ev, valid);
-                                });
-                              });
+  self->state.verifiers.check(
+      self, VerifyEvent{ev, /*id_checked=*/true},
+      [self, ticket, subscription, ev, frame_bytes](VerifierPool::Answer check) {
+        bool valid = check == nostr::EventCheck::ok;
+        in_order(self, ticket, [self, subscription, ev, valid, frame_bytes] {
+          on_verified(self, subscription, ev, valid, frame_bytes);
+        });
+      });
 }
 
 void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
   auto& st = self->state;
-  if (!st.pager.owner_of(msg.subscription_id)) return;  // late event of a closed subscription
+  if (!st.pager.owner_of(msg.subscription_id)) {  // late event of a closed subscription
+    return consumed(self, frame_bytes);
+  }
   ++st.traffic.events_received;
   if (frame_bytes > st.config.limits.max_event_bytes + 256 ||
       nostr::compute_id(msg.event) != msg.event.id) {
     ++st.traffic.events_invalid;
-    return;
+    return consumed(self, frame_bytes);
   }
   auto ev = std::make_shared<const nostr::Event>(std::move(msg.event));
   auto subscription = std::move(msg.subscription_id);
@@ -139,10 +167,12 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
   // event already stored needs no signature check (the costly part), no acceptance and no write.
   if (st.config.already_stored && st.config.already_stored(ev->id)) {
     ++st.traffic.events_known;
-    return in_order(self,
-                    [self, subscription, ev] { self->state.pager.on_event(subscription, *ev); });
+    return in_order(self, [self, subscription, ev, frame_bytes] {
+      self->state.pager.on_event(subscription, *ev);
+      consumed(self, frame_bytes);
+    });
   }
-  verify(self, std::move(subscription), std::move(ev));
+  verify(self, std::move(subscription), std::move(ev), frame_bytes);
 }
 
 void apply_step(Self self, const sync::HistoryPager::Step& step) {
@@ -166,29 +196,38 @@ void on_closed(Self self, const nostr::RelayClosed& msg) {
     self->send(st.manager, RelayRateLimited{st.relay});
 }
 
+/// Every frame ends in consumed(): right away, or once the step or event it queued is done.
 void on_frame(Self self, std::string& text) {
   auto& st = self->state;
-  st.traffic.bytes_received += text.size();
+  const auto frame_bytes = text.size();
+  st.traffic.bytes_received += frame_bytes;
   auto parsed = nostr::parse_relay_message(text, st.config.limits);
   if (!parsed) {
     if (text.rfind("[\"EVENT\"", 0) == 0) ++st.traffic.events_invalid;
-    return;
+    return consumed(self, frame_bytes);
   }
   std::visit(
       [&](auto& msg) {
         using T = std::decay_t<decltype(msg)>;
         if constexpr (std::is_same_v<T, nostr::RelayEvent>) {
-          on_event(self, msg, text.size());
+          on_event(self, msg, frame_bytes);
         } else if constexpr (std::is_same_v<T, nostr::RelayEose>) {
           // Behind the events before it: their checks may still be out.
-          in_order(self, [self, id = std::move(msg.subscription_id)] {
+          in_order(self, [self, id = std::move(msg.subscription_id), frame_bytes] {
             apply_step(self, self->state.pager.on_eose(id));
+            consumed(self, frame_bytes);
           });
         } else if constexpr (std::is_same_v<T, nostr::RelayClosed>) {
-          in_order(self, [self, closed = std::move(msg)] { on_closed(self, closed); });
-        } else if constexpr (std::is_same_v<T, nostr::RelayNotice> ||
-                             std::is_same_v<T, nostr::RelayOk>) {
-          if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});
+          in_order(self, [self, closed = std::move(msg), frame_bytes] {
+            on_closed(self, closed);
+            consumed(self, frame_bytes);
+          });
+        } else {
+          if constexpr (std::is_same_v<T, nostr::RelayNotice> ||
+                        std::is_same_v<T, nostr::RelayOk>) {
+            if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});
+          }
+          consumed(self, frame_bytes);
         }
       },
       *parsed);
@@ -266,6 +305,8 @@ relay_connection_actor::behavior_type relay_connection(
       },
       [=](atom::tick) {
         report_traffic(self);
+        // The rest of a batch, so a transport stopped at its bound never waits for more frames.
+        report_consumed(self);
         self->delayed_send(self, self->state.config.traffic_report_interval, atom::tick::value);
       },
   };

@@ -5,7 +5,9 @@
 // arrival order), then asked through the acceptance policy and written by
 // the store writer, exactly like a client's EVENT. Reports to the manager:
 // RelayUp, RelaySubscriptionDone, RelaySubscriptionClosed, RelayRateLimited,
-// RelayTraffic, and RelayDown right before it quits.
+// RelayTraffic, and RelayDown right before it quits. Every frame, whatever it was, is reported
+// consumed to the transport once handled (an event once it settled), which bounds what a peer can
+// make it hold.
 #pragma once
 
 #include <caf/stateful_actor.hpp>
@@ -72,6 +74,9 @@ struct RelayConnectionState {
   std::size_t in_flight = 0;
   bool paused = false;
   RelayTraffic traffic;  // since the last report
+  /// Bytes of handled frames not yet reported to the transport (RelayClient::consumed), which
+  /// stops reading past its inbound bound: reported in batches and on every tick.
+  std::size_t unreported_consumed = 0;
   /// The peer's frames in arrival order from the first EVENT whose signature check is still out:
   /// the pager must see every valid event of a subscription before its EOSE or CLOSED.
   using Arrivals = ArrivalOrder<std::function<void()>>;

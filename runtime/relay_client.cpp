@@ -126,7 +126,19 @@ class Connection final : public RelayClient,
   void resume_reading() override {
     net::post(strand_, [self = self()] {
       self->paused_ = false;
-      if (self->open_ && !self->reading_ && !self->finished_) self->read();
+      self->read_if_idle();
+    });
+  }
+
+  void consumed(std::size_t bytes) override {
+    net::post(strand_, [self = self(), bytes] {
+      self->unconsumed_ -= std::min(self->unconsumed_, bytes);
+      // Hysteresis: resuming at half the bound, not just under it, spares a stop and a restart
+      // per frame while the handler keeps pace only barely.
+      if (self->backlog_full_ && self->unconsumed_ < self->options_.unconsumed_bound() / 2) {
+        self->backlog_full_ = false;
+        self->read_if_idle();
+      }
     });
   }
 
@@ -263,15 +275,24 @@ class Connection final : public RelayClient,
   }
 
   void read() {
-    if (paused_ || closing_) return;
+    if (paused_ || backlog_full_ || closing_) return;
     reading_ = true;
     ws_->async_read(buffer_, [this, self = self()](beast::error_code ec, std::size_t) {
       reading_ = false;
       if (ec) return finish(ec == websocket::error::closed ? "closed by peer" : ec.message());
-      if (ws_->got_text()) handler_->on_message(beast::buffers_to_string(buffer_.data()));
+      if (ws_->got_text()) {
+        unconsumed_ += buffer_.size();
+        if (unconsumed_ > options_.unconsumed_bound()) backlog_full_ = true;
+        handler_->on_message(beast::buffers_to_string(buffer_.data()));
+      }
       buffer_.consume(buffer_.size());
       read();
     });
+  }
+
+  /// Restarts the reads after a pause, unless one is pending or the connection is done.
+  void read_if_idle() {
+    if (open_ && !reading_ && !finished_) read();
   }
 
   void enqueue(std::string text) {
@@ -340,7 +361,11 @@ class Connection final : public RelayClient,
   std::size_t queued_bytes_ = 0;
   bool writing_ = false;
   bool reading_ = false;
-  bool paused_ = false;
+  bool paused_ = false;  // pause_reading(): the handler's own back-pressure
+  /// Text handed to on_message and not yet reported consumed; past the bound reading stops
+  /// (backlog_full_) until consumed() brings it under half.
+  std::size_t unconsumed_ = 0;
+  bool backlog_full_ = false;
   bool open_ = false;
   bool closing_ = false;
   bool finished_ = false;

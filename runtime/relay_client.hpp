@@ -29,6 +29,11 @@ struct RelayClientOptions {
   /// Outbound bytes queued before the connection is dropped (a peer that
   /// does not read cannot grow our memory).
   std::size_t max_outbound_bytes = 8u << 20;
+  /// Inbound text handed to the handler and not yet reported consumed; past it reading stops (the
+  /// peer's sends then wait in TCP) until the handler reports half of it consumed, so a peer that
+  /// floods frames cannot grow our memory. Never below four messages of `max_message_bytes`, so a
+  /// few full-size events always fit (see unconsumed_bound()).
+  std::size_t max_unconsumed_bytes = 8u << 20;
   /// Untrusted URLs (from events) may not resolve to loopback, private,
   /// link-local or unspecified addresses unless this is set (protocol.md §4.8).
   bool allow_private_addresses = false;
@@ -38,6 +43,12 @@ struct RelayClientOptions {
   /// under another name (protocol.md §4.7). An unspecified ip (0.0.0.0, ::)
   /// stands for every loopback address on that port.
   std::string own_endpoint;
+
+  /// The inbound bound in effect: max_unconsumed_bytes, raised to four maximal messages.
+  std::size_t unconsumed_bound() const {
+    return max_unconsumed_bytes > 4 * max_message_bytes ? max_unconsumed_bytes
+                                                        : 4 * max_message_bytes;
+  }
 };
 
 /// What the peer's NIP-11 document says about its limits; 0 = not advertised.
@@ -68,8 +79,13 @@ class RelayClient {
   virtual void close() = 0;
   /// Stops / restarts reading from the peer: back-pressure while the events
   /// already received are still being validated and stored.
+  /// Independent of the inbound byte bound: reading resumes only when neither holds it back.
   virtual void pause_reading() = 0;
   virtual void resume_reading() = 0;
+  /// The handler is done with `bytes` of the text it was handed (on_message); safe from any
+  /// thread. Reading stops while more than unconsumed_bound() bytes are not done and resumes once
+  /// less than half of it is, so every byte handed over must eventually be reported.
+  virtual void consumed(std::size_t bytes) = 0;
 
   /// Starts connecting to `url` (ws or wss). on_close reports failures.
   static std::shared_ptr<RelayClient> start(boost::asio::io_context& io, const ParsedUrl& url,

@@ -33,6 +33,8 @@ struct ScriptedPeer : runtime::RelayClient {
   void close() override { closed = true; }
   void pause_reading() override { paused = true; }
   void resume_reading() override { paused = false; }
+  std::size_t consumed_bytes = 0;  // reported through consumed()
+  void consumed(std::size_t bytes) override { consumed_bytes += bytes; }
 
   /// Subscription ids and filters of the REQ frames sent so far.
   std::vector<std::pair<std::string, nostr::Filters>> reqs() const {
@@ -196,6 +198,37 @@ TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
   auto& figures = manager_state().figures.at(relay_);
   EXPECT_EQ(figures.events_stored, 1u);
   EXPECT_EQ(figures.events_invalid, 2u);
+}
+
+TEST_F(SyncActorsTest, EveryFrameIsReportedConsumedWhateverItWas) {
+  connect_first_peer();
+  auto& peer = *peers_[0];
+  auto [sub, filters] = peer.reqs().back();
+  std::size_t delivered = 0;
+  auto deliver = [&](std::string frame) {
+    delivered += frame.size();
+    peer.handler->on_message(std::move(frame));
+  };
+  // A NOTICE flood (more than one report batch) and garbage.
+  for (int i = 0; i < 64; ++i) deliver("[\"NOTICE\",\"" + std::string(8 * 1024, 'n') + "\"]");
+  run();
+  EXPECT_GE(peer.consumed_bytes, 256u * 1024) << "reports in batches, not only on the tick";
+  for (int i = 0; i < 16; ++i) deliver(std::string(4 * 1024, '{'));
+  // Events: stored, then known, under a forged id, for an unknown subscription; then EOSE.
+  auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  auto forged = issue;
+  forged.content = "tampered";
+  deliver(nostr::relay_event(sub, nostr::serialize_event(issue)));
+  run();
+  deliver(nostr::relay_event(sub, nostr::serialize_event(issue)));
+  deliver(nostr::relay_event(sub, nostr::serialize_event(forged)));
+  deliver(nostr::relay_event("nobody", nostr::serialize_event(issue)));
+  deliver(nostr::relay_eose(sub));
+  run();
+  EXPECT_TRUE(store_->contains(issue.id));
+  EXPECT_LT(peer.consumed_bytes, delivered) << "the last batch waits for the tick";
+  advance_time(1s);
+  EXPECT_EQ(peer.consumed_bytes, delivered);
 }
 
 TEST_F(SyncActorsTest, AlreadyStoredEventsSkipTheSignatureCheckButForgedIdsDoNot) {

@@ -1,0 +1,179 @@
+// The outbound transport against an in-process relay that floods NOTICE frames: a handler that
+// does not report what it was handed consumed stops the reads at the inbound bound, so a peer
+// cannot grow our memory at line rate; a handler that keeps up receives everything.
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/relay_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "runtime/http_server.hpp"
+#include "runtime/ws_session.hpp"
+
+namespace graspd::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t frame_bytes = 64 * 1024;
+constexpr std::size_t flood_frames = 640;  // 40 MiB
+constexpr std::size_t flood_bytes = flood_frames * frame_bytes;
+
+/// A NOTICE of exactly `frame_bytes`.
+WsFrame notice_frame() {
+  const std::string head = "[\"NOTICE\",\"";
+  const std::string tail = "\"]";
+  return std::make_shared<const std::string>(
+      head + std::string(frame_bytes - head.size() - tail.size(), 'n') + tail);
+}
+
+/// The relay's side: floods every connection with NOTICEs as soon as it opens.
+class FloodingHandler final : public WsSessionHandler {
+ public:
+  void on_open(std::shared_ptr<WsConnection> connection) override {
+    std::vector<WsFrame> frames(flood_frames, notice_frame());
+    connection->send_batch(std::move(frames));
+  }
+  void on_text(std::string&&) override {}
+  void on_binary() override {}
+  void on_oversize() override {}
+  void on_close() override {}
+};
+
+/// What the client-side handler saw; shared with the test.
+struct Received {
+  std::mutex mutex;
+  std::size_t bytes = 0;
+  bool closed = false;
+  /// Report what arrives consumed (a handler that keeps up) or never (one that fell behind).
+  bool report = false;
+  std::size_t unreported = 0;
+  // Weak: the client owns the handler, which shares this.
+  std::weak_ptr<RelayClient> client;
+
+  /// Reports the bytes not reported yet, once the client is known. Called with `mutex` held.
+  void flush() {
+    if (!report || unreported == 0) return;
+    if (auto c = client.lock()) {
+      c->consumed(unreported);
+      unreported = 0;
+    }
+  }
+};
+
+class CountingHandler final : public RelayClientHandler {
+ public:
+  explicit CountingHandler(std::shared_ptr<Received> received) : received_(std::move(received)) {}
+  void on_open(PeerLimits) override {}
+  void on_message(std::string&& text) override {
+    std::lock_guard lock(received_->mutex);
+    received_->bytes += text.size();
+    received_->unreported += text.size();
+    received_->flush();
+  }
+  void on_close(bool, std::string) override {
+    std::lock_guard lock(received_->mutex);
+    received_->closed = true;
+  }
+
+ private:
+  std::shared_ptr<Received> received_;
+};
+
+/// Polls `condition` until it holds or `deadline` passes.
+bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return condition();
+}
+
+class RelayClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WsOptions options;
+    options.compression = false;
+    // The whole flood fits the relay's outbound queue: it waits in TCP rather than being dropped,
+    // so what the client reads is up to the client alone.
+    options.max_outbound_bytes = 2 * flood_bytes;
+    endpoint_ = make_websocket_endpoint(
+        std::move(options), [](const std::string&) { return std::make_unique<FloodingHandler>(); });
+    server_ = std::make_unique<HttpServer>(io_, HttpServerOptions{},
+                                           [](const HttpRequestInfo&) { return HttpResponse{}; });
+    server_->set_websocket_handler(endpoint_->upgrade_handler());
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    if (client_) client_->close();
+    client_.reset();
+    if (server_) server_->stop();
+    endpoint_->close_all();
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void connect(bool report) {
+    received_->report = report;
+    auto url = parse_url("ws://127.0.0.1:" + std::to_string(server_->port()) + "/");
+    ASSERT_TRUE(url);
+    RelayClientOptions options;
+    options.allow_private_addresses = true;
+    options.fetch_relay_info = false;
+    client_ = RelayClient::start(io_, *url, options, std::make_shared<CountingHandler>(received_));
+    std::lock_guard lock(received_->mutex);
+    received_->client = client_;
+    received_->flush();
+  }
+  std::size_t bytes_received() {
+    std::lock_guard lock(received_->mutex);
+    return received_->bytes;
+  }
+  bool closed() {
+    std::lock_guard lock(received_->mutex);
+    return received_->closed;
+  }
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+      io_.get_executor()};
+  std::shared_ptr<Received> received_ = std::make_shared<Received>();
+  std::shared_ptr<WsEndpoint> endpoint_;
+  std::unique_ptr<HttpServer> server_;
+  std::shared_ptr<RelayClient> client_;
+  std::thread thread_;
+};
+
+TEST_F(RelayClientTest, AHandlerThatReportsNothingConsumedStopsTheReadsAtTheBound) {
+  connect(/*report=*/false);
+  const std::size_t bound = RelayClientOptions{}.unconsumed_bound();
+  ASSERT_LT(bound + frame_bytes, flood_bytes);
+  // The reads run until the bound is passed, by one frame at most, and stay stopped there.
+  ASSERT_TRUE(wait_until([&] { return bytes_received() > bound || closed(); }, 20s))
+      << bytes_received() << " bytes received";
+  EXPECT_FALSE(closed());
+  EXPECT_FALSE(wait_until([&] { return bytes_received() > bound + frame_bytes; }, 1s))
+      << "kept reading: " << bytes_received() << " bytes handed over, none consumed, bound "
+      << bound;
+}
+
+TEST_F(RelayClientTest, AHandlerThatReportsWhatItConsumedReceivesTheWholeFlood) {
+  connect(/*report=*/true);
+  EXPECT_TRUE(wait_until([&] { return bytes_received() == flood_bytes || closed(); }, 30s))
+      << bytes_received() << " of " << flood_bytes << " bytes";
+  EXPECT_EQ(bytes_received(), flood_bytes);
+  EXPECT_FALSE(closed());
+}
+
+}  // namespace
+}  // namespace graspd::runtime
