@@ -126,6 +126,17 @@ class AcceptanceTest : public test::ActorTest {
     return event(owner, 30617, std::move(tags));
   }
 
+  /// An announcement of `d` by key 1, an issue on it and a comment on the issue.
+  struct Thread {
+    nostr::EventPtr repo, issue, comment;
+  };
+  Thread thread(const std::string& d) {
+    auto repo = announcement(1, d);
+    auto issue = event(3, 1621, {{"a", repo_address(1, d)}});
+    auto comment = event(4, 1111, {{"e", hex(issue)}});
+    return {repo, issue, comment};
+  }
+
   /// Sends every event to the acceptance actor, one query each, in order, and runs to idle.
   void submit(const std::vector<nostr::EventPtr>& events, const std::string& source = "ip:a") {
     for (const auto& ev : events) client_->send(acceptance_, AcceptanceQuery{ev, source});
@@ -194,9 +205,7 @@ TEST_F(AcceptanceTest, APipelinedChainIsAcceptedInOrderBeforeAnyCommit) {
 }
 
 TEST_F(AcceptanceTest, ADependencyReportedDuplicateLeavesItsDependantsStored) {
-  auto repo = announcement(1, "dup");
-  auto issue = event(3, 1621, {{"a", repo_address(1, "dup")}});
-  auto comment = event(4, 1111, {{"e", hex(issue)}});
+  auto [repo, issue, comment] = thread("dup");
   submit({repo, issue, comment});
   // The announcement reaches the store by another path first (an import, another relay's copy).
   ASSERT_EQ(store_->write_batch(std::vector<nostr::EventPtr>{repo}).front(), WriteOutcome::stored);
@@ -213,9 +222,7 @@ TEST_F(AcceptanceTest, ADependencyReportedDuplicateLeavesItsDependantsStored) {
 }
 
 TEST_F(AcceptanceTest, DependantsOfAnEventNotStoredAreJudgedAgainAndHeld) {
-  auto repo = announcement(1, "gone");
-  auto issue = event(3, 1621, {{"a", repo_address(1, "gone")}});
-  auto comment = event(4, 1111, {{"e", hex(issue)}});
+  auto [repo, issue, comment] = thread("gone");
   submit({repo, issue, comment});
   gate_->refuse[repo->id] = WriteOutcome::deleted;
   commit();

@@ -16,6 +16,7 @@
 
 #include "runtime/http_server.hpp"
 #include "runtime/ws_session.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace graspd::runtime {
 namespace {
@@ -87,15 +88,7 @@ class CountingHandler final : public RelayClientHandler {
   std::shared_ptr<Received> received_;
 };
 
-/// Polls `condition` until it holds or `deadline` passes.
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return condition();
-}
+using test::wait_until;
 
 class RelayClientTest : public ::testing::Test {
  protected:

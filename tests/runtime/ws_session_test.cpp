@@ -15,6 +15,7 @@
 
 #include "runtime/http_server.hpp"
 #include "runtime/ws_client.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace graspd::runtime {
 namespace {
@@ -50,15 +51,7 @@ class RecordingHandler final : public WsSessionHandler {
   std::shared_ptr<Seen> seen_;
 };
 
-/// Polls `condition` until it holds or `deadline` passes.
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return condition();
-}
+using test::wait_until;
 
 class WsTransportTest : public ::testing::Test {
  protected:
