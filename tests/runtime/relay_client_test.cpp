@@ -16,6 +16,7 @@
 
 #include "runtime/http_server.hpp"
 #include "runtime/ws_session.hpp"
+#include "tests/support/loopback_ws_server.hpp"
 #include "tests/support/wait_until.hpp"
 
 namespace graspd::runtime {
@@ -98,32 +99,24 @@ class RelayClientTest : public ::testing::Test {
     // The whole flood fits the relay's outbound queue: it waits in TCP rather than being dropped,
     // so what the client reads is up to the client alone.
     options.max_outbound_bytes = 2 * flood_bytes;
-    endpoint_ = make_websocket_endpoint(
-        std::move(options), [](const std::string&) { return std::make_unique<FloodingHandler>(); });
-    server_ = std::make_unique<HttpServer>(io_, HttpServerOptions{},
-                                           [](const HttpRequestInfo&) { return HttpResponse{}; });
-    server_->set_websocket_handler(endpoint_->upgrade_handler());
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
+    server_.start(std::move(options),
+                  [](const std::string&) { return std::make_unique<FloodingHandler>(); });
   }
   void TearDown() override {
     if (client_) client_->close();
     client_.reset();
-    if (server_) server_->stop();
-    endpoint_->close_all();
-    work_.reset();
-    io_.stop();
-    if (thread_.joinable()) thread_.join();
+    server_.stop();
   }
 
   void connect(bool report) {
     received_->report = report;
-    auto url = parse_url("ws://127.0.0.1:" + std::to_string(server_->port()) + "/");
+    auto url = parse_url("ws://127.0.0.1:" + std::to_string(server_.port()) + "/");
     ASSERT_TRUE(url);
     RelayClientOptions options;
     options.allow_private_addresses = true;
     options.fetch_relay_info = false;
-    client_ = RelayClient::start(io_, *url, options, std::make_shared<CountingHandler>(received_));
+    client_ = RelayClient::start(server_.io(), *url, options,
+                                 std::make_shared<CountingHandler>(received_));
     std::lock_guard lock(received_->mutex);
     received_->client = client_;
     received_->flush();
@@ -137,14 +130,9 @@ class RelayClientTest : public ::testing::Test {
     return received_->closed;
   }
 
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
-      io_.get_executor()};
+  test::LoopbackWsServer server_;
   std::shared_ptr<Received> received_ = std::make_shared<Received>();
-  std::shared_ptr<WsEndpoint> endpoint_;
-  std::unique_ptr<HttpServer> server_;
   std::shared_ptr<RelayClient> client_;
-  std::thread thread_;
 };
 
 TEST_F(RelayClientTest, AHandlerThatReportsNothingConsumedStopsTheReadsAtTheBound) {

@@ -15,6 +15,7 @@
 
 #include "runtime/http_server.hpp"
 #include "runtime/ws_client.hpp"
+#include "tests/support/loopback_ws_server.hpp"
 #include "tests/support/wait_until.hpp"
 
 namespace graspd::runtime {
@@ -56,36 +57,22 @@ using test::wait_until;
 class WsTransportTest : public ::testing::Test {
  protected:
   void start(WsOptions options) {
-    endpoint_ = make_websocket_endpoint(std::move(options), [seen = seen_](const std::string&) {
+    server_.start(std::move(options), [seen = seen_](const std::string&) {
       return std::make_unique<RecordingHandler>(seen);
     });
-    server_ = std::make_unique<HttpServer>(io_, HttpServerOptions{},
-                                           [](const HttpRequestInfo&) { return HttpResponse{}; });
-    server_->set_websocket_handler(endpoint_->upgrade_handler());
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {
     client_.reset();
-    if (server_) server_->stop();
-    endpoint_->close_all();
-    work_.reset();
-    io_.stop();
-    if (thread_.joinable()) thread_.join();
+    server_.stop();
   }
   std::size_t frames_seen() {
     std::lock_guard lock(seen_->mutex);
     return seen_->frames;
   }
 
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
-      io_.get_executor()};
+  test::LoopbackWsServer server_;
   std::shared_ptr<Seen> seen_ = std::make_shared<Seen>();
-  std::shared_ptr<WsEndpoint> endpoint_;
-  std::unique_ptr<HttpServer> server_;
   std::unique_ptr<WsClient> client_;
-  std::thread thread_;
 };
 
 TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
@@ -94,7 +81,7 @@ TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
   options.max_inbound_backlog = 64 * 1024;
   start(options);
   std::string error;
-  client_ = WsClient::connect("127.0.0.1", server_->port(), "/", {}, &error);
+  client_ = WsClient::connect("127.0.0.1", server_.port(), "/", {}, &error);
   ASSERT_TRUE(client_) << error;
   const std::string frame(16 * 1024, 'x');
   constexpr std::size_t sent = 40;
