@@ -75,6 +75,10 @@ struct SessionState {
   /// Open subscriptions and the generation of their latest REQ, so a stale
   /// fan-out acknowledgement (REQ replaced or CLOSEd meanwhile) is ignored.
   std::map<std::string, std::uint64_t> subscriptions;
+  /// Filter values each open subscription holds in the fan-out's index, and their sum: the
+  /// connection's budget of subscription state.
+  std::map<std::string, std::size_t> subscription_values;
+  std::size_t open_values = 0;
   std::uint64_t generation = 0;
   bool closed = false;
   Outbox outbox;
@@ -214,10 +218,21 @@ struct SessionState {
                                       "rate-limited: too many open subscriptions (max " +
                                           std::to_string(limits.max_subscriptions) + ")"));
     }
+    const auto values = filter_values(msg.filters);
+    const auto replaced = held_values(msg.subscription_id);
+    if (open_values - replaced + values > limits.max_subscription_values) {
+      return send(nostr::relay_closed(msg.subscription_id,
+                                      "rate-limited: this connection's subscriptions would hold " +
+                                          std::to_string(open_values - replaced + values) +
+                                          " filter values (max " +
+                                          std::to_string(limits.max_subscription_values) + ")"));
+    }
     for (auto& filter : msg.filters)
       filter.limit = std::min(filter.limit.value_or(limits.default_limit), limits.max_limit);
     auto gen = ++generation;
     subscriptions[msg.subscription_id] = gen;
+    open_values = open_values - replaced + values;
+    subscription_values[msg.subscription_id] = values;
     auto started = Clock::now();
     auto subid = msg.subscription_id;
     auto filters = std::make_shared<const nostr::Filters>(msg.filters);
@@ -228,6 +243,27 @@ struct SessionState {
           if (it == subscriptions.end() || it->second != gen || closed) return;
           run_stored_query(subid, *filters, started);
         });
+  }
+
+  /// What a REQ's filters cost in the fan-out's index: one entry per id, author, kind and tag
+  /// value.
+  static std::size_t filter_values(const nostr::Filters& filters) {
+    std::size_t values = 0;
+    for (const auto& f : filters) {
+      values += 1 + (f.ids ? f.ids->size() : 0) + (f.authors ? f.authors->size() : 0) +
+                (f.kinds ? f.kinds->size() : 0);
+      for (const auto& [letter, tag_values] : f.tags) values += tag_values.size();
+    }
+    return values;
+  }
+  std::size_t held_values(const std::string& subid) const {
+    auto it = subscription_values.find(subid);
+    return it == subscription_values.end() ? 0 : it->second;
+  }
+  void forget_subscription(const std::string& subid) {
+    subscriptions.erase(subid);
+    open_values -= held_values(subid);
+    subscription_values.erase(subid);
   }
 
   void run_stored_query(const std::string& subid, const nostr::Filters& filters,
@@ -245,7 +281,7 @@ struct SessionState {
           },
           options);
     } catch (const std::exception&) {
-      subscriptions.erase(subid);
+      forget_subscription(subid);
       self->send(ctx->fanout, FanoutUnsubscribe{connection_id, subid});
       return send(nostr::relay_closed(subid, "error: could not run the query"));
     }
@@ -260,7 +296,8 @@ struct SessionState {
 
   void handle(nostr::ClientClose& msg) {
     count(ClientMessageType::close);
-    if (subscriptions.erase(msg.subscription_id) == 0) return;
+    if (!subscriptions.count(msg.subscription_id)) return;
+    forget_subscription(msg.subscription_id);
     self->send(ctx->fanout, FanoutUnsubscribe{connection_id, msg.subscription_id});
   }
 
@@ -277,6 +314,8 @@ struct SessionState {
   void on_closed() {
     closed = true;
     subscriptions.clear();
+    subscription_values.clear();
+    open_values = 0;
     self->send(ctx->fanout, FanoutDisconnect{connection_id});
   }
 };

@@ -266,6 +266,11 @@ std::vector<OptionSpec> build_table() {
        "Open subscriptions (REQ) per connection.", uint_option(&C::max_subscriptions, 1, 1000000)},
       {"max_filters", "NGIT_MAX_FILTERS", "--max-filters", "integer", "20",
        "Filters in one REQ or COUNT.", uint_option(&C::max_filters, 1, 10000)},
+      {"max_subscription_values", "NGIT_MAX_SUBSCRIPTION_VALUES", "--max-subscription-values",
+       "integer", "100000",
+       "Filter values (ids, authors, kinds, tag values) one connection's open subscriptions may "
+       "hold together; a REQ past it is CLOSED.",
+       uint_option(&C::max_subscription_values, 1, unlimited)},
       {"max_count_examined", "NGIT_MAX_COUNT_EXAMINED", "--max-count-examined", "integer", "200000",
        "Index entries one COUNT may examine; past it the count is answered approximate (NIP-45).",
        uint_option(&C::max_count_examined, 1, unlimited)},

@@ -47,6 +47,7 @@ struct Config {
   std::uint64_t max_subscriptions = 0;
   std::uint64_t max_filters = 0;
   std::uint64_t max_count_examined = 200000;
+  std::uint64_t max_subscription_values = 100000;
   std::uint64_t max_limit = 0;
   std::uint64_t default_limit = 0;
   std::uint64_t max_subid_length = 0;

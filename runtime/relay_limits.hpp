@@ -33,6 +33,9 @@ struct RelayLimits {
   /// Index entries one COUNT may examine; past it the answer is marked approximate. Bounds the
   /// time a COUNT over a huge match set holds a scheduler thread.
   std::uint64_t max_count_examined = 200000;
+  /// Filter values (ids, authors, kinds, tag values) one connection's open subscriptions may hold
+  /// in the fan-out's index together: REQs past it are CLOSED.
+  std::size_t max_subscription_values = 100000;
 };
 
 /// Classic token bucket; time is passed in so tests control it.

@@ -42,6 +42,7 @@ RelayLimits limits_of(const Config& config) {
   limits.max_event_bytes = config.max_event_bytes;
   limits.max_subscriptions = config.max_subscriptions;
   limits.max_count_examined = config.max_count_examined;
+  limits.max_subscription_values = config.max_subscription_values;
   limits.max_filters = config.max_filters;
   limits.max_limit = config.max_limit;
   limits.default_limit = std::min(config.default_limit, config.max_limit);

@@ -150,6 +150,25 @@ TEST_F(ClientSessionTest, SubscriptionCapAndLimitClamping) {
   EXPECT_EQ(frames[0].rfind("[\"CLOSED\",\"b\",\"rate-limited:", 0), 0u) << frames[0];
 }
 
+TEST_F(ClientSessionTest, SubscriptionStateIsBudgetedPerConnection) {
+  runtime::RelayLimits limits;
+  limits.max_subscription_values = 10;
+  auto session = open_session(limits);
+  // 1 per filter plus one per value: 6 each.
+  auto frames = say(session, R"(["REQ","a",{"kinds":[1,2,3,4,5]}])");
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back(), nostr::relay_eose("a"));
+  frames = say(session, R"(["REQ","b",{"kinds":[6,7,8,9,10]}])");
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"CLOSED\",\"b\",\"rate-limited:", 0), 0u) << frames[0];
+  // Replacing a subscription counts it once; closing one frees its share.
+  frames = say(session, R"(["REQ","a",{"kinds":[1,2,3,4,5,6,7,8,9]}])");
+  EXPECT_EQ(frames.back(), nostr::relay_eose("a"));
+  say(session, R"(["CLOSE","a"])");
+  frames = say(session, R"(["REQ","b",{"kinds":[6,7,8,9,10]}])");
+  EXPECT_EQ(frames.back(), nostr::relay_eose("b"));
+}
+
 TEST_F(ClientSessionTest, EventRateBucketRefusesBursts) {
   runtime::RelayLimits limits;
   limits.events_per_second = 0.001;
