@@ -4,6 +4,7 @@
 
 #include <utility>  // before Asio, see toolchain.md §1
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "runtime/http_server.hpp"
 #include "runtime/ws_session.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace graspd::test {
 
@@ -24,14 +26,25 @@ class LoopbackWsServer {
         [](const runtime::HttpRequestInfo&) { return runtime::HttpResponse{}; });
     server_->set_websocket_handler(endpoint_->upgrade_handler());
     server_->start();
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      io_.run();
+      ran_out_of_work_ = true;
+    });
   }
 
   /// Stops serving, closes every connection and joins the io thread; idempotent.
   void stop() {
     if (server_) server_->stop();
     if (endpoint_) endpoint_->close_all();
+    // A closing session keeps itself alive until its close completes: stopping the io_context
+    // before then would leak it (and whatever it still had queued).
+    if (endpoint_ && thread_.joinable())
+      wait_until([this] { return endpoint_->open_connections() == 0; }, std::chrono::seconds(10));
+    // Then let the io thread run out of work on its own: Beast keeps an operation that waits
+    // behind another inside the stream, which io_context::stop would never destroy.
     work_.reset();
+    if (thread_.joinable())
+      wait_until([this] { return ran_out_of_work_.load(); }, std::chrono::seconds(10));
     io_.stop();
     if (thread_.joinable()) thread_.join();
   }
@@ -48,6 +61,7 @@ class LoopbackWsServer {
   std::shared_ptr<runtime::WsEndpoint> endpoint_;
   std::unique_ptr<runtime::HttpServer> server_;
   std::thread thread_;
+  std::atomic<bool> ran_out_of_work_{false};
 };
 
 }  // namespace graspd::test
