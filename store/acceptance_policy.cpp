@@ -46,6 +46,16 @@ std::vector<std::string_view> flattened_values(const Event& ev, std::string_view
   return out;
 }
 
+/// The author of an announcement and the keys it lists as maintainers.
+std::vector<Pubkey> members_of(const Event& announcement) {
+  std::vector<Pubkey> out{announcement.pubkey};
+  for (auto value : flattened_values(announcement, "maintainers")) {
+    Pubkey maintainer;
+    if (nostr::from_hex(value, maintainer)) out.push_back(maintainer);
+  }
+  return out;
+}
+
 /// A parsed address and the text it came from (the text is what wait keys use).
 struct Address {
   nip34::Address parsed;
@@ -279,18 +289,6 @@ bool AcceptancePolicy::lists_service(const Event& announcement) const {
   return any_names_service("clone", "http", "https") && any_names_service("relays", "ws", "wss");
 }
 
-namespace {
-/// The author of an announcement and the keys it lists as maintainers.
-std::vector<Pubkey> members_of(const Event& announcement) {
-  std::vector<Pubkey> out{announcement.pubkey};
-  for (auto value : flattened_values(announcement, "maintainers")) {
-    Pubkey maintainer;
-    if (nostr::from_hex(value, maintainer)) out.push_back(maintainer);
-  }
-  return out;
-}
-}  // namespace
-
 const AcceptancePolicy::MaintainerSet& AcceptancePolicy::committed_maintainers(
     std::string_view identifier) const {
   if (auto cached = maintainers_.find(identifier); cached != maintainers_.end())
@@ -457,13 +455,8 @@ bool AcceptancePolicy::eligible_through_pending(const Pubkey& author) const {
 
 void AcceptancePolicy::on_accepted(nostr::EventPtr ev, std::vector<EventId> depends_on) {
   if (!ev || pending_.contains(ev->id)) return;
-  if (ev->kind == kind_announcement) {
-    pending_members_.emplace(ev->pubkey, ev->id);
-    for (auto value : flattened_values(*ev, "maintainers")) {
-      Pubkey maintainer;
-      if (nostr::from_hex(value, maintainer)) pending_members_.emplace(maintainer, ev->id);
-    }
-  }
+  if (ev->kind == kind_announcement)
+    for (const auto& member : members_of(*ev)) pending_members_.emplace(member, ev->id);
   pending_.add(std::move(ev), std::move(depends_on));
 }
 
@@ -490,18 +483,12 @@ void AcceptancePolicy::prune_members() {
 void AcceptancePolicy::forget_pending(const EventId& id) {
   const Event* ev = pending_.find(id);
   if (!ev) return;
-  if (ev->kind == kind_announcement) {
-    auto forget_member = [&](const Pubkey& member) {
+  if (ev->kind == kind_announcement)
+    for (const auto& member : members_of(*ev)) {
       auto [first, last] = pending_members_.equal_range(member);
       for (auto it = first; it != last;)
         it = it->second == id ? pending_members_.erase(it) : std::next(it);
-    };
-    forget_member(ev->pubkey);
-    for (auto value : flattened_values(*ev, "maintainers")) {
-      Pubkey maintainer;
-      if (nostr::from_hex(value, maintainer)) forget_member(maintainer);
     }
-  }
   pending_.remove(id);
 }
 
@@ -522,11 +509,7 @@ std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
 
   if (ev.kind == kind_announcement) {
     released.push_back(wait_key::identifier(ev.d_tag()));
-    make_eligible(ev.pubkey, released);
-    for (auto value : flattened_values(ev, "maintainers")) {
-      Pubkey maintainer;
-      if (nostr::from_hex(value, maintainer)) make_eligible(maintainer, released);
-    }
+    for (const auto& member : members_of(ev)) make_eligible(member, released);
   } else if (!is_identity_kind(ev.kind) && ev.kind != kind_deletion &&
              !eligible_authors_.count(ev.pubkey) && thread_path(ev, store_)) {
     make_eligible(ev.pubkey, released);
