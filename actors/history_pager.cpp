@@ -32,6 +32,7 @@ std::vector<std::string> HistoryPager::open(const std::string& id, nostr::Filter
   if (subs_.count(id)) frames = close(id);
   State state;
   state.progress.resize(filters.size());
+  state.asked = filters;
   state.filters = std::move(filters);
   frames.push_back(req_frame(id, state.filters));
   subs_[id] = std::move(state);
@@ -52,6 +53,12 @@ std::optional<std::string> HistoryPager::owner_of(const std::string& wire_id) co
   auto id = wire_id.substr(0, wire_id.find(page_separator));
   if (!subs_.count(id)) return std::nullopt;
   return id;
+}
+
+bool HistoryPager::asked_for(const std::string& wire_id, const nostr::Event& ev) const {
+  auto owner = owner_of(wire_id);
+  if (!owner) return false;
+  return nostr::matches_any(subs_.at(*owner).asked, ev);
 }
 
 bool HistoryPager::on_event(const std::string& wire_id, const nostr::Event& ev) {

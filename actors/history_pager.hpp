@@ -33,6 +33,10 @@ class HistoryPager {
 
   /// The subscription an incoming frame's subscription id belongs to, if any.
   std::optional<std::string> owner_of(const std::string& wire_id) const;
+  /// True when `ev` matches a filter of the subscription `wire_id` belongs
+  /// to. Events a peer sends that we did not ask for are dropped before any
+  /// costly check: a hostile peer cannot make us verify and park them.
+  bool asked_for(const std::string& wire_id, const nostr::Event& ev) const;
   /// Records an event received on `wire_id`; true when it is new to the
   /// subscription's history.
   bool on_event(const std::string& wire_id, const nostr::Event& ev);
@@ -57,6 +61,9 @@ class HistoryPager {
     std::size_t new_events = 0;
   };
   struct State {
+    /// The filters as opened: the main subscription stays open on them.
+    nostr::Filters asked;
+    /// The filters still paging back, each with the `until` of its next page.
     nostr::Filters filters;
     std::set<nostr::EventId> seen;
     std::vector<FilterProgress> progress;

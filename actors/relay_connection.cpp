@@ -156,6 +156,10 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
     return consumed(self, frame_bytes);
   }
   ++st.traffic.events_received;
+  if (!st.pager.asked_for(msg.subscription_id, msg.event)) {
+    ++st.traffic.events_unrequested;
+    return consumed(self, frame_bytes);
+  }
   if (frame_bytes > st.config.limits.max_event_bytes + 256 ||
       nostr::compute_id(msg.event) != msg.event.id) {
     ++st.traffic.events_invalid;

@@ -4,14 +4,9 @@
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <caf/typed_event_based_actor.hpp>
 
-#include <cstdio>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "runtime/log.hpp"
 
@@ -30,8 +25,9 @@ struct SyncMetrics {
         totals(prometheus::BuildCounter()
                    .Name("graspd_sync_total")
                    .Help("Sync activity: connection_attempts, events_received, events_stored, "
-                         "events_invalid, events_known, pages, bytes_received, consolidations, "
-                         "daily_syncs")
+                         "events_invalid, events_known, events_unrequested, pages, bytes_received, "
+                         "consolidations, "
+                         "daily_syncs, evictions")
                    .Register(r)),
         open(prometheus::BuildGauge()
                  .Name("graspd_sync_open")
@@ -62,8 +58,10 @@ void spawn_connection(Self self, const std::string& relay) {
   auto& st = self->state;
   auto config = st.config.connection;
   // Operator-configured relays are trusted; relays from events are not.
-  if (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay)
+  if (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay) {
     config.client.allow_private_addresses = true;
+    config.client.detailed_connect_errors = true;
+  }
   // Linked: connections die with the manager; their normal quit leaves it be.
   auto handle = self->spawn<caf::linked>(relay_connection, relay, config, sync_manager_actor{self},
                                          st.acceptance, st.writer, st.clients);
@@ -72,6 +70,17 @@ void spawn_connection(Self self, const std::string& relay) {
   ++figures.connection_attempts;
   if (st.metrics) st.metrics->add("connection_attempts", 1);
   log::debug(component, "dialling " + relay);
+}
+
+/// Adds what the plan counted since the last call to the metrics.
+void report_totals(SyncManagerState& st) {
+  const auto& now = st.plan->totals();
+  if (st.metrics) {
+    st.metrics->add("consolidations", now.consolidations - st.reported.consolidations);
+    st.metrics->add("daily_syncs", now.daily_syncs - st.reported.daily_syncs);
+    st.metrics->add("evictions", now.evictions - st.reported.evictions);
+  }
+  st.reported = now;
 }
 
 void execute(Self self, const sync::Commands& commands) {
@@ -88,7 +97,7 @@ void execute(Self self, const sync::Commands& commands) {
               st.connections.erase(it);
             }
             st.figures.erase(c.relay);
-            log::info(component, "disconnected empty relay " + c.relay);
+            log::info(component, "stopped syncing with " + c.relay);
           } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
             if (auto it = st.connections.find(c.relay); it != st.connections.end())
               self->send(it->second, SyncSubscribe{c.subscription_id, c.filters});
@@ -100,13 +109,13 @@ void execute(Self self, const sync::Commands& commands) {
           } else if constexpr (std::is_same_v<T, sync::ArmDaily>) {
             std::uniform_int_distribution<std::int64_t> pick(st.config.daily_min.count(),
                                                              st.config.daily_max.count());
-            auto token = st.next_daily_token++;
-            st.daily_tokens[c.relay] = token;
-            self->delayed_send(self, std::chrono::seconds(pick(st.rng)), DailyTick{c.relay, token});
+            self->delayed_send(self, std::chrono::seconds(pick(st.rng)),
+                               DailyTick{c.relay, c.generation});
           }
         },
         command);
   }
+  report_totals(st);
   st.status_dirty = true;
   st.state_dirty = true;
 }
@@ -150,33 +159,23 @@ void publish_status(Self self) {
 void load_state(Self self) {
   auto& st = self->state;
   if (st.config.state_file.empty()) return;
-  std::ifstream in(st.config.state_file);
-  if (!in) return;
-  std::stringstream text;
-  text << in.rdbuf();
-  if (st.plan->restore_json(text.str()))
+  auto text = sync::read_state_file(st.config.state_file);
+  if (!text) return;
+  if (st.plan->restore_json(*text))
     log::info(component, "resumed sync state of ", st.plan->relays().size(), " relays");
   else
     log::warn(component, "ignoring unreadable sync state ", st.config.state_file);
 }
 
-/// Written to a temporary file then renamed, so a crash leaves the old or
-/// the new state, never half of one. Small (counts of repos and roots).
 void save_state(SyncManagerState& st, std::int64_t t) {
   if (st.config.state_file.empty()) return;
-  auto temporary = st.config.state_file + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << st.plan->snapshot_json(t);
-    if (!out) {
-      log::warn(component, "cannot write ", temporary);
-      return;
-    }
+  std::string error;
+  if (!sync::write_state_file(st.config.state_file, st.plan->snapshot_json(t), error)) {
+    log::warn(component, error);
+    return;
   }
-  if (std::rename(temporary.c_str(), st.config.state_file.c_str()) != 0)
-    log::warn(component, "cannot replace ", st.config.state_file);
   st.state_dirty = false;
-  st.last_state_save = std::chrono::steady_clock::now();
+  st.last_state_save = t;
 }
 
 std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
@@ -188,64 +187,51 @@ std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
   return out;
 }
 
-}  // namespace
-
-std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto count = [&](const char* key, std::uint64_t value) {
-    w.Key(key);
-    w.Uint64(value);
-  };
-  auto optional_time = [&](const char* key, const std::optional<std::int64_t>& value) {
-    w.Key(key);
-    value ? w.Int64(*value) : w.Null();
-  };
-  w.StartObject();
-  w.Key("repositories");
-  w.Uint64(st.plan->repositories().size());
-  w.Key("daily_syncs");
-  w.Uint64(st.daily_syncs);
-  w.Key("relays");
-  w.StartArray();
-  for (const auto& [relay, state] : st.plan->relays()) {
-    auto figures_it = st.figures.find(relay);
-    RelayFigures figures = figures_it == st.figures.end() ? RelayFigures{} : figures_it->second;
-    w.StartObject();
-    w.Key("url");
-    w.String(relay.c_str(), static_cast<rapidjson::SizeType>(relay.size()));
-    w.Key("status");
-    w.String(sync::to_string(state.status));
-    w.Key("health");
-    w.String(sync::to_string(st.plan->health_of(state, t)));
-    w.Key("bootstrap");
-    w.Bool(state.is_bootstrap);
-    optional_time("last_connect", figures.last_connect);
-    optional_time("last_disconnect", figures.last_disconnect);
-    count("repos_confirmed", state.confirmed.repos.size());
-    count("roots_confirmed", state.confirmed.roots.size());
-    count("pending_batches", state.pending.size());
-    count("open_subscriptions", state.subscriptions.size());
-    count("open_filters", state.open_filter_count());
-    count("consolidations", state.consolidations);
-    count("connection_attempts", figures.connection_attempts);
-    count("events_received", figures.events_received);
-    count("events_synced", figures.events_stored);
-    count("events_invalid", figures.events_invalid);
-    count("events_already_stored", figures.events_known);
-    count("pages_fetched", figures.pages);
-    count("bytes_received", figures.bytes_received);
-    const auto& error =
-        state.health.last_error.empty() ? figures.last_error : state.health.last_error;
-    w.Key("last_error");
-    error.empty() ? w.Null()
-                  : w.String(error.c_str(), static_cast<rapidjson::SizeType>(error.size()));
-    w.EndObject();
+/// Exit messages come from linked connections (their normal quit follows a
+/// RelayDown; a crash must not take the manager down: it counts as a lost
+/// connection) or from the daemon stopping us: then save before quitting.
+void on_exit(Self self, caf::exit_msg& msg) {
+  auto& st = self->state;
+  for (auto it = st.connections.begin(); it != st.connections.end(); ++it) {
+    if (caf::actor_cast<caf::actor_addr>(it->second) != msg.source) continue;
+    auto relay = it->first;
+    st.connections.erase(it);
+    if (msg.reason != caf::exit_reason::normal)
+      execute(self, st.plan->on_disconnected(relay, "connection actor failed", now(self)));
+    return;
   }
-  w.EndArray();
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  // anon_send_exit names the receiver itself as the source; any other
+  // source is a connection already forgotten.
+  if (msg.source && msg.source != self->address()) return;
+  save_state(st, now(self));
+  self->quit(msg.reason);
 }
+
+void on_relay_down(Self self, RelayDown& down) {
+  if (!from_current(self, down.relay)) return;
+  auto& st = self->state;
+  st.connections.erase(down.relay);
+  auto& figures = st.figures[down.relay];
+  figures.last_error = down.reason;
+  if (down.was_open) {
+    figures.last_disconnect = now(self);
+    log::info(component, "lost " + down.relay + ": " + down.reason);
+    execute(self, st.plan->on_disconnected(down.relay, down.reason, now(self)));
+  } else {
+    log::debug(component, "cannot connect to " + down.relay + ": " + down.reason);
+    execute(self, st.plan->on_connect_failed(down.relay, down.reason, now(self)));
+  }
+}
+
+void on_traffic(Self self, const RelayTraffic& traffic) {
+  auto& st = self->state;
+  st.figures[traffic.relay] += traffic;
+  if (st.metrics)
+    traffic.for_each([&](const char* what, std::uint64_t n) { st.metrics->add(what, n); });
+  st.status_dirty = true;
+}
+
+}  // namespace
 
 sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig config,
                                                acceptance_actor acceptance,
@@ -267,25 +253,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
   load_state(self);
   if (config.bootstrap_relay)
     execute(self, st.plan->add_bootstrap_relay(*config.bootstrap_relay, now(self)));
-  // Exit messages come from linked connections (their normal quit follows a
-  // RelayDown; a crash must not take the manager down: it counts as a lost
-  // connection) or from the daemon stopping us: then save before quitting.
-  self->set_exit_handler([self](caf::exit_msg& msg) {
-    auto& st = self->state;
-    for (auto it = st.connections.begin(); it != st.connections.end(); ++it) {
-      if (caf::actor_cast<caf::actor_addr>(it->second) != msg.source) continue;
-      auto relay = it->first;
-      st.connections.erase(it);
-      if (msg.reason != caf::exit_reason::normal)
-        execute(self, st.plan->on_disconnected(relay, "connection actor failed", now(self)));
-      return;
-    }
-    // anon_send_exit names the receiver itself as the source; any other
-    // source is a connection already forgotten.
-    if (msg.source && msg.source != self->address()) return;
-    save_state(st, now(self));
-    self->quit(msg.reason);
-  });
+  self->set_exit_handler([self](caf::exit_msg& msg) { on_exit(self, msg); });
   self->delayed_send(self, config.disconnect_check_interval, atom::tick::value);
   self->send(self, atom::publish::value);
   return {
@@ -300,21 +268,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
                                                      now(self)));
       },
-      [=](RelayDown& down) {
-        if (!from_current(self, down.relay)) return;
-        auto& st = self->state;
-        st.connections.erase(down.relay);
-        auto& figures = st.figures[down.relay];
-        figures.last_error = down.reason;
-        if (down.was_open) {
-          figures.last_disconnect = now(self);
-          log::info(component, "lost " + down.relay + ": " + down.reason);
-          execute(self, st.plan->on_disconnected(down.relay, down.reason, now(self)));
-        } else {
-          log::debug(component, "cannot connect to " + down.relay + ": " + down.reason);
-          execute(self, st.plan->on_connect_failed(down.relay, down.reason, now(self)));
-        }
-      },
+      [=](RelayDown& down) { on_relay_down(self, down); },
       [=](RelaySubscriptionDone& done) {
         if (!from_current(self, done.relay)) return;
         execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
@@ -331,45 +285,24 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         log::info(component, "rate limited by " + limited.relay);
         execute(self, self->state.plan->on_rate_limited(limited.relay, now(self)));
       },
-      [=](RelayTraffic& traffic) {
-        auto& st = self->state;
-        auto& figures = st.figures[traffic.relay];
-        figures += traffic;
-        if (st.metrics)
-          traffic.for_each([&](const char* what, std::uint64_t n) { st.metrics->add(what, n); });
-        st.status_dirty = true;
-      },
+      [=](RelayTraffic& traffic) { on_traffic(self, traffic); },
       [=](RetryTimer& timer) {
         execute(self, self->state.plan->on_retry_timer(timer.relay, now(self)));
       },
       [=](DailyTick& tick) {
-        auto& st = self->state;
-        auto token = st.daily_tokens.find(tick.relay);
-        if (token == st.daily_tokens.end() || token->second != tick.token) return;  // stale
-        if (!st.plan->relays().count(tick.relay)) {
-          st.daily_tokens.erase(token);  // relay dropped: its timer ends
-          return;
-        }
-        ++st.daily_syncs;
-        if (st.metrics) st.metrics->add("daily_syncs", 1);
-        execute(self, st.plan->on_daily_tick(tick.relay, now(self)));
+        execute(self, self->state.plan->on_daily_tick(tick.relay, tick.generation, now(self)));
       },
       [=](atom::tick) {
-        auto& st = self->state;
-        std::uint64_t before = 0, after = 0;
-        for (const auto& [relay, state] : st.plan->relays()) before += state.consolidations;
-        execute(self, st.plan->on_disconnect_check(now(self)));
-        for (const auto& [relay, state] : st.plan->relays()) after += state.consolidations;
-        if (st.metrics && after > before) st.metrics->add("consolidations", after - before);
-        self->delayed_send(self, st.config.disconnect_check_interval, atom::tick::value);
+        execute(self, self->state.plan->on_disconnect_check(now(self)));
+        self->delayed_send(self, self->state.config.disconnect_check_interval, atom::tick::value);
       },
       [=](atom::publish) {
         publish_status(self);
         auto& st = self->state;
         if (st.state_dirty &&
-            std::chrono::steady_clock::now() - st.last_state_save >= st.config.state_save_interval)
+            now(self) - st.last_state_save >= st.config.state_save_interval.count())
           save_state(st, now(self));
-        self->delayed_send(self, self->state.config.status_interval, atom::publish::value);
+        self->delayed_send(self, st.config.status_interval, atom::publish::value);
       },
       [=](atom::status) -> std::string { return sync_status_json(self->state, now(self)); },
   };

@@ -69,12 +69,12 @@ struct SyncManagerState {
   std::map<std::string, relay_connection_actor> connections;
   std::map<std::string, RelayFigures> figures;
   std::mt19937_64 rng;
-  std::uint64_t daily_syncs = 0;
-  std::map<std::string, std::uint64_t> daily_tokens;
-  std::uint64_t next_daily_token = 1;
+  /// The plan's totals already added to the metrics.
+  sync::SyncTotals reported;
   bool status_dirty = true;
   bool state_dirty = false;
-  std::chrono::steady_clock::time_point last_state_save{};
+  /// Unix time of the last state-file save.
+  std::int64_t last_state_save = 0;
 };
 
 sync_manager_actor::behavior_type sync_manager(
@@ -82,7 +82,8 @@ sync_manager_actor::behavior_type sync_manager(
     acceptance_actor acceptance, store_writer_actor writer, RelayClientFactory clients,
     std::shared_ptr<runtime::StatusBoard> board, std::shared_ptr<prometheus::Registry> registry);
 
-/// The /api/sync document: one entry per relay.
+/// The /api/sync document: the plan's totals and one entry per relay
+/// (sync_status.cpp).
 std::string sync_status_json(const SyncManagerState& state, std::int64_t now);
 
 }  // namespace graspd

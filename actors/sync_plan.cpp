@@ -1,6 +1,9 @@
 #include "actors/sync_plan.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <string_view>
 
 namespace graspd::sync {
 
@@ -11,7 +14,45 @@ bool contains(const std::set<T>& set, const T& x) {
   return set.find(x) != set.end();
 }
 
+/// The author part of "30617:<author>:<identifier>".
+std::string_view author_of(const RepoRef& repo) {
+  auto first = repo.find(':');
+  auto second = repo.find(':', first == RepoRef::npos ? 0 : first + 1);
+  if (first == RepoRef::npos || second == RepoRef::npos) return repo;
+  return std::string_view(repo).substr(first + 1, second - first - 1);
+}
+
+/// Positions one author's relays round-robin over the author's repositories
+/// (each repository's first relay, then each one's second, ...).
+void rank_author(const std::vector<const std::set<RelayUrl>*>& lists,
+                 std::map<RelayUrl, AdmissionRank>& ranks) {
+  std::set<RelayUrl> seen;
+  std::size_t position = 0;
+  for (std::size_t round = 0;; ++round) {
+    bool any = false;
+    for (const auto* list : lists) {
+      if (round >= list->size()) continue;
+      any = true;
+      const auto& relay = *std::next(list->begin(), static_cast<std::ptrdiff_t>(round));
+      if (!seen.insert(relay).second) continue;
+      auto [it, inserted] = ranks.try_emplace(relay, AdmissionRank{position, 0});
+      it->second.position = std::min(it->second.position, position);
+      ++it->second.listed_by;
+      ++position;
+    }
+    if (!any) return;
+  }
+}
+
 }  // namespace
+
+std::map<RelayUrl, AdmissionRank> rank_relays(const RepoSyncIndex& index) {
+  std::map<std::string_view, std::vector<const std::set<RelayUrl>*>> by_author;
+  for (const auto& [repo, needs] : index) by_author[author_of(repo)].push_back(&needs.relays);
+  std::map<RelayUrl, AdmissionRank> ranks;
+  for (const auto& [author, lists] : by_author) rank_author(lists, ranks);
+  return ranks;
+}
 
 std::map<RelayUrl, SyncItems> derive_relay_targets(const RepoSyncIndex& index) {
   std::map<RelayUrl, SyncItems> out;
@@ -110,19 +151,50 @@ Commands SyncPlan::on_repositories(const std::vector<RepoUpdate>& updates, std::
     }
     known.roots.insert(update.roots.begin(), update.roots.end());
   }
-  targets_ = derive_relay_targets(repos_);
+  refresh_targets();
   Commands out;
   for (auto& [relay, state] : relays_) recompute(relay, state, now, out);
   admit_targets(now, out);
   return out;
 }
 
+void SyncPlan::refresh_targets() {
+  targets_ = derive_relay_targets(repos_);
+  ranks_ = rank_relays(repos_);
+}
+
+AdmissionRank SyncPlan::rank_of(const RelayUrl& relay) const {
+  auto it = ranks_.find(relay);
+  // Tracked relays no repository lists any more are idle: they rank last.
+  return it == ranks_.end() ? AdmissionRank{SIZE_MAX, 0} : it->second;
+}
+
 void SyncPlan::admit_targets(std::int64_t now, Commands& out) {
-  for (const auto& [relay, target] : targets_) {
-    if (relays_.size() >= config_.max_relays) return;
-    if (relays_.count(relay)) continue;
+  using Ranked = std::pair<AdmissionRank, RelayUrl>;
+  std::vector<Ranked> waiting, evictable;
+  for (const auto& [relay, target] : targets_)
+    if (!relays_.count(relay)) waiting.emplace_back(rank_of(relay), relay);
+  if (waiting.empty()) return;
+  std::sort(waiting.begin(), waiting.end());
+  for (const auto& [relay, state] : relays_)
+    if (!state.is_bootstrap) evictable.emplace_back(rank_of(relay), relay);
+  std::sort(evictable.rbegin(), evictable.rend());  // worst first
+  std::size_t next_victim = 0;
+  for (const auto& [rank, relay] : waiting) {
+    if (relays_.size() >= config_.max_relays) {
+      if (next_victim == evictable.size() || !(rank < evictable[next_victim].first)) return;
+      evict(evictable[next_victim++].second, out);
+    }
     recompute(relay, ensure_relay(relay), now, out);
   }
+}
+
+void SyncPlan::evict(const RelayUrl& relay, Commands& out) {
+  auto it = relays_.find(relay);
+  if (it == relays_.end()) return;
+  if (it->second.status != ConnectionStatus::disconnected) out.push_back(HangUp{relay});
+  relays_.erase(it);
+  ++totals_.evictions;
 }
 
 std::size_t SyncPlan::untracked_targets() const {
@@ -205,6 +277,7 @@ void SyncPlan::consolidate(const RelayUrl& relay, RelayState& state, std::int64_
                            Commands& out) {
   state.consolidation_wanted = false;
   ++state.consolidations;
+  ++totals_.consolidations;
   for (auto it = state.subscriptions.begin(); it != state.subscriptions.end();) {
     if (it->second.layer == Layer::announcements) {
       ++it;
@@ -254,9 +327,9 @@ Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_b
   }
   state->last_connected = now;
   state->disconnected_at.reset();
-  if (!state->daily_armed) {
-    state->daily_armed = true;
-    out.push_back(ArmDaily{relay});
+  if (!state->daily_generation) {
+    state->daily_generation = next_daily_generation_++;
+    out.push_back(ArmDaily{relay, *state->daily_generation});
   }
   recompute(relay, *state, now, out);
   return out;
@@ -407,11 +480,13 @@ Commands SyncPlan::on_retry_timer(const RelayUrl& relay, std::int64_t now) {
   return out;
 }
 
-Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::int64_t now) {
+Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::uint64_t generation,
+                                 std::int64_t now) {
   auto* state = tracked(relay);
-  if (!state) return {};
+  if (!state || state->daily_generation != generation) return {};
   Commands out;
-  out.push_back(ArmDaily{relay});
+  ++totals_.daily_syncs;
+  out.push_back(ArmDaily{relay, generation});
   close_all(relay, *state, out);
   state->confirmed = {};
   state->refused = {};

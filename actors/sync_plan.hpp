@@ -60,6 +60,29 @@ struct SyncConfig {
   std::size_t max_relays = 1000;
 };
 
+/// Activity counted where it happens, for metrics and /api/sync.
+struct SyncTotals {
+  std::uint64_t consolidations = 0;
+  std::uint64_t daily_syncs = 0;
+  /// Tracked relays dropped to give their slot to a relay ranked before them.
+  std::uint64_t evictions = 0;
+};
+
+/// Admission order of a target relay when slots are scarce: every author's
+/// first relay comes before any author's second, so one announcement (or
+/// one author's many) listing a thousand relays cannot keep another
+/// repository's relays out.
+struct AdmissionRank {
+  std::size_t position = 0;   ///< best position in any author's relay list
+  std::size_t listed_by = 0;  ///< authors listing it (more ranks first)
+  bool operator<(const AdmissionRank& other) const {
+    if (position != other.position) return position < other.position;
+    return listed_by > other.listed_by;
+  }
+};
+/// The AdmissionRank of every relay the repositories list.
+std::map<RelayUrl, AdmissionRank> rank_relays(const RepoSyncIndex& index);
+
 enum class ConnectionStatus { disconnected, connecting, connected };
 enum class Health { healthy, degraded, dead };
 const char* to_string(ConnectionStatus status);
@@ -106,7 +129,9 @@ struct RelayState {
   std::size_t max_message_bytes = 0;
   std::size_t max_filters = 0;
   bool retry_armed = false;
-  bool daily_armed = false;
+  /// The generation of the relay's armed daily timer; ticks of any other
+  /// generation are stale (the relay was dropped and tracked again).
+  std::optional<std::uint64_t> daily_generation;
   /// Items whose subscriptions the peer refused (not for rate limiting); not
   /// asked again until the next fresh sync.
   SyncItems refused;
@@ -138,9 +163,11 @@ struct ArmRetry {
   RelayUrl relay;
   std::int64_t delay_seconds = 0;
 };
-/// Arm the relay's random 23-25 h fresh-sync timer (comes back as on_daily_tick).
+/// Arm the relay's random 23-25 h fresh-sync timer (comes back as
+/// on_daily_tick with the same generation).
 struct ArmDaily {
   RelayUrl relay;
+  std::uint64_t generation = 0;
 };
 using Command = std::variant<Dial, HangUp, OpenSubscription, CloseSubscription, ArmRetry, ArmDaily>;
 using Commands = std::vector<Command>;
@@ -168,8 +195,9 @@ class SyncPlan {
   /// A NOTICE (or OK) signalled a rate limit for the whole connection.
   Commands on_rate_limited(const RelayUrl& relay, std::int64_t now);
   Commands on_retry_timer(const RelayUrl& relay, std::int64_t now);
-  /// The random 23-25 h fresh sync of one relay.
-  Commands on_daily_tick(const RelayUrl& relay, std::int64_t now);
+  /// The random 23-25 h fresh sync of one relay; a stale generation (or a
+  /// relay no longer tracked) is ignored.
+  Commands on_daily_tick(const RelayUrl& relay, std::uint64_t generation, std::int64_t now);
   /// The periodic empty-relay and reconnect check.
   Commands on_disconnect_check(std::int64_t now);
 
@@ -185,6 +213,7 @@ class SyncPlan {
   std::size_t untracked_targets() const;
   const std::map<RelayUrl, RelayState>& relays() const { return relays_; }
   Health health_of(const RelayState& state, std::int64_t now) const;
+  const SyncTotals& totals() const { return totals_; }
   std::int64_t backoff_seconds(const RelayState& state, std::int64_t now) const;
 
  private:
@@ -208,8 +237,12 @@ class SyncPlan {
   void resend_deferred(const RelayUrl& relay, RelayState& state, Commands& out);
   void record_failure(RelayState& state, const std::string& error, std::int64_t now);
   void recompute(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
-  /// Starts tracking target relays not tracked yet, while under max_relays.
+  /// Starts tracking target relays not tracked yet, in AdmissionRank order:
+  /// while under max_relays, then by evicting tracked relays ranked after them.
   void admit_targets(std::int64_t now, Commands& out);
+  void refresh_targets();
+  AdmissionRank rank_of(const RelayUrl& relay) const;
+  void evict(const RelayUrl& relay, Commands& out);
   void consolidate(const RelayUrl& relay, RelayState& state, std::int64_t now, Commands& out);
   void close_all(const RelayUrl& relay, RelayState& state, Commands& out);
   void dial(const RelayUrl& relay, RelayState& state, Commands& out);
@@ -222,9 +255,18 @@ class SyncPlan {
   RepoSyncIndex repos_;
   /// derive_relay_targets(repos_), refreshed when repos_ changes.
   std::map<RelayUrl, SyncItems> targets_;
+  std::map<RelayUrl, AdmissionRank> ranks_;
   std::map<RelayUrl, RelayState> relays_;
   std::uint64_t next_batch_ = 1;
   std::uint64_t next_subscription_ = 1;
+  std::uint64_t next_daily_generation_ = 1;
+  SyncTotals totals_;
 };
+
+/// The sync state file's text; nullopt when it does not exist or cannot be read.
+std::optional<std::string> read_state_file(const std::string& path);
+/// Replaces the file through a temporary and a rename, so a crash leaves the
+/// old or the new state, never half of one; false with `error` set on failure.
+bool write_state_file(const std::string& path, const std::string& text, std::string& error);
 
 }  // namespace graspd::sync

@@ -4,6 +4,9 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "actors/sync_plan.hpp"
 #include "messages/nostr/json.hpp"
@@ -69,6 +72,31 @@ bool SyncPlan::restore_json(const std::string& json) {
         if (root.IsString() && nostr::from_hex(root.GetString(), id))
           state.confirmed.roots.insert(id);
       }
+  }
+  return true;
+}
+
+std::optional<std::string> read_state_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool write_state_file(const std::string& path, const std::string& text, std::string& error) {
+  auto temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out) {
+      error = "cannot write " + temporary;
+      return false;
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = "cannot replace " + path;
+    return false;
   }
   return true;
 }

@@ -364,7 +364,7 @@ async function fullsync() {
   const view = await syncView(fresh.port);
   const relays = view.relays.map((r) => ({ url: r.url, status: r.status, open_subscriptions: r.open_subscriptions,
     open_filters: r.open_filters, pending_batches: r.pending_batches, bytes_received: r.bytes_received,
-    events_received: r.events_received, events_synced: r.events_synced }));
+    events_received: r.events_received, events_stored: r.events_stored }));
   const bytes = view.relays.reduce((s, r) => s + r.bytes_received, 0);
   console.log(`fullsync: ${opt.repos} repositories x ${opt.issues} issues x ${opt.comments} comments = ${events.length} events`);
   console.log(`wall time from fresh start until all stored: ${wallMs} ms (stored ${stored})`);

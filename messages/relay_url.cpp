@@ -123,10 +123,25 @@ std::optional<std::string> canonical_relay_url(std::string_view url) {
   return out;
 }
 
+namespace {
+
+/// Relay paths are short names ("/", "/nostr", "/v1/relay"); a query or any
+/// other character would let an announcement aim graspd's GET requests at
+/// arbitrary endpoints of a web application.
+bool is_plain_relay_path(std::string_view path) {
+  return std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '-' || c == '.' ||
+           c == '_' || c == '~';
+  });
+}
+
+}  // namespace
+
 std::optional<std::string> untrusted_relay_key(std::string_view url) {
   if (url.size() > max_untrusted_url_length) return std::nullopt;
   auto parsed = parse_url(url);
-  if (!parsed || parsed->has_user_info) return std::nullopt;
+  if (!parsed || parsed->has_user_info || !is_plain_relay_path(parsed->path_and_query))
+    return std::nullopt;
   return canonical_relay_url(url);
 }
 

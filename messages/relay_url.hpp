@@ -49,8 +49,9 @@ std::optional<std::string> canonical_relay_url(std::string_view url);
 inline constexpr std::size_t max_untrusted_url_length = 512;
 
 /// canonical_relay_url for URLs from untrusted events, which must also be
-/// bounded in length and carry no user-info (protocol.md §4.8). Whether the
-/// host resolves to a public address is checked at connect time.
+/// bounded in length, carry no user-info (protocol.md §4.8) and have a plain
+/// path (letters, digits, `/-._~`: no query, fragment or escapes). Whether
+/// the host resolves to a public address is checked at connect time.
 std::optional<std::string> untrusted_relay_key(std::string_view url);
 
 }  // namespace graspd

@@ -84,6 +84,8 @@ struct TrafficCounters {
   std::uint64_t events_invalid = 0;
   /// Already stored: skipped before the signature check.
   std::uint64_t events_known = 0;
+  /// Matching no filter of the subscription they came on: dropped unchecked.
+  std::uint64_t events_unrequested = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_received = 0;
 
@@ -94,6 +96,7 @@ struct TrafficCounters {
     fn("events_stored", events_stored);
     fn("events_invalid", events_invalid);
     fn("events_known", events_known);
+    fn("events_unrequested", events_unrequested);
     fn("pages", pages);
     fn("bytes_received", bytes_received);
   }
@@ -107,6 +110,7 @@ struct TrafficCounters {
     events_stored += other.events_stored;
     events_invalid += other.events_invalid;
     events_known += other.events_known;
+    events_unrequested += other.events_unrequested;
     pages += other.pages;
     bytes_received += other.bytes_received;
     return *this;
@@ -124,9 +128,9 @@ struct RetryTimer {
 };
 struct DailyTick {
   std::string relay;
-  /// Only the newest timer of a relay counts (a relay dropped and re-added
-  /// must not end up with two daily timers).
-  std::uint64_t token = 0;
+  /// The SyncPlan ignores ticks of an older generation (a relay dropped and
+  /// tracked again must not end up with two daily timers).
+  std::uint64_t generation = 0;
 };
 
 template <class Inspector>
@@ -157,7 +161,7 @@ typename Inspector::result_type inspect(Inspector& f, RelayRateLimited& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayTraffic& x) {
   return f(caf::meta::type_name("RelayTraffic"), x.relay, x.events_received, x.events_stored,
-           x.events_invalid, x.events_known, x.pages, x.bytes_received);
+           x.events_invalid, x.events_known, x.events_unrequested, x.pages, x.bytes_received);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RetryTimer& x) {
@@ -165,7 +169,7 @@ typename Inspector::result_type inspect(Inspector& f, RetryTimer& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, DailyTick& x) {
-  return f(caf::meta::type_name("DailyTick"), x.relay, x.token);
+  return f(caf::meta::type_name("DailyTick"), x.relay, x.generation);
 }
 
 }  // namespace graspd

@@ -250,9 +250,9 @@ class Connection final : public RelayClient,
   void connect_websocket() {
     ws_.emplace(make_layer<Layer>(strand_));
     connect_layer(ws_->next_layer(), [this, self = self()](beast::error_code ec) {
-      if (ec)
-        return finish("cannot connect: " + ec.message() +
-                      (tls_detail_.empty() ? std::string() : " (" + tls_detail_ + ")"));
+      if (ec && !tls_detail_.empty())
+        return finish("cannot connect: certificate verify failed (" + tls_detail_ + ")");
+      if (ec) return finish(connect_failure("cannot connect: " + ec.message()));
       beast::get_lowest_layer(*ws_).expires_never();
       websocket::stream_base::timeout timeouts{};
       timeouts.handshake_timeout = options_.connect_timeout;
@@ -264,7 +264,7 @@ class Connection final : public RelayClient,
           [](websocket::request_type& req) { req.set(http::field::user_agent, "graspd"); }));
       auto path = url_.path_and_query.empty() ? std::string("/") : url_.path_and_query;
       ws_->async_handshake(host_header(url_), path, [this, self](beast::error_code ec2) {
-        if (ec2) return finish("websocket handshake failed: " + ec2.message());
+        if (ec2) return finish(connect_failure("websocket handshake failed: " + ec2.message()));
         if (closing_) return shut_down("closed by graspd");
         open_ = true;
         handler_->on_open(peer_);
@@ -330,6 +330,10 @@ class Connection final : public RelayClient,
     }
     ws_->async_close(websocket::close_code::normal,
                      [this, self = self()](beast::error_code) { finish(close_reason_); });
+  }
+
+  std::string connect_failure(std::string detail) const {
+    return options_.detailed_connect_errors ? detail : std::string("cannot connect");
   }
 
   void finish(std::string reason) {

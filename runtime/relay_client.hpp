@@ -37,6 +37,12 @@ struct RelayClientOptions {
   /// Untrusted URLs (from events) may not resolve to loopback, private,
   /// link-local or unspecified addresses unless this is set (protocol.md §4.8).
   bool allow_private_addresses = false;
+  /// Say why a connection failed before it opened (refused, timed out,
+  /// declined handshake). Off for URLs from events: the reason would tell
+  /// whoever publishes an announcement which ports of a host are open, so
+  /// those failures read "cannot connect" (certificate errors still say
+  /// why: only a TLS service presents a certificate).
+  bool detailed_connect_errors = false;
   /// Fetch the peer's NIP-11 document before connecting, for REQ sizing.
   bool fetch_relay_info = true;
   /// This service's own listening endpoint ("ip:port"): never dialled, even

@@ -135,6 +135,27 @@ int run_export(const std::filesystem::path& store_path,
   }
 }
 
+/// Reads one line of at most `max` bytes into `line`. A longer line is read
+/// to its end without being kept; then `too_long` is set. False at the end.
+static bool read_bounded_line(std::istream& in, std::string& line, std::size_t max,
+                              bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf* buffer = in.rdbuf();
+  for (;;) {
+    int c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return !line.empty() || too_long;
+    }
+    if (c == '\n') return true;
+    if (line.size() < max)
+      line.push_back(static_cast<char>(c));
+    else
+      too_long = true;
+  }
+}
+
 int run_import(const std::filesystem::path& store_path, std::istream& in, std::ostream& err,
                const ImportOptions& options) {
   try {
@@ -145,8 +166,13 @@ int run_import(const std::filesystem::path& store_path, std::istream& in, std::o
     ImportTally tally;
     std::vector<nostr::EventPtr> batch;
     std::string line;
-    while (std::getline(in, line)) {
+    bool too_long = false;
+    while (read_bounded_line(in, line, options.max_line_bytes, too_long)) {
       ++tally.lines;
+      if (too_long) {
+        reject(tally, err, "line longer than " + std::to_string(options.max_line_bytes) + " bytes");
+        continue;
+      }
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       auto parsed = nostr::parse_event(line, limits);
       if (!parsed) {

@@ -19,6 +19,9 @@ int run_export(const std::filesystem::path& store_path,
 struct ImportOptions {
   /// Events per durable write transaction.
   std::size_t batch_size = 1000;
+  /// Longest line read; a longer one is skipped (reported, never buffered
+  /// whole), so one endless line cannot grow memory without bound.
+  std::size_t max_line_bytes = 1048576;
 };
 
 /// Reads JSONL events from `in`, verifies each (id and signature), stores

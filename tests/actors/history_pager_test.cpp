@@ -152,6 +152,21 @@ TEST(HistoryPager, LiveEventsAreNotHistoryAndPagesAreClosed) {
   EXPECT_EQ(pager.open_subscriptions(), 0u);
 }
 
+TEST(HistoryPager, AskedForMeansTheFiltersAsOpenedWhilePagesMoveBack) {
+  HistoryPager pager;
+  pager.open("s1", {tagged('x')});
+  EXPECT_TRUE(pager.asked_for("s1", event(1, 100, 'x')));
+  EXPECT_FALSE(pager.asked_for("s1", event(2, 100, 'y'))) << "matches no filter";
+  EXPECT_FALSE(pager.asked_for("other", event(3, 100, 'x'))) << "unknown subscription";
+  pager.on_event("s1", event(1, 100, 'x'));
+  pager.on_eose("s1");  // page 1 asks for until 100
+  EXPECT_TRUE(pager.asked_for("s1~1", event(4, 50, 'x')));
+  // Live events on the main subscription are newer than any page's until.
+  EXPECT_TRUE(pager.asked_for("s1", event(5, 500, 'x')));
+  pager.on_eose("s1~1");  // history complete: no filter pages any more
+  EXPECT_TRUE(pager.asked_for("s1", event(6, 600, 'x')));
+}
+
 TEST(HistoryPager, ClosedPageEndsHistory) {
   HistoryPager pager;
   pager.open("s", {tagged('x')});

@@ -257,7 +257,12 @@ TEST_F(SyncActorsTest, AlreadyStoredEventsSkipTheSignatureCheckButForgedIdsDoNot
   advance_time(1s);  // status publication
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
-  EXPECT_NE(status->find("\"events_already_stored\":1"), std::string::npos) << *status;
+  rapidjson::Document doc;
+  doc.Parse(status->c_str());
+  ASSERT_TRUE(doc.IsObject()) << *status;
+  ASSERT_EQ(doc["relays"].Size(), 1u);
+  EXPECT_EQ(doc["relays"][0]["events_known"].GetUint64(), 1u) << *status;
+  EXPECT_EQ(doc["relays"][0]["events_stored"].GetUint64(), 1u) << *status;
 }
 
 TEST_F(SyncActorsTest, TheVerifiersRefuseABadSignatureUnderAGoodId) {
@@ -310,6 +315,31 @@ TEST_F(SyncActorsTest, EoseWaitsForTheSignatureChecksOfTheEventsBeforeIt) {
     ASSERT_TRUE(filter.until);
     EXPECT_EQ(*filter.until, older.created_at);
   }
+}
+
+TEST_F(SyncActorsTest, EventsMatchingNoFilterAskedForAreDroppedUnchecked) {
+  auto holding = spawn(test::holding_verifier);
+  connect_first_peer(std::vector<verifier_actor>{holding});
+  std::size_t sent = 0;
+  // A hostile peer answers every subscription with valid events nobody asked for.
+  for (const auto& [sub, filters] : peers_[0]->reqs())
+    for (int i = 0; i < 20; ++i, ++sent)
+      peers_[0]->handler->on_message(nostr::relay_event(
+          sub, nostr::serialize_event(signed_event(1, {{"t", "spam"}}, unix_now() - i))));
+  auto wanted = signed_event(1621, {{"a", repo_}}, unix_now() - 5);
+  auto [sub, filters] = peers_[0]->reqs().back();
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(wanted)));
+  run();
+  auto& held = state<test::HoldingVerifierState, verifier_actor::base>(holding).held;
+  ASSERT_EQ(held.size(), 1u) << "only the event asked for reaches a signature check";
+  EXPECT_EQ(held[0].second->id, wanted.id);
+  caf::anon_send(holding, VerifyEvent{nullptr});
+  run();
+  EXPECT_TRUE(store_->contains(wanted.id));
+  advance_time(1s);  // traffic report
+  const auto& figures = manager_state().figures.at(relay_);
+  EXPECT_EQ(figures.events_unrequested, sent);
+  EXPECT_EQ(figures.events_received, sent + 1);
 }
 
 TEST_F(SyncActorsTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
@@ -377,7 +407,7 @@ TEST_F(SyncActorsTest, DailyTickRunsAFreshSync) {
   ASSERT_EQ(relay_state(relay_).confirmed.repos.size(), 1u);
   auto sent_before = peers_[0]->sent.size();
   advance_time(std::chrono::hours(25));
-  EXPECT_EQ(manager_state().daily_syncs, 1u);
+  EXPECT_EQ(manager_state().plan->totals().daily_syncs, 1u);
   EXPECT_GT(peers_[0]->sent.size(), sent_before);
   EXPECT_EQ(relay_state(relay_).pending.size(), 1u) << "confirmed state cleared, re-fetched";
 }

@@ -64,6 +64,7 @@ class SyncPlanTest : public ::testing::Test {
   }
 
   const RelayState& state(const RelayUrl& r) { return plan_.relays().at(r); }
+  std::uint64_t daily_generation(const RelayUrl& r) { return state(r).daily_generation.value(); }
 
   SyncPlan plan_;
   std::int64_t t0 = 1'000'000;
@@ -238,7 +239,7 @@ TEST_F(SyncPlanTest, ConsolidationWaitsForPendingBatchesThenShrinksFilters) {
 
 TEST_F(SyncPlanTest, DailyTickIsAFreshSync) {
   connect_and_confirm(t0);
-  auto commands = plan_.on_daily_tick(relay_a, t0 + 86400);
+  auto commands = plan_.on_daily_tick(relay_a, daily_generation(relay_a), t0 + 86400);
   EXPECT_FALSE(only<CloseSubscription>(commands).empty());
   EXPECT_EQ(only<ArmDaily>(commands).size(), 1u);
   auto opened = only<OpenSubscription>(commands);
@@ -261,7 +262,7 @@ TEST_F(SyncPlanTest, EmptyRelaysAreDisconnectedButNotBootstrapOrFirstSync) {
   for (const auto& [id, sub] : state(relay_a).subscriptions) plan_.on_eose(relay_a, id, t0 + 61);
   plan_.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{relay_b}, {}}}, t0 + 62);
   EXPECT_TRUE(only<HangUp>(plan_.on_disconnect_check(t0 + 120)).empty()) << "confirmed state";
-  plan_.on_daily_tick(relay_a, t0 + 86400);
+  plan_.on_daily_tick(relay_a, daily_generation(relay_a), t0 + 86400);
   auto hang_up = only<HangUp>(plan_.on_disconnect_check(t0 + 86460));
   ASSERT_EQ(hang_up.size(), 1u);
   EXPECT_EQ(hang_up[0].relay, relay_a);
@@ -291,12 +292,111 @@ TEST_F(SyncPlanTest, TrackedRelaysAreBounded) {
   EXPECT_EQ(dials.size(), 2u);
   EXPECT_EQ(plan.relays().size(), 2u);
   EXPECT_EQ(plan.untracked_targets(), 48u);
-  // When the announcement moves to fewer relays, the freed slots are reused.
-  plan.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{"wss://r7.example"}, {}}}, t0);
-  for (const auto& [relay, state] : plan.relays()) plan.on_connect_failed(relay, "x", t0);
-  auto after = only<Dial>(plan.on_disconnect_check(t0 + 60));
+  // When the announcement moves to another relay, the relays nobody lists
+  // any more give up their slot to it at once.
+  auto moved =
+      plan.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{"wss://r7.example"}, {}}}, t0);
+  auto after = only<Dial>(moved);
   ASSERT_EQ(after.size(), 1u);
   EXPECT_EQ(after[0].relay, "wss://r7.example");
+  EXPECT_EQ(plan.relays().size(), 2u);
+}
+
+RepoRef repo_of(const std::string& author_hex_char, int n) {
+  return "30617:" + std::string(64, author_hex_char[0]) + ":repo" + std::to_string(n);
+}
+
+std::set<RelayUrl> numbered_relays(const std::string& host, int count) {
+  std::set<RelayUrl> out;
+  for (int i = 0; i < count; ++i) out.insert("wss://" + host + std::to_string(i) + ".example");
+  return out;
+}
+
+TEST_F(SyncPlanTest, OneHugeRelayListCannotKeepAnotherRepositoryOut) {
+  SyncConfig small = config();
+  small.max_relays = 10;
+  SyncPlan plan(small);
+  // A hostile announcement fills every slot first ...
+  plan.on_repositories({RepoUpdate{repo_of("b", 1), numbered_relays("spam", 1000), {}}}, t0);
+  ASSERT_EQ(plan.relays().size(), 10u);
+  // ... then a legitimate repository of another author arrives: its relays
+  // rank before the spammer's 10th, so they take slots at once.
+  auto commands = plan.on_repositories(
+      {RepoUpdate{
+          repo_of("c", 1), std::set<RelayUrl>{"wss://good.example", "wss://good2.example"}, {}}},
+      t0 + 1);
+  EXPECT_EQ(plan.relays().size(), 10u);
+  EXPECT_EQ(plan.relays().count("wss://good.example"), 1u);
+  EXPECT_EQ(plan.relays().count("wss://good2.example"), 1u);
+  EXPECT_EQ(only<Dial>(commands).size(), 2u);
+  EXPECT_EQ(plan.totals().evictions, 2u);
+  // Evicted relays that were being dialled are hung up.
+  EXPECT_EQ(only<HangUp>(commands).size(), 2u);
+}
+
+TEST_F(SyncPlanTest, ManyAnnouncementsOfOneAuthorRankAfterOtherAuthorsFirstRelays) {
+  std::vector<RepoUpdate> spam;
+  for (int n = 0; n < 50; ++n)
+    spam.push_back(
+        RepoUpdate{repo_of("b", n), numbered_relays("s" + std::to_string(n) + "-", 3), {}});
+  spam.push_back(RepoUpdate{repo_of("c", 1), std::set<RelayUrl>{"wss://good.example"}, {}});
+  RepoSyncIndex index;
+  for (const auto& u : spam) index[u.repo] = RepoSyncNeeds{*u.relays, {}};
+  auto ranks = rank_relays(index);
+  std::size_t before_good = 0;
+  for (const auto& [relay, rank] : ranks) before_good += rank < ranks.at("wss://good.example");
+  EXPECT_EQ(before_good, 0u) << "one author's first relay ranks with every other author's first";
+  EXPECT_EQ(ranks.at("wss://good.example").position, 0u);
+}
+
+TEST_F(SyncPlanTest, EqualRanksDoNotChurnTrackedRelays) {
+  SyncConfig small = config();
+  small.max_relays = 1;
+  SyncPlan plan(small);
+  plan.on_repositories({RepoUpdate{repo_of("b", 1), std::set<RelayUrl>{relay_a}, {}}}, t0);
+  auto commands =
+      plan.on_repositories({RepoUpdate{repo_of("c", 1), std::set<RelayUrl>{relay_b}, {}}}, t0);
+  EXPECT_TRUE(only<HangUp>(commands).empty());
+  EXPECT_EQ(plan.relays().count(relay_a), 1u);
+  EXPECT_EQ(plan.untracked_targets(), 1u);
+}
+
+TEST_F(SyncPlanTest, BootstrapRelayIsNeverEvicted) {
+  SyncConfig small = config();
+  small.max_relays = 1;
+  SyncPlan plan(small);
+  plan.add_bootstrap_relay(relay_b, t0);
+  plan.on_repositories({RepoUpdate{repo_of("c", 1), std::set<RelayUrl>{relay_a}, {}}}, t0);
+  EXPECT_EQ(plan.relays().count(relay_b), 1u);
+  EXPECT_EQ(plan.totals().evictions, 0u);
+}
+
+TEST_F(SyncPlanTest, StaleDailyTickIsIgnored) {
+  connect_and_confirm(t0);
+  auto first = daily_generation(relay_a);
+  EXPECT_TRUE(plan_.on_daily_tick(relay_a, first + 1, t0 + 86400).empty());
+  EXPECT_EQ(plan_.totals().daily_syncs, 0u);
+  EXPECT_FALSE(plan_.on_daily_tick(relay_a, first, t0 + 86400).empty());
+  EXPECT_EQ(plan_.totals().daily_syncs, 1u);
+  EXPECT_TRUE(plan_.on_daily_tick("wss://unknown.example", first, t0).empty());
+}
+
+TEST_F(SyncPlanTest, ARelayTrackedAgainGetsANewDailyGeneration) {
+  SyncConfig small = config();
+  small.max_relays = 1;
+  SyncPlan plan(small);
+  auto moved_to = [&](const RelayUrl& relay, std::int64_t now) {
+    plan.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{relay}, {}}}, now);
+  };
+  moved_to(relay_a, t0);
+  plan.on_connected(relay_a, 0, 0, t0);
+  auto first = plan.relays().at(relay_a).daily_generation.value();
+  moved_to(relay_b, t0 + 1);  // relay_a loses its slot
+  ASSERT_EQ(plan.relays().count(relay_a), 0u);
+  moved_to(relay_a, t0 + 2);
+  plan.on_connected(relay_a, 0, 0, t0 + 3);
+  EXPECT_NE(plan.relays().at(relay_a).daily_generation.value(), first);
+  EXPECT_TRUE(plan.on_daily_tick(relay_a, first, t0 + 86400).empty());
 }
 
 TEST_F(SyncPlanTest, OwnRelayIsNeverDialled) {
@@ -335,7 +435,9 @@ TEST_F(SyncPlanTest, RefusedSubscriptionIsNotRetriedInALoop) {
   EXPECT_TRUE(state(relay_a).pending.empty());
   EXPECT_TRUE(only<OpenSubscription>(plan_.on_disconnect_check(t0 + 60)).empty());
   // The next fresh sync asks again.
-  EXPECT_FALSE(only<OpenSubscription>(plan_.on_daily_tick(relay_a, t0 + 86400)).empty());
+  EXPECT_FALSE(
+      only<OpenSubscription>(plan_.on_daily_tick(relay_a, daily_generation(relay_a), t0 + 86400))
+          .empty());
 }
 
 TEST_F(SyncPlanTest, RestartResumesWithCatchUpFromSnapshot) {

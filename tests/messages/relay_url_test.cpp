@@ -55,5 +55,18 @@ TEST(RelayUrl, UntrustedUrlsAreBoundedAndWithoutUserInfo) {
   EXPECT_FALSE(untrusted_relay_key("wss://h/" + std::string(600, 'a')).has_value());
 }
 
+TEST(RelayUrl, UntrustedUrlsHaveAPlainPath) {
+  EXPECT_EQ(untrusted_relay_key("wss://relay.example.com/nostr/v1").value_or("?"),
+            "wss://relay.example.com/nostr/v1");
+  EXPECT_EQ(untrusted_relay_key("wss://relay.example.com/a-b_c.d~e").value_or("?"),
+            "wss://relay.example.com/a-b_c.d~e");
+  EXPECT_FALSE(untrusted_relay_key("wss://victim.example/admin?delete=1").has_value());
+  EXPECT_FALSE(untrusted_relay_key("wss://victim.example/?x").has_value());
+  EXPECT_FALSE(untrusted_relay_key("wss://victim.example/a%2Fb").has_value());
+  EXPECT_FALSE(untrusted_relay_key("wss://victim.example/a;b").has_value());
+  // Operator-configured URLs keep their query (canonical_relay_url).
+  EXPECT_TRUE(canonical_relay_url("wss://relay.example.com/?token=1").has_value());
+}
+
 }  // namespace
 }  // namespace graspd

@@ -9,9 +9,12 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "runtime/http_server.hpp"
@@ -54,6 +57,7 @@ struct Received {
   std::mutex mutex;
   std::size_t bytes = 0;
   bool closed = false;
+  std::string close_reason;
   /// Report what arrives consumed (a handler that keeps up) or never (one that fell behind).
   bool report = false;
   std::size_t unreported = 0;
@@ -80,9 +84,10 @@ class CountingHandler final : public RelayClientHandler {
     received_->unreported += text.size();
     received_->flush();
   }
-  void on_close(bool, std::string) override {
+  void on_close(bool, std::string reason) override {
     std::lock_guard lock(received_->mutex);
     received_->closed = true;
+    received_->close_reason = std::move(reason);
   }
 
  private:
@@ -154,6 +159,82 @@ TEST_F(RelayClientTest, AHandlerThatReportsWhatItConsumedReceivesTheWholeFlood) 
       << bytes_received() << " of " << flood_bytes << " bytes";
   EXPECT_EQ(bytes_received(), flood_bytes);
   EXPECT_FALSE(closed());
+}
+
+}  // namespace
+}  // namespace graspd::runtime
+
+namespace graspd::runtime {
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+/// A port nothing listens on, and one where an HTTP server declines every
+/// WebSocket handshake: to an announcement's author the two must look alike.
+class ConnectFailureTest : public ::testing::Test {
+ protected:
+  ConnectFailureTest() : guard_(net::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
+  ~ConnectFailureTest() override {
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+
+  std::uint16_t closed_port() {
+    tcp::acceptor acceptor(io_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    return acceptor.local_endpoint().port();  // closed when the acceptor goes
+  }
+
+  /// Answers one connection with a 404 and closes it.
+  std::uint16_t declining_http_port() {
+    declining_.emplace(io_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    declining_->async_accept([](boost::system::error_code ec, tcp::socket socket) {
+      if (ec) return;
+      auto shared = std::make_shared<tcp::socket>(std::move(socket));
+      static const std::string answer =
+          "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      net::async_write(*shared, net::buffer(answer),
+                       [shared](boost::system::error_code, std::size_t) {});
+    });
+    return declining_->local_endpoint().port();
+  }
+
+  std::string failure_of(std::uint16_t port, bool detailed) {
+    auto received = std::make_shared<Received>();
+    auto url = parse_url("ws://127.0.0.1:" + std::to_string(port) + "/");
+    RelayClientOptions options;
+    options.allow_private_addresses = true;
+    options.fetch_relay_info = false;
+    options.detailed_connect_errors = detailed;
+    auto client =
+        RelayClient::start(io_, *url, options, std::make_shared<CountingHandler>(received));
+    EXPECT_TRUE(wait_until(
+        [&] {
+          std::lock_guard lock(received->mutex);
+          return received->closed;
+        },
+        10s));
+    std::lock_guard lock(received->mutex);
+    return received->close_reason;
+  }
+
+  net::io_context io_;
+  net::executor_work_guard<net::io_context::executor_type> guard_;
+  std::optional<tcp::acceptor> declining_;
+  std::thread thread_;
+};
+
+TEST_F(ConnectFailureTest, UntrustedRelaysReportOneReasonForClosedAndDecliningPorts) {
+  EXPECT_EQ(failure_of(closed_port(), false), "cannot connect");
+  EXPECT_EQ(failure_of(declining_http_port(), false), "cannot connect");
+}
+
+TEST_F(ConnectFailureTest, TrustedRelaysSayWhyTheConnectionFailed) {
+  auto refused = failure_of(closed_port(), true);
+  EXPECT_NE(refused.find("refused"), std::string::npos) << refused;
+  auto declined = failure_of(declining_http_port(), true);
+  EXPECT_NE(declined.find("handshake"), std::string::npos) << declined;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <sstream>
 
 #include "messages/nostr/json.hpp"
@@ -70,6 +72,49 @@ TEST(StoreCommandsTest, ImportVerifiesEveryEventAndSummarizes) {
   std::ostringstream filtered;
   EXPECT_EQ(run_export(dir.path(), std::string(R"({"#t":["odd"]})"), filtered, export_err), 0);
   EXPECT_EQ(lines_of(filtered.str()), (std::vector<std::string>{json[3], json[1]}));
+}
+
+/// One line of `size` bytes of 'x', then `tail`: produced in chunks, never
+/// held whole, so the import alone decides what is buffered.
+class LongLineThen : public std::streambuf {
+ public:
+  LongLineThen(std::size_t size, std::string tail) : left_(size), tail_(std::move(tail)) {
+    chunk_.fill('x');
+  }
+
+ protected:
+  int_type underflow() override {
+    if (left_ > 0) {
+      auto n = std::min(left_, chunk_.size());
+      left_ -= n;
+      setg(chunk_.data(), chunk_.data(), chunk_.data() + n);
+      return traits_type::to_int_type(chunk_[0]);
+    }
+    if (tail_done_ || tail_.empty()) return traits_type::eof();
+    tail_done_ = true;
+    setg(tail_.data(), tail_.data(), tail_.data() + tail_.size());
+    return traits_type::to_int_type(tail_[0]);
+  }
+
+ private:
+  std::size_t left_;
+  std::string tail_;
+  bool tail_done_ = false;
+  std::array<char, 4096> chunk_;
+};
+
+TEST(StoreCommandsTest, ImportSkipsOverlongLinesWithoutBufferingThem) {
+  store::test::TempDir dir;
+  LongLineThen source(64u << 20, "\n" + nostr::serialize_event(signed_event(1)) + "\n");
+  std::istream in(&source);
+  std::ostringstream err;
+  ImportOptions options;
+  options.max_line_bytes = 1024;
+  EXPECT_EQ(run_import(dir.path(), in, err, options), 0);
+  auto report = lines_of(err.str());
+  ASSERT_FALSE(report.empty());
+  EXPECT_NE(err.str().find("line 1: line longer than 1024 bytes"), std::string::npos) << err.str();
+  EXPECT_EQ(report.back(), "import: done: 2 lines, accepted 1, duplicate 0, rejected 1");
 }
 
 TEST(StoreCommandsTest, ExportErrors) {

@@ -1,0 +1,80 @@
+// The /api/sync document the SyncManager publishes: the plan's totals and one
+// entry per tracked relay. Counter keys are the metric labels of
+// TrafficCounters and SyncTotals, so a figure has one name everywhere.
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "actors/sync_manager.hpp"
+
+namespace graspd {
+
+namespace {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_count(JsonWriter& w, const char* key, std::uint64_t value) {
+  w.Key(key);
+  w.Uint64(value);
+}
+
+void write_time(JsonWriter& w, const char* key, const std::optional<std::int64_t>& value) {
+  w.Key(key);
+  value ? w.Int64(*value) : w.Null();
+}
+
+void write_string(JsonWriter& w, const char* key, const std::string& value) {
+  w.Key(key);
+  value.empty() ? w.Null()
+                : w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void write_relay(JsonWriter& w, const sync::SyncPlan& plan, const std::string& relay,
+                 const sync::RelayState& state, const RelayFigures& figures, std::int64_t t) {
+  w.StartObject();
+  write_string(w, "url", relay);
+  w.Key("status");
+  w.String(sync::to_string(state.status));
+  w.Key("health");
+  w.String(sync::to_string(plan.health_of(state, t)));
+  w.Key("bootstrap");
+  w.Bool(state.is_bootstrap);
+  write_time(w, "last_connect", figures.last_connect);
+  write_time(w, "last_disconnect", figures.last_disconnect);
+  write_count(w, "repos_confirmed", state.confirmed.repos.size());
+  write_count(w, "roots_confirmed", state.confirmed.roots.size());
+  write_count(w, "pending_batches", state.pending.size());
+  write_count(w, "open_subscriptions", state.subscriptions.size());
+  write_count(w, "open_filters", state.open_filter_count());
+  write_count(w, "consolidations", state.consolidations);
+  write_count(w, "connection_attempts", figures.connection_attempts);
+  figures.for_each([&](const char* name, std::uint64_t n) { write_count(w, name, n); });
+  write_string(w, "last_error",
+               state.health.last_error.empty() ? figures.last_error : state.health.last_error);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  const auto& totals = st.plan->totals();
+  w.StartObject();
+  write_count(w, "repositories", st.plan->repositories().size());
+  write_count(w, "daily_syncs", totals.daily_syncs);
+  write_count(w, "consolidations", totals.consolidations);
+  write_count(w, "evictions", totals.evictions);
+  write_count(w, "untracked_relays", st.plan->untracked_targets());
+  w.Key("relays");
+  w.StartArray();
+  static const RelayFigures none;
+  for (const auto& [relay, state] : st.plan->relays()) {
+    auto it = st.figures.find(relay);
+    write_relay(w, *st.plan, relay, state, it == st.figures.end() ? none : it->second, t);
+  }
+  w.EndArray();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+}  // namespace graspd
