@@ -60,9 +60,8 @@ TEST(NegentropyVarint, SpecVectors) {
       {infinity, "81ffffffffffffffff7f"}};
   for (const auto& [value, encoded] : vectors) {
     EXPECT_EQ(hex(encode_varint(value)), encoded) << value;
-    std::string_view in = unhex(encoded);
-    const std::string bytes(in);
-    in = bytes;
+    const std::string bytes = unhex(encoded);
+    std::string_view in = bytes;
     auto decoded = read_varint(in);
     ASSERT_TRUE(decoded.ok()) << encoded;
     EXPECT_EQ(*decoded, value);
