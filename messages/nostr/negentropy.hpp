@@ -163,10 +163,11 @@ class Negentropy {
   std::string initiate() const;
 
   /// Client ("initiator"): processes a server message, appends ids only we
-  /// hold to `have` and ids only the server holds to `need` (unique within
-  /// this message; across rounds an id may be reported again, so callers
-  /// de-duplicate). Returns the next message, or nullopt when reconciliation
-  /// is complete (send NEG-CLOSE). On error `have`/`need` are unchanged.
+  /// hold to `have` and ids only the server holds to `need`. A later round
+  /// may report an id again (frame size limits make ranges be re-asked), so
+  /// callers de-duplicate. Returns the next message, or nullopt when
+  /// reconciliation is complete (send NEG-CLOSE). On error `have`/`need` are
+  /// unchanged.
   Result<std::optional<std::string>> reconcile(std::string_view message, std::vector<EventId>& have,
                                                std::vector<EventId>& need) const;
 
