@@ -4,11 +4,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <random>
 
 #include <unistd.h>
@@ -16,6 +13,7 @@
 #include "messages/nostr/canonical.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/nip19.hpp"
+#include "node_interop.hpp"
 #include "nostr_test_util.hpp"
 
 namespace graspd::nostr {
@@ -23,47 +21,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path source_dir() {
-  if (const char* env = std::getenv("GRASPD_SOURCE_DIR")) return env;
-  return GRASPD_SOURCE_DIR_FALLBACK;
-}
-
-fs::path interop_dir() {
-  return source_dir() / "tests" / "interop";
-}
-
-struct PcloseDeleter {
-  void operator()(FILE* f) const { pclose(f); }
-};
-
 // Runs `node nostr_check.mjs <args>` in tests/interop; returns stdout lines.
 std::vector<std::string> run_node(const std::string& args) {
-  const std::string command = "cd '" + interop_dir().string() + "' && node nostr_check.mjs " + args;
-  std::unique_ptr<FILE, PcloseDeleter> pipe(popen(command.c_str(), "r"));
-  if (!pipe) return {};
-  std::vector<std::string> lines;
-  std::string line;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe.get()) != nullptr) {
-    line += buf;
-    if (!line.empty() && line.back() == '\n') {
-      line.pop_back();
-      lines.push_back(std::move(line));
-      line.clear();
-    }
-  }
-  return lines;
+  return testing::run_command("cd '" + testing::interop_dir().string() +
+                              "' && node nostr_check.mjs " + args)
+      .lines;
 }
 
 class NostrToolsInterop : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // Not a skip: CI must run this. deploy/install-deps.sh runs `npm ci` there.
-    ASSERT_TRUE(fs::exists(interop_dir() / "node_modules" / "nostr-tools" / "package.json"))
-        << "nostr-tools is not installed in " << interop_dir()
-        << "/node_modules: run deploy/install-deps.sh (or `npm ci` in tests/interop)";
-    ASSERT_EQ(std::system("node --version > /dev/null 2>&1"), 0) << "node is not on PATH";
-  }
+  void SetUp() override { testing::require_node_and_nostr_tools(); }
 };
 
 std::vector<Event> tricky_events() {
