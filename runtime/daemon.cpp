@@ -23,8 +23,8 @@
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/nip11.hpp"
-#include "runtime/version.hpp"
 #include "runtime/status_board.hpp"
+#include "runtime/version.hpp"
 #include "runtime/ws_relay_boot.hpp"
 
 namespace graspd::runtime {
@@ -48,8 +48,7 @@ std::vector<LongLivedActor> long_lived_actors() {
   auto relay = std::make_shared<RelayBoot>();
   return {
       {"store_writer", [relay](Services& services) { return relay->start_store_writer(services); }},
-      {"acceptance",
-       [relay](Services& services) { return relay->start_acceptance(services); }},
+      {"acceptance", [relay](Services& services) { return relay->start_acceptance(services); }},
       {"relay", [relay](Services& services) { return relay->start_relay(services); }},
       {"sync_manager", [relay](Services& services) { return relay->start_sync(services); }},
       {"process_monitor",
@@ -68,16 +67,12 @@ std::size_t default_thread_count() {
   return cores == 0 ? 2 : cores;
 }
 
-std::string endpoint_text(const std::string& host, std::uint16_t port) {
-  auto shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return shown + ":" + std::to_string(port);
-}
-
 SiteContent site_content(const Config& config, Metrics& metrics,
                          std::shared_ptr<StatusBoard> status) {
   auto info = relay_information(config);
   SiteContent content;
-  content.landing_page = landing_page_html(info.name, info.description, config.domain, version());
+  content.landing_page =
+      landing_page_html(info.name, info.description, config.domain.text, version());
   // The configuration is fixed for the process lifetime: render the document once.
   content.nip11 = [document = nip11_json(info)] { return document; };
   if (config.metrics_enabled) content.metrics = [&metrics] { return metrics.serialize(); };
@@ -87,8 +82,8 @@ SiteContent site_content(const Config& config, Metrics& metrics,
 
 HttpServerOptions http_options(const Config& config) {
   HttpServerOptions options;
-  options.host = config.bind_host;
-  options.port = config.bind_port;
+  options.host = config.bind_address.host;
+  options.port = config.bind_address.port;
   return options;
 }
 
@@ -174,10 +169,7 @@ int Daemon::run() {
     // sync engine's own-relay guard need) is only known now. Nothing is
     // accepted before the network threads run, after every actor started.
     http.start();
-    if (config_.bind_port == 0 && config_.domain == config_.bind_address) {
-      config_.domain = endpoint_text(config_.bind_host, http.port());
-      config_.bind_port = http.port();
-    }
+    adopt_bound_port(config_, http.port());
     for (auto& entry : long_lived_actors()) {
       // An entry may decline to start (e.g. sync disabled).
       if (auto handle = entry.spawn(services)) {
@@ -187,8 +179,8 @@ int Daemon::run() {
     }
     *content = site_content(config_, metrics, status);
   } catch (const std::exception& failure) {
-    log::error(component, "cannot start: ", failure.what(), " (bind address ", config_.bind_address,
-               ")");
+    log::error(component, "cannot start: ", failure.what(), " (bind address ",
+               config_.bind_address.text, ")");
     for (auto it = running.rbegin(); it != running.rend(); ++it) {
       caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
     }
@@ -199,8 +191,8 @@ int Daemon::run() {
   auto io_thread_count = config_.io_threads != 0 ? config_.io_threads : default_thread_count();
   for (std::size_t i = 0; i < io_thread_count; ++i) io_threads.emplace_back([&io] { io.run(); });
 
-  log::info(component, "listening on ", endpoint_text(config_.bind_host, http.port()), " (domain ",
-            config_.domain, ", ", running.size(), " actors, ", scheduler_threads,
+  log::info(component, "listening on ", endpoint_text(config_.bind_address.host, http.port()),
+            " (domain ", config_.domain.text, ", ", running.size(), " actors, ", scheduler_threads,
             " scheduler threads, ", io_thread_count, " io threads)");
 
   auto signal_name = wait_for_stop_signal(stop_signals);

@@ -27,7 +27,7 @@ constexpr std::string_view component = "sync";
 /// address, ws and wss), canonical: never dialled.
 std::set<std::string> own_relay_urls(const Config& config) {
   std::set<std::string> out;
-  for (const auto& host : {config.domain, config.bind_address})
+  for (const auto& host : {config.domain.text, config.bind_address.text})
     for (const char* scheme : {"ws://", "wss://"})
       if (auto url = canonical_relay_url(scheme + host)) out.insert(*url);
   return out;
@@ -48,11 +48,11 @@ SyncManagerConfig sync_manager_config(const Config& config) {
   auto& connection = out.connection;
   connection.client.allow_private_addresses = config.sync_allow_private_addresses;
   connection.client.max_message_bytes = config.max_message_bytes;
-  connection.client.own_endpoint = config.bind_host + ":" + std::to_string(config.bind_port);
+  connection.client.own_endpoint =
+      config.bind_address.host + ":" + std::to_string(config.bind_address.port);
   connection.limits.max_message_bytes = config.max_message_bytes;
   connection.limits.max_event_bytes = config.max_event_bytes;
-  if (!config.sync_bootstrap_relay_url.empty())
-    out.bootstrap_relay = canonical_relay_url(config.sync_bootstrap_relay_url);
+  if (config.sync_bootstrap_relay_url) out.bootstrap_relay = config.sync_bootstrap_relay_url->str();
   out.daily_min = std::chrono::seconds(config.sync_daily_resync_min_secs);
   out.daily_max = std::chrono::seconds(config.sync_daily_resync_max_secs);
   out.disconnect_check_interval = std::chrono::seconds(config.sync_disconnect_check_interval_secs);
@@ -64,26 +64,10 @@ SyncManagerConfig sync_manager_config(const Config& config) {
 
 policy::PolicyConfig policy_config(const Config& config) {
   policy::PolicyConfig out;
-  auto service = parse_host_port(config.domain);
-  if (!service) throw std::invalid_argument("invalid NGIT_DOMAIN \"" + config.domain + "\"");
-  out.service = *service;
-  auto join = [](const std::vector<std::string>& items) {
-    std::string text;
-    for (const auto& item : items) text += item + ",";
-    return text;
-  };
-  auto events = policy::parse_pubkey_list(join(config.event_blacklist));
-  if (!events.error.empty())
-    throw std::invalid_argument("invalid NGIT_EVENT_BLACKLIST entry " + events.error);
-  out.event_blacklist = std::move(events.pubkeys);
-  auto white = policy::parse_repository_list(join(config.repository_whitelist));
-  if (!white.error.empty())
-    throw std::invalid_argument("invalid NGIT_REPOSITORY_WHITELIST entry " + white.error);
-  out.repository_whitelist = std::move(white.rules);
-  auto black = policy::parse_repository_list(join(config.repository_blacklist));
-  if (!black.error.empty())
-    throw std::invalid_argument("invalid NGIT_REPOSITORY_BLACKLIST entry " + black.error);
-  out.repository_blacklist = std::move(black.rules);
+  out.service = config.domain.address;
+  out.event_blacklist = config.event_blacklist;
+  out.repository_whitelist = config.repository_whitelist;
+  out.repository_blacklist = config.repository_blacklist;
   return out;
 }
 
@@ -95,7 +79,7 @@ acceptance_actor start_acceptance(Services& services, std::shared_ptr<store::Eve
                                       std::shared_ptr<const store::EventStore>(store), writer,
                                       services.metrics.shared_registry());
   caf::anon_send(writer, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
-  log::info("acceptance", "GRASP-01 acceptance policy for ", services.config.domain);
+  log::info("acceptance", "GRASP-01 acceptance policy for ", services.config.domain.text);
   return handle;
 }
 

@@ -19,9 +19,8 @@ namespace graspd::runtime {
 struct Services;
 class StatusBoard;
 
-/// The policy configuration for `config`; throws std::invalid_argument
-/// naming the option when a list entry or the domain is invalid (load_config
-/// already refuses them, so this only guards programmatic configs).
+/// The policy configuration for `config`: the domain and the curation lists as the configuration
+/// parsed them.
 policy::PolicyConfig policy_config(const Config& config);
 
 /// Spawns the acceptance actor and subscribes it to the store's change feed.

@@ -142,7 +142,7 @@ caf::actor RelayBoot::start_relay(Services& services) {
 
 caf::actor RelayBoot::start_acceptance(Services& services) {
   if (!state_->writer) throw std::logic_error("acceptance started before the store writer");
-  if (services.config.acceptance_policy == "open") {
+  if (services.config.acceptance_policy == AcceptanceMode::open) {
     log::warn(component, "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
     return {};
   }
