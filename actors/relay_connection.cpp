@@ -258,14 +258,6 @@ bool signals_rate_limit(std::string_view message) {
          lower.find("slow down") != std::string::npos;
 }
 
-RelayClientFactory network_relay_clients(boost::asio::io_context& io,
-                                         std::shared_ptr<runtime::RelayClientRegistry> registry) {
-  return [&io, registry](const ParsedUrl& url, const runtime::RelayClientOptions& options,
-                         std::shared_ptr<runtime::RelayClientHandler> handler) {
-    return registry->start(io, url, options, std::move(handler));
-  };
-}
-
 relay_connection_actor::behavior_type relay_connection(
     Self self, std::string relay, RelayConnectionConfig config, sync_manager_actor manager,
     acceptance_actor acceptance, store_writer_actor writer, RelayClientFactory clients) {

@@ -28,10 +28,6 @@
 #include "messages/relay_url.hpp"
 #include "runtime/relay_client.hpp"
 
-namespace boost::asio {
-class io_context;
-}
-
 namespace graspd {
 
 struct RelayConnectionConfig {
@@ -51,14 +47,11 @@ struct RelayConnectionConfig {
   std::vector<verifier_actor> verifiers;
 };
 
-/// Opens the transport; a factory so tests can script a peer without sockets.
+/// Opens the transport; a factory so tests can script a peer without sockets (boot passes one
+/// that dials on the network threads).
 using RelayClientFactory = std::function<std::shared_ptr<runtime::RelayClient>(
     const ParsedUrl&, const runtime::RelayClientOptions&,
     std::shared_ptr<runtime::RelayClientHandler>)>;
-
-/// The factory for real connections on `io`, recorded in `registry`.
-RelayClientFactory network_relay_clients(boost::asio::io_context& io,
-                                         std::shared_ptr<runtime::RelayClientRegistry> registry);
 
 struct RelayConnectionState {
   static inline const char* name = "relay_connection";

@@ -26,7 +26,7 @@ using ws_closed = caf::atom_constant<caf::atom("ws_closed")>;
 /// Client session to itself: hand the frames produced so far to the transport in one batch.
 using ws_flush = caf::atom_constant<caf::atom("ws_flush")>;
 
-// Store writer (issue 3).
+// Store writer.
 /// Subscribe an actor to the store's change feed (StoreCommitted messages).
 using feed_subscribe = caf::atom_constant<caf::atom("feed_sub")>;
 /// Store writer to itself: commit the pending batch.
@@ -34,7 +34,7 @@ using store_flush = caf::atom_constant<caf::atom("st_flush")>;
 /// Store writer timer: sweep NIP-40 expired events.
 using store_sweep = caf::atom_constant<caf::atom("st_sweep")>;
 
-// Sync (issue 6): what the outbound transport reports to a relay connection.
+// Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).
 using relay_open = caf::atom_constant<caf::atom("rc_open")>;
 /// A text frame from the remote relay.

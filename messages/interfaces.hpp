@@ -14,8 +14,6 @@
 
 namespace graspd {
 
-// Interfaces are added here by the issues that introduce each actor.
-
 // The PROCESS MONITOR actor: samples process statistics into the metrics.
 using process_monitor_actor = caf::typed_actor<
     // Timer: sample now and schedule the next tick.
@@ -23,8 +21,8 @@ using process_monitor_actor = caf::typed_actor<
     // JSON snapshot: {"uptime_seconds","resident_memory_bytes","open_fds","samples"}.
     caf::replies_to<atom::status>::with<std::string>>;
 
-// Relay (issue 4). The fan-out: live subscriptions of every connection,
-// fed by the store writer's change feed and by ephemeral events.
+// The FAN-OUT actor: live subscriptions of every connection, fed by the
+// store writer's change feed and by ephemeral events.
 using fanout_actor = caf::typed_actor<
     // Registers a subscription (buffering until FanoutLive); replies true once registered.
     caf::replies_to<FanoutSubscribe>::with<bool>, caf::reacts_to<FanoutLive>,
@@ -43,8 +41,8 @@ using client_session_actor =
                      caf::reacts_to<atom::ws_oversize>, caf::reacts_to<atom::ws_closed>,
                      caf::reacts_to<atom::ws_flush>>;
 
-// Store (issue 3). Anything that wants every committed event, once, in
-// commit order (fan-out, later the sync engine and GRASP inventories).
+// The store's change feed: whatever wants every committed event, once, in
+// commit order (the fan-out, the acceptance actor, the self-subscriber).
 using store_feed_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>>;
 
 // The single writer of the LMDB store: batches the writes waiting in its
@@ -57,7 +55,7 @@ using store_writer_actor = caf::typed_actor<
     // Internal: commit the pending batch / periodic NIP-40 sweep.
     caf::reacts_to<atom::store_flush>, caf::reacts_to<atom::store_sweep>>;
 
-// The ACCEPTANCE actor (issue 5): the GRASP-01 policy between validation
+// The ACCEPTANCE actor: the GRASP-01 policy between validation
 // and the store, for client and synced events alike. A session without a
 // hook accepts every valid event.
 using acceptance_actor = caf::typed_actor<
@@ -68,7 +66,7 @@ using acceptance_actor = caf::typed_actor<
     // INTERNAL: periodic expiry of the retry cache.
     caf::reacts_to<atom::tick>>;
 
-// -- GRASP-02 sync (issue 6) -------------------------------------------------
+// -- GRASP-02 sync -----------------------------------------------------------
 
 // The SYNC MANAGER actor: owns RepoSyncIndex, RelaySyncIndex and
 // PendingSyncIndex (actors/sync_plan) and is the only place they change.

@@ -24,27 +24,36 @@ bool has_forbidden_char(std::string_view text) {
                      [](unsigned char c) { return c <= 0x20 || c == 0x7f; });
 }
 
+/// 0 to 65535 in one to five digits.
 std::optional<std::uint16_t> parse_port(std::string_view digits) {
   if (digits.empty() || digits.size() > 5) return std::nullopt;
   unsigned value = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc{} || end != digits.data() + digits.size() || value == 0 || value > 65535)
+  if (ec != std::errc{} || end != digits.data() + digits.size() || value > 65535)
     return std::nullopt;
   return static_cast<std::uint16_t>(value);
 }
 
-// Splits "host[:port]" (host may be a bracketed IPv6 literal).
-std::optional<HostPort> split_authority_host(std::string_view text) {
+}  // namespace
+
+std::uint16_t default_port(std::string_view scheme) {
+  if (scheme == "http" || scheme == "ws") return 80;
+  if (scheme == "https" || scheme == "wss") return 443;
+  return 0;
+}
+
+std::optional<HostPort> split_host_port(std::string_view text) {
+  if (has_forbidden_char(text)) return std::nullopt;
   HostPort out;
   std::string_view rest;
   if (!text.empty() && text.front() == '[') {
     auto close = text.find(']');
     if (close == std::string_view::npos || close < 2) return std::nullopt;
-    out.host = lowercase(text.substr(0, close + 1));
+    out.host = std::string(text.substr(0, close + 1));
     rest = text.substr(close + 1);
   } else {
     auto colon = text.find(':');
-    out.host = lowercase(text.substr(0, colon));
+    out.host = std::string(text.substr(0, colon));
     rest = colon == std::string_view::npos ? std::string_view{} : text.substr(colon);
   }
   if (out.host.empty()) return std::nullopt;
@@ -57,14 +66,6 @@ std::optional<HostPort> split_authority_host(std::string_view text) {
   for (char c : out.host)
     if (c == '/' || c == '@' || c == '?' || c == '#' || c == '\\') return std::nullopt;
   return out;
-}
-
-}  // namespace
-
-std::uint16_t default_port(std::string_view scheme) {
-  if (scheme == "http" || scheme == "ws") return 80;
-  if (scheme == "https" || scheme == "wss") return 443;
-  return 0;
 }
 
 std::optional<ParsedUrl> parse_url(std::string_view url) {
@@ -89,17 +90,19 @@ std::optional<ParsedUrl> parse_url(std::string_view url) {
     out.has_user_info = true;
     authority = authority.substr(at + 1);
   }
-  auto host_port = split_authority_host(authority);
-  if (!host_port) return std::nullopt;
-  out.host = std::move(host_port->host);
+  auto host_port = split_host_port(authority);
+  if (!host_port || host_port->port == 0) return std::nullopt;
+  out.host = lowercase(host_port->host);
   out.explicit_port = host_port->port.has_value();
   out.port = host_port->port.value_or(default_port(out.scheme));
   return out;
 }
 
 std::optional<HostPort> parse_host_port(std::string_view text) {
-  if (text.empty() || has_forbidden_char(text)) return std::nullopt;
-  return split_authority_host(text);
+  auto out = split_host_port(text);
+  if (!out || out->port == 0) return std::nullopt;
+  out->host = lowercase(out->host);
+  return out;
 }
 
 bool url_names_host(const ParsedUrl& url, const HostPort& service) {
@@ -136,6 +139,12 @@ bool is_plain_relay_path(std::string_view path) {
 }
 
 }  // namespace
+
+std::optional<CanonicalRelayUrl> CanonicalRelayUrl::parse(std::string_view url) {
+  auto canonical = canonical_relay_url(url);
+  if (!canonical) return std::nullopt;
+  return CanonicalRelayUrl(std::move(*canonical));
+}
 
 std::optional<std::string> untrusted_relay_key(std::string_view url) {
   if (url.size() > max_untrusted_url_length) return std::nullopt;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace graspd {
 
@@ -28,12 +29,22 @@ std::optional<ParsedUrl> parse_url(std::string_view url);
 /// Default port of http/ws (80) and https/wss (443); 0 for other schemes.
 std::uint16_t default_port(std::string_view scheme);
 
-/// A `host[:port]` service identity such as NGIT_DOMAIN. Without a port it
-/// stands for the scheme's default port, so "x.com" equals https://x.com:443/.
+/// A `host[:port]`. `host` keeps the brackets of an IPv6 literal.
 struct HostPort {
   std::string host;
   std::optional<std::uint16_t> port;
+  friend bool operator==(const HostPort&, const HostPort&) = default;
 };
+
+/// The one `host[:port]` parser, used for URL authorities, NGIT_DOMAIN and NGIT_BIND_ADDRESS:
+/// `host`, `host:port`, `[v6]` or `[v6]:port`. The host is kept as written (case and brackets) and
+/// must be non-empty, without '/', '@', '?', '#', a backslash, blanks or control characters; the
+/// port is 0 to 65535 in at most five digits. Callers decide what a port 0 means.
+std::optional<HostPort> split_host_port(std::string_view text);
+
+/// A `host[:port]` service identity such as NGIT_DOMAIN: split_host_port with the host lowercased
+/// and port 0 refused. Without a port it stands for the scheme's default port, so "x.com" equals
+/// https://x.com:443/.
 std::optional<HostPort> parse_host_port(std::string_view text);
 
 /// True when `url` points at `service` by parsed host and effective port,
@@ -44,6 +55,20 @@ bool url_names_host(const ParsedUrl& url, const HostPort& service);
 /// lone trailing "/" removed, other paths and queries kept. nullopt for
 /// anything but ws:// and wss:// URLs.
 std::optional<std::string> canonical_relay_url(std::string_view url);
+
+/// A relay URL in canonical form (canonical_relay_url). Only parse() makes one, so a value of
+/// this type is a relay sync can dial: operator-configured relay URLs are held as this.
+class CanonicalRelayUrl {
+ public:
+  /// nullopt for whatever canonical_relay_url refuses.
+  static std::optional<CanonicalRelayUrl> parse(std::string_view url);
+  const std::string& str() const { return text_; }
+  friend bool operator==(const CanonicalRelayUrl&, const CanonicalRelayUrl&) = default;
+
+ private:
+  explicit CanonicalRelayUrl(std::string text) : text_(std::move(text)) {}
+  std::string text_;
+};
 
 /// Longest relay URL taken from untrusted input (announcements, NIP-65).
 inline constexpr std::size_t max_untrusted_url_length = 512;

@@ -1,5 +1,6 @@
-// graspd's configuration: one table (option_table() in config.cpp) declares every option with its
-// environment variable, command-line flag, config-file key, default, description and validation.
+// graspd's configuration: one table (option_table() in config_table.cpp) declares every option with
+// its environment variable, command-line flag, config-file key, default, description and the
+// setter that parses it (value parsers in config_values.hpp). config.cpp loads and reports.
 // Precedence: flag > environment (NGIT_*) > config file (--config FILE) > default.
 //
 // Adding an option = one field in Config + one entry in the table + one line in
@@ -9,27 +10,31 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "messages/nostr/event.hpp"
+#include "messages/relay_url.hpp"
+#include "runtime/config_values.hpp"
 #include "runtime/log.hpp"
+#include "store/repository_rule.hpp"
 
 namespace graspd::runtime {
 
-/// Every option, typed. Field defaults here are placeholders: the table's default strings are what
-/// load_config() applies, so a default is declared exactly once.
+/// Every option, typed as the component that reads it needs it. Field defaults here are
+/// placeholders: the table's default strings are what load_config() applies, so a default is
+/// declared exactly once.
 struct Config {
   // Network and identity.
-  std::string bind_address;  ///< "host:port" as given
-  std::string bind_host;     ///< host part of bind_address (brackets of an IPv6 literal removed)
-  std::uint16_t bind_port = 0;
-  std::string domain;  ///< public host[:port]; defaults to bind_address
+  BindAddress bind_address;
+  Domain domain;  ///< defaults to the bind address
   std::string data_path;
   std::string relay_name;
   std::string relay_description;
-  std::string owner_npub;
+  std::optional<nostr::Pubkey> owner_npub;  ///< the key in the npub; nullopt = none published
 
   // Operations.
   log::Level log_level = log::Level::info;
@@ -42,7 +47,7 @@ struct Config {
   std::uint64_t max_message_bytes = 0;
   std::uint64_t max_event_bytes = 0;
 
-  // Relay limits (issue 4), advertised in NIP-11 `limitation`.
+  // Relay limits, advertised in NIP-11 `limitation`.
   std::uint64_t max_connections_per_ip = 256;  ///< 0 = unlimited
   std::uint64_t max_subscriptions = 0;
   std::uint64_t max_filters = 0;
@@ -59,17 +64,15 @@ struct Config {
   std::uint64_t ping_interval_secs = 0;
   bool websocket_compression = true;
 
-  // Curation.
-  /// "grasp01" (the GRASP-01 acceptance policy) or "open" (every valid
-  /// event is stored: a plain Nostr relay, for benchmarks and relay tests).
-  std::string acceptance_policy = "grasp01";
-  std::vector<std::string> event_blacklist;
-  std::vector<std::string> repository_whitelist;
-  std::vector<std::string> repository_blacklist;
+  // Curation, parsed into what the acceptance policy matches.
+  AcceptanceMode acceptance_policy = AcceptanceMode::grasp01;
+  std::set<nostr::Pubkey> event_blacklist;
+  std::vector<policy::RepositoryRule> repository_whitelist;
+  std::vector<policy::RepositoryRule> repository_blacklist;
 
   // GRASP-02 sync.
   bool sync_enabled = true;
-  std::string sync_bootstrap_relay_url;
+  std::optional<CanonicalRelayUrl> sync_bootstrap_relay_url;  ///< nullopt = none
   std::uint64_t sync_base_backoff_secs = 0;
   std::uint64_t sync_max_backoff_secs = 0;
   std::uint64_t sync_batch_window_ms = 0;
@@ -85,8 +88,8 @@ struct Config {
 
   // GRASP-03 Sync+ overlay: validated but not read yet (OptionSpec::no_effect_yet says so).
   bool sync_plus_enabled = true;
-  std::vector<std::string> sync_plus_user_index_relays;
-  std::vector<std::string> sync_plus_fallback_relays;
+  std::vector<CanonicalRelayUrl> sync_plus_user_index_relays;
+  std::vector<CanonicalRelayUrl> sync_plus_fallback_relays;
   std::uint64_t sync_plus_reconcile_secs = 0;
   std::uint64_t sync_plus_refresh_secs = 0;
   std::uint64_t sync_plus_retry_secs = 0;
@@ -147,7 +150,8 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
 /// Text of `graspd --help`.
 std::string help_text();
 
-/// Splits a comma separated list, trimming blanks and dropping empty items.
-std::vector<std::string> split_list(std::string_view text);
+/// Once the listener is bound: when it was asked for any free port (0) and the domain defaulted to
+/// the bind address, both take the bound port.
+void adopt_bound_port(Config& config, std::uint16_t port);
 
 }  // namespace graspd::runtime

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/boot/daemon.hpp"
 #include "runtime/config.hpp"
-#include "runtime/daemon.hpp"
 #include "runtime/log.hpp"
 #include "runtime/store_commands.hpp"
 #include "runtime/version.hpp"
@@ -34,7 +34,7 @@ int run_daemon(const std::vector<std::string>& args) {
   }
   graspd::log::set_level(result.config.log_level);
   for (const auto& warning : result.warnings) graspd::log::warn("config", warning);
-  return Daemon{std::move(result.config)}.run();
+  return graspd::boot::Daemon{std::move(result.config)}.run();
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "runtime/npub.hpp"
+#include "messages/nostr/event.hpp"
 #include "runtime/version.hpp"
 
 namespace graspd::runtime {
@@ -24,23 +24,24 @@ RelayInformation relay_information(const Config& config) {
   info.description = config.relay_description.empty()
                          ? "GRASP relay: git repositories announced and served over Nostr"
                          : config.relay_description;
-  if (auto pubkey = decode_npub_hex(config.owner_npub)) info.pubkey_hex = *pubkey;
+  if (config.owner_npub) info.pubkey_hex = nostr::to_hex(*config.owner_npub);
   info.software = software_url;
   info.version = std::string(version());
   info.supported_nips = {1, 9, 11, 40, 45};
-  if (config.acceptance_policy == "grasp01") info.supported_grasps.push_back("GRASP-01");
+  if (config.acceptance_policy == AcceptanceMode::grasp01)
+    info.supported_grasps.push_back("GRASP-01");
   // GRASP-03 (Sync+) is not implemented yet: it is not advertised even when
   // NGIT_SYNC_PLUS_ENABLED is true.
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");
-  if (config.acceptance_policy == "open")
+  if (config.acceptance_policy == AcceptanceMode::open)
     info.repo_acceptance_criteria = "Stores every valid event (open relay mode).";
   else
     info.repo_acceptance_criteria =
-      "Stores repository announcements (kind 30617) that list " + config.domain +
-      " in both their clone and relays tags (or whose author maintains such a repository), "
-      "state events from their maintainers, and events that reference a stored repository or "
-      "event or are referenced by one; profiles and relay lists only from repository owners, "
-      "maintainers and thread participants.";
+        "Stores repository announcements (kind 30617) that list " + config.domain.text +
+        " in both their clone and relays tags (or whose author maintains such a repository), "
+        "state events from their maintainers, and events that reference a stored repository or "
+        "event or are referenced by one; profiles and relay lists only from repository owners, "
+        "maintainers and thread participants.";
   auto limit = [&info](const char* key, std::uint64_t value) {
     info.limitation.emplace_back(key, static_cast<std::int64_t>(value));
   };

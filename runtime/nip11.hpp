@@ -1,5 +1,5 @@
 // The NIP-11 relay information document. What it advertises is data (RelayInformation) derived
-// from the Config, so later issues extend relay_information() instead of the JSON writer.
+// from the Config, so a new capability extends relay_information(), not the JSON writer.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The project's own WebSocket client transport (plain ws://), used by the
-// tests, the load tool and later the sync engine's relay connections. One io
+// tests and the load tool (sync dials through runtime/relay_client). One io
 // thread per client; every public member is thread-safe. Beast stays in the .cpp.
 #pragma once
 

@@ -4,7 +4,6 @@
 #include <array>
 #include <charconv>
 
-#include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
 
 namespace graspd::policy {

@@ -17,6 +17,7 @@
 #include "messages/nostr/filter.hpp"
 #include "messages/relay_url.hpp"
 #include "store/pending_events.hpp"
+#include "store/repository_rule.hpp"
 #include "store/retry_cache.hpp"
 
 namespace graspd::policy {
@@ -121,32 +122,14 @@ class CombinedView final : public StoreView {
   mutable std::vector<nostr::EventId> recorded_;
 };
 
-/// One entry of NGIT_REPOSITORY_WHITELIST / NGIT_REPOSITORY_BLACKLIST:
-/// `npub`, `npub/identifier` or `identifier`.
-struct RepositoryRule {
-  std::optional<nostr::Pubkey> owner;
-  std::optional<std::string> identifier;
-  bool covers(const nostr::Pubkey& repo_owner, std::string_view repo_identifier) const;
-};
-
+/// What the policy is configured with; the configuration parses every list once (runtime/config).
 struct PolicyConfig {
+  /// NGIT_DOMAIN: announcements must list it in their clone and relays tags.
   HostPort service;
   std::set<nostr::Pubkey> event_blacklist;
   std::vector<RepositoryRule> repository_whitelist;
   std::vector<RepositoryRule> repository_blacklist;
 };
-
-/// Parses a comma-separated curation list; the error names the bad entry.
-struct ListParse {
-  std::vector<RepositoryRule> rules;
-  std::set<nostr::Pubkey> pubkeys;
-  std::string error;
-};
-ListParse parse_repository_list(std::string_view text);
-ListParse parse_pubkey_list(std::string_view text);
-
-/// Identifier rule of §3.2: not empty, not "." or "..", no '/', '\' or NUL.
-bool is_valid_identifier(std::string_view identifier);
 
 /// Keys events wait on in the retry cache. One place builds them so the
 /// producer (evaluate) and the consumer (on_committed) cannot disagree.

@@ -68,5 +68,36 @@ TEST(RelayUrl, UntrustedUrlsHaveAPlainPath) {
   EXPECT_TRUE(canonical_relay_url("wss://relay.example.com/?token=1").has_value());
 }
 
+TEST(RelayUrl, CanonicalRelayUrlHoldsOnlyTheCanonicalForm) {
+  auto url = CanonicalRelayUrl::parse("WSS://Relay.Example.com:443/");
+  ASSERT_TRUE(url);
+  EXPECT_EQ(url->str(), "wss://relay.example.com");
+  EXPECT_EQ(url, CanonicalRelayUrl::parse("wss://relay.example.com"));
+  EXPECT_NE(url, CanonicalRelayUrl::parse("ws://relay.example.com"));
+  for (const char* bad : {"", "https://h", "ws://:9", "wss://h:0", "relay.example.com"})
+    EXPECT_FALSE(CanonicalRelayUrl::parse(bad)) << bad;
+}
+
+TEST(RelayUrl, SplitHostPortKeepsTheHostAsWritten) {
+  auto named = split_host_port("LocalHost:7000");
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->host, "LocalHost");
+  EXPECT_EQ(named->port, 7000);
+  auto v6 = split_host_port("[::1]:0");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->host, "[::1]");
+  EXPECT_EQ(v6->port, 0) << "port 0 is the caller's to refuse";
+  EXPECT_EQ(split_host_port("x.com"), (HostPort{"x.com", std::nullopt}));
+  for (const char* bad : {"", ":80", "[]:80", "[::1", "[::1]x", "x.com:", "x.com:123456",
+                          "x.com:65536", "x.com:-1", "a b:80", "x/y:80", "u@x:80"})
+    EXPECT_FALSE(split_host_port(bad)) << bad;
+}
+
+TEST(RelayUrl, ServiceIdentityIsLowercaseWithoutPortZero) {
+  EXPECT_EQ(parse_host_port("Relay.Example.COM:8443"), (HostPort{"relay.example.com", 8443}));
+  EXPECT_EQ(parse_host_port("[::FFFF:1.2.3.4]"), (HostPort{"[::ffff:1.2.3.4]", std::nullopt}));
+  EXPECT_FALSE(parse_host_port("x.com:0"));
+}
+
 }  // namespace
 }  // namespace graspd

@@ -59,10 +59,13 @@ class TempFile {
 
 TEST(Config, DefaultsMatchTheProtocolTable) {
   auto config = load_ok({});
-  EXPECT_EQ(config.bind_address, "127.0.0.1:7334");
-  EXPECT_EQ(config.bind_host, "127.0.0.1");
-  EXPECT_EQ(config.bind_port, 7334);
-  EXPECT_EQ(config.domain, "127.0.0.1:7334");
+  EXPECT_EQ(config.bind_address.text, "127.0.0.1:7334");
+  EXPECT_EQ(config.bind_address.host, "127.0.0.1");
+  EXPECT_EQ(config.bind_address.port, 7334);
+  EXPECT_EQ(config.domain.text, "127.0.0.1:7334");
+  EXPECT_EQ(config.domain.address, (HostPort{"127.0.0.1", 7334}));
+  EXPECT_EQ(config.acceptance_policy, AcceptanceMode::grasp01);
+  EXPECT_FALSE(config.owner_npub);
   EXPECT_EQ(config.data_path, "./data/relay");
   EXPECT_EQ(config.log_level, log::Level::info);
   EXPECT_TRUE(config.metrics_enabled);
@@ -72,7 +75,7 @@ TEST(Config, DefaultsMatchTheProtocolTable) {
   EXPECT_EQ(config.max_event_bytes, 524288u);
   EXPECT_TRUE(config.event_blacklist.empty());
   EXPECT_TRUE(config.sync_enabled);
-  EXPECT_EQ(config.sync_bootstrap_relay_url, "");
+  EXPECT_FALSE(config.sync_bootstrap_relay_url);
   EXPECT_EQ(config.sync_base_backoff_secs, 5u);
   EXPECT_EQ(config.sync_max_backoff_secs, 3600u);
   EXPECT_EQ(config.sync_batch_window_ms, 5000u);
@@ -133,17 +136,17 @@ TEST(Config, BadBindAddressNamesOptionValueAndExpectation) {
 
 TEST(Config, BindAddressForms) {
   auto v6 = load_ok({"--bind-address", "[::1]:8080"});
-  EXPECT_EQ(v6.bind_host, "::1");
-  EXPECT_EQ(v6.bind_port, 8080);
+  EXPECT_EQ(v6.bind_address.host, "::1");
+  EXPECT_EQ(v6.bind_address.port, 8080);
   auto any = load_ok({"--bind-address", "0.0.0.0:0"});
-  EXPECT_EQ(any.bind_port, 0);
+  EXPECT_EQ(any.bind_address.port, 0);
   auto named = load_ok({"--bind-address", "localhost:7000"});
-  EXPECT_EQ(named.bind_host, "localhost");
+  EXPECT_EQ(named.bind_address.host, "localhost");
 }
 
 TEST(Config, DomainDefaultsToBindAddressUnlessSet) {
-  EXPECT_EQ(load_ok({"--bind-address", "0.0.0.0:9000"}).domain, "0.0.0.0:9000");
-  EXPECT_EQ(load_ok({"--domain", "relay.example.com"}).domain, "relay.example.com");
+  EXPECT_EQ(load_ok({"--bind-address", "0.0.0.0:9000"}).domain.text, "0.0.0.0:9000");
+  EXPECT_EQ(load_ok({"--domain", "relay.example.com"}).domain.text, "relay.example.com");
   EXPECT_NE(load_error({"--domain", "https://relay.example.com"}).find("--domain"),
             std::string::npos);
 }
@@ -180,7 +183,9 @@ TEST(Config, CrossOptionChecks) {
 TEST(Config, ListsAreSplitTrimmedAndValidated) {
   auto config = load_ok({}, {{"NGIT_REPOSITORY_BLACKLIST", " a, b ,,c "},
                              {"NGIT_SYNC_PLUS_FALLBACK_RELAYS", "wss://one.example,ws://two:7"}});
-  EXPECT_EQ(config.repository_blacklist, (std::vector<std::string>{"a", "b", "c"}));
+  std::vector<std::string> identifiers;
+  for (const auto& rule : config.repository_blacklist) identifiers.push_back(*rule.identifier);
+  EXPECT_EQ(identifiers, (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(config.sync_plus_fallback_relays.size(), 2u);
   auto message = load_error({}, {{"NGIT_SYNC_PLUS_USER_INDEX_RELAYS", "wss://ok,http://bad"}});
   EXPECT_NE(message.find("NGIT_SYNC_PLUS_USER_INDEX_RELAYS"), std::string::npos);
@@ -201,15 +206,18 @@ TEST(Config, RelayUrlsAreCheckedByTheParserSyncUses) {
               std::string::npos)
         << bad;
   }
-  EXPECT_EQ(
-      load_ok({"--sync-bootstrap-relay-url", "WSS://Relay.Example:443/"}).sync_bootstrap_relay_url,
-      "WSS://Relay.Example:443/");
+  auto bootstrap =
+      load_ok({"--sync-bootstrap-relay-url", "WSS://Relay.Example:443/"}).sync_bootstrap_relay_url;
+  ASSERT_TRUE(bootstrap);
+  EXPECT_EQ(bootstrap->str(), "wss://relay.example") << "held in the form sync dials";
 }
 
 TEST(Config, OwnerNpubIsChecked) {
   auto config =
       load_ok({"--owner-npub", "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg"});
-  EXPECT_EQ(config.owner_npub, "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg");
+  ASSERT_TRUE(config.owner_npub);
+  EXPECT_EQ(nostr::to_hex(*config.owner_npub),
+            "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e");
   // Last character changed: checksum mismatch.
   EXPECT_NE(load_error({}, {{"NGIT_OWNER_NPUB",
                              "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptq"}})

@@ -7,7 +7,8 @@
 #include <map>
 #include <vector>
 
-#include "runtime/npub.hpp"
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/nip19.hpp"
 #include "runtime/version.hpp"
 
 namespace graspd::runtime {
@@ -80,6 +81,12 @@ TEST(Nip11, InformationIsDataDriven) {
   EXPECT_STREQ(document["supported_grasps"][1].GetString(), "GRASP-02");
   EXPECT_EQ(document["limitation"]["max_subscriptions"].GetInt64(), 20);
   EXPECT_EQ(document["limitation"]["max_limit"].GetInt64(), 500);
+}
+
+std::optional<std::string> decode_npub_hex(std::string_view text) {
+  auto key = nostr::decode_npub(text);
+  if (!key) return std::nullopt;
+  return nostr::to_hex(*key);
 }
 
 TEST(Npub, DecodesValidKeys) {

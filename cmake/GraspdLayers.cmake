@@ -1,0 +1,25 @@
+# The layers (see the top-level CMakeLists.txt) link in one direction; this also keeps a layer from
+# including the headers of one above it, which no link error would report.
+#
+# graspd_forbid_includes(DIRECTORIES dir... [EXCEPT file...] PREFIXES prefix...)
+# Fails the configure step when a .hpp/.cpp directly in one of `dirs` has `#include "<prefix>...`.
+# (Checked when CMake runs: on a fresh configure, and when a source is added or removed.)
+function(graspd_forbid_includes)
+  cmake_parse_arguments(L "" "" "DIRECTORIES;EXCEPT;PREFIXES" ${ARGN})
+  foreach(dir IN LISTS L_DIRECTORIES)
+    file(GLOB files CONFIGURE_DEPENDS ${dir}/*.hpp ${dir}/*.cpp)
+    foreach(file IN LISTS files)
+      get_filename_component(name ${file} NAME)
+      if(name IN_LIST L_EXCEPT)
+        continue()
+      endif()
+      foreach(prefix IN LISTS L_PREFIXES)
+        file(STRINGS ${file} hits REGEX "^[ \t]*#[ \t]*include[ \t]+\"${prefix}")
+        if(hits)
+          file(RELATIVE_PATH shown ${PROJECT_SOURCE_DIR} ${file})
+          message(FATAL_ERROR "${shown} includes ${prefix} (a layer above its own): ${hits}")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endfunction()

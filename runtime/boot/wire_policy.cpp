@@ -1,0 +1,45 @@
+#include "runtime/boot/wire_policy.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+
+namespace graspd::boot {
+
+policy::PolicyConfig policy_config(const runtime::Config& config) {
+  policy::PolicyConfig out;
+  out.service = config.domain.address;
+  out.event_blacklist = config.event_blacklist;
+  out.repository_whitelist = config.repository_whitelist;
+  out.repository_blacklist = config.repository_blacklist;
+  return out;
+}
+
+AcceptanceConfig acceptance_config(const runtime::Config& config) {
+  AcceptanceConfig out;
+  out.policy = policy_config(config);
+  return out;
+}
+
+WiredPolicy wire_policy(const Services& services, const WiredStore& store) {
+  if (services.config.acceptance_policy == runtime::AcceptanceMode::open) {
+    log::warn("relay", "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
+    return {};
+  }
+  auto handle = services.system.spawn(acceptance, acceptance_config(services.config),
+                                      std::shared_ptr<const store::EventStore>(store.store),
+                                      store.writer, services.metrics.shared_registry());
+  caf::anon_send(store.writer, atom::feed_subscribe::value,
+                 caf::actor_cast<store_feed_actor>(handle));
+  log::info("acceptance", "GRASP-01 acceptance policy for ", services.config.domain.text);
+  return {handle};
+}
+
+void stop(const WiredPolicy& wired) {
+  caf::anon_send_exit(wired.acceptance, caf::exit_reason::user_shutdown);
+}
+
+}  // namespace graspd::boot

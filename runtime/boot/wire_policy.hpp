@@ -1,0 +1,30 @@
+// Wiring of the GRASP-01 acceptance actor, which client sessions and sync connections ask about
+// every valid event. Under NGIT_ACCEPTANCE_POLICY=open none is spawned: every valid event is
+// stored.
+#pragma once
+
+#include "actors/acceptance.hpp"
+#include "messages/interfaces.hpp"
+#include "runtime/boot/services.hpp"
+#include "runtime/boot/wire_store.hpp"
+#include "store/acceptance_policy.hpp"
+
+namespace graspd::boot {
+
+struct WiredPolicy {
+  /// Invalid under NGIT_ACCEPTANCE_POLICY=open (sessions and sync then store every valid event).
+  acceptance_actor acceptance;
+};
+
+/// Config → PolicyConfig: the domain and the curation lists, as the configuration parsed them.
+policy::PolicyConfig policy_config(const runtime::Config& config);
+
+/// Config → AcceptanceConfig (the retry cache and expiry keep their defaults).
+AcceptanceConfig acceptance_config(const runtime::Config& config);
+
+/// Spawns the acceptance actor on the store and subscribes it to the store's change feed.
+WiredPolicy wire_policy(const Services& services, const WiredStore& store);
+
+void stop(const WiredPolicy& wired);
+
+}  // namespace graspd::boot

@@ -1,0 +1,102 @@
+#include "runtime/boot/wire_sync.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+
+#include "actors/self_subscriber.hpp"
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+
+namespace graspd::boot {
+
+namespace {
+
+constexpr std::string_view component = "sync";
+
+}  // namespace
+
+std::set<std::string> own_relay_urls(const runtime::Config& config) {
+  std::set<std::string> out;
+  for (const auto& host : {config.domain.text, config.bind_address.text})
+    for (const char* scheme : {"ws://", "wss://"})
+      if (auto url = canonical_relay_url(scheme + host)) out.insert(*url);
+  return out;
+}
+
+SyncManagerConfig sync_manager_config(const runtime::Config& config) {
+  SyncManagerConfig out;
+  auto& plan = out.plan;
+  plan.quick_reconnect_seconds = static_cast<std::int64_t>(config.sync_quick_reconnect_secs);
+  plan.consolidation_threshold = config.sync_consolidation_threshold;
+  plan.base_backoff_seconds = static_cast<std::int64_t>(config.sync_base_backoff_secs);
+  plan.max_backoff_seconds = static_cast<std::int64_t>(config.sync_max_backoff_secs);
+  plan.dead_after_seconds = static_cast<std::int64_t>(config.sync_dead_after_secs);
+  plan.rate_limit_cooldown_seconds =
+      static_cast<std::int64_t>(config.sync_rate_limit_cooldown_secs);
+  plan.own_relays = own_relay_urls(config);
+  plan.max_relays = config.sync_max_relays;
+  auto& connection = out.connection;
+  connection.client.allow_private_addresses = config.sync_allow_private_addresses;
+  connection.client.max_message_bytes = config.max_message_bytes;
+  connection.client.own_endpoint =
+      config.bind_address.host + ":" + std::to_string(config.bind_address.port);
+  connection.limits.max_message_bytes = config.max_message_bytes;
+  connection.limits.max_event_bytes = config.max_event_bytes;
+  if (config.sync_bootstrap_relay_url) out.bootstrap_relay = config.sync_bootstrap_relay_url->str();
+  out.daily_min = std::chrono::seconds(config.sync_daily_resync_min_secs);
+  out.daily_max = std::chrono::seconds(config.sync_daily_resync_max_secs);
+  out.disconnect_check_interval = std::chrono::seconds(config.sync_disconnect_check_interval_secs);
+  out.state_file = config.data_path + "/sync-state.json";
+  return out;
+}
+
+RelayClientFactory network_relay_clients(boost::asio::io_context& io,
+                                         std::shared_ptr<runtime::RelayClientRegistry> registry) {
+  return [&io, registry](const ParsedUrl& url, const runtime::RelayClientOptions& options,
+                         std::shared_ptr<runtime::RelayClientHandler> handler) {
+    return registry->start(io, url, options, std::move(handler));
+  };
+}
+
+std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& store,
+                                   const WiredPolicy& policy) {
+  if (!services.config.sync_enabled) {
+    log::info("relay", "GRASP-02 sync disabled (NGIT_SYNC_ENABLED=false)");
+    return std::nullopt;
+  }
+  WiredSync wired;
+  wired.clients = std::make_shared<runtime::RelayClientRegistry>();
+  auto config = sync_manager_config(services.config);
+  // A read transaction on the connection's worker; LMDB readers never wait for the writer.
+  config.connection.already_stored = [events = store.store](const nostr::EventId& id) {
+    return events->contains(id);
+  };
+  wired.verifiers = spawn_verifiers(services);
+  config.connection.verifiers = wired.verifiers.actors;
+  wired.manager =
+      services.system.spawn(sync_manager, std::move(config), policy.acceptance, store.writer,
+                            network_relay_clients(services.io, wired.clients), services.status,
+                            services.metrics.shared_registry());
+  wired.subscriber = services.system.spawn(
+      self_subscriber, std::shared_ptr<const store::EventStore>(store.store), wired.manager,
+      std::chrono::milliseconds(services.config.sync_batch_window_ms));
+  caf::anon_send(store.writer, atom::feed_subscribe::value,
+                 caf::actor_cast<store_feed_actor>(wired.subscriber));
+  wired.manager->attach_functor([subscriber = wired.subscriber](const caf::error&) {
+    caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
+  });
+  log::info(component, "GRASP-02 proactive sync running");
+  return wired;
+}
+
+void close_connections(const WiredSync& wired) {
+  wired.clients->close_all();
+}
+
+void stop(const WiredSync& wired) {
+  caf::anon_send_exit(wired.manager, caf::exit_reason::user_shutdown);
+  stop(wired.verifiers);
+}
+
+}  // namespace graspd::boot

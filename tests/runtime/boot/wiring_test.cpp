@@ -1,0 +1,177 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scheduler/abstract_coordinator.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/boot/wire_monitor.hpp"
+#include "runtime/boot/wire_policy.hpp"
+#include "runtime/boot/wire_relay.hpp"
+#include "runtime/boot/wire_store.hpp"
+#include "runtime/boot/wire_sync.hpp"
+#include "runtime/http_server.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/status_board.hpp"
+
+namespace graspd::boot {
+namespace {
+
+using runtime::Config;
+
+constexpr const char* npub = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";
+
+Config load(std::map<std::string, std::string> env) {
+  auto loaded = runtime::load_config({}, [&](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
+  if (auto* error = std::get_if<runtime::ConfigError>(&loaded)) {
+    ADD_FAILURE() << error->message;
+    return {};
+  }
+  return std::get<runtime::LoadedConfig>(loaded).config;
+}
+
+TEST(Wiring, PolicyConfigCopiesWhatTheConfigurationParsed) {
+  auto config = load({{"NGIT_DOMAIN", "Relay.Example.com:8443"},
+                      {"NGIT_EVENT_BLACKLIST", npub},
+                      {"NGIT_REPOSITORY_WHITELIST", "a, b"},
+                      {"NGIT_REPOSITORY_BLACKLIST", std::string(npub) + "/c"}});
+  auto policy = policy_config(config);
+  EXPECT_EQ(policy.service, (HostPort{"relay.example.com", 8443}));
+  EXPECT_EQ(policy.event_blacklist, config.event_blacklist);
+  EXPECT_EQ(policy.repository_whitelist, config.repository_whitelist);
+  EXPECT_EQ(policy.repository_blacklist, config.repository_blacklist);
+  EXPECT_EQ(policy.repository_whitelist.size(), 2u);
+  EXPECT_EQ(acceptance_config(config).policy.service, policy.service);
+}
+
+TEST(Wiring, SyncConfigCarriesTheCanonicalBootstrapRelayAndOwnUrls) {
+  auto config = load({{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", "WSS://Boot.Example:443/"},
+                      {"NGIT_DOMAIN", "relay.example.com"},
+                      {"NGIT_BIND_ADDRESS", "127.0.0.1:7334"},
+                      {"NGIT_RELAY_DATA_PATH", "/var/lib/graspd"}});
+  auto sync = sync_manager_config(config);
+  EXPECT_EQ(sync.bootstrap_relay, "wss://boot.example");
+  EXPECT_EQ(sync.plan.own_relays,
+            (std::set<std::string>{"ws://relay.example.com", "wss://relay.example.com",
+                                   "ws://127.0.0.1:7334", "wss://127.0.0.1:7334"}));
+  EXPECT_EQ(sync.connection.client.own_endpoint, "127.0.0.1:7334");
+  EXPECT_EQ(sync.state_file, "/var/lib/graspd/sync-state.json");
+  EXPECT_FALSE(sync_manager_config(load({})).bootstrap_relay);
+}
+
+TEST(Wiring, RelayLimitsCapTheDefaultLimit) {
+  auto limits = relay_limits(load({{"NGIT_MAX_LIMIT", "100"}, {"NGIT_DEFAULT_LIMIT", "500"}}));
+  EXPECT_EQ(limits.max_limit, 100u);
+  EXPECT_EQ(limits.default_limit, 100u);
+  auto options = ws_options(limits, false);
+  EXPECT_FALSE(options.compression);
+  EXPECT_GE(options.max_inbound_backlog, 4 * limits.max_message_bytes);
+}
+
+class ActorSystemConfig : public caf::actor_system_config {
+ public:
+  ActorSystemConfig() { set("scheduler.max-threads", std::size_t{2}); }
+};
+
+/// The process-wide objects a wiring function builds from, as the daemon makes them (nothing
+/// listens and no network thread runs).
+class WiringTest : public ::testing::Test {
+ protected:
+  WiringTest()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("graspd-wiring-test-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter_++))) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~WiringTest() override { std::filesystem::remove_all(dir_); }
+
+  Config config(std::map<std::string, std::string> env) {
+    env["NGIT_RELAY_DATA_PATH"] = dir_.string();
+    return load(std::move(env));
+  }
+  Services services(const Config& config) {
+    return Services{config, system_, io_, metrics_, http_, status_};
+  }
+
+  static inline int counter_ = 0;
+  std::filesystem::path dir_;
+  runtime::Metrics metrics_{"test"};
+  ActorSystemConfig actor_config_;
+  caf::actor_system system_{actor_config_};
+  boost::asio::io_context io_;
+  runtime::HttpServer http_{
+      io_, {}, [](const runtime::HttpRequestInfo&) { return runtime::HttpResponse{}; }};
+  std::shared_ptr<runtime::StatusBoard> status_ = std::make_shared<runtime::StatusBoard>();
+};
+
+TEST_F(WiringTest, EveryComponentStartsOnWhatItNeedsAndStopsTheOneWay) {
+  auto cfg = config({});
+  auto wired = services(cfg);
+  auto store = wire_store(wired);
+  ASSERT_TRUE(store.store);
+  EXPECT_TRUE(store.writer);
+  auto policy = wire_policy(wired, store);
+  EXPECT_TRUE(policy.acceptance);
+  auto relay = wire_relay(wired, store, policy);
+  EXPECT_TRUE(relay.fanout);
+  EXPECT_TRUE(relay.endpoint);
+  EXPECT_EQ(relay.verifiers.actors.size(), system_.scheduler().num_workers());
+  auto sync = wire_sync(wired, store, policy);
+  ASSERT_TRUE(sync);
+  EXPECT_TRUE(sync->manager);
+  EXPECT_TRUE(sync->subscriber);
+  EXPECT_EQ(sync->verifiers.actors.size(), system_.scheduler().num_workers());
+  auto monitor = wire_monitor(wired);
+  EXPECT_TRUE(monitor.monitor);
+
+  close_connections(*sync);
+  close_sessions(relay);
+  stop(monitor);
+  stop(*sync);
+  stop(relay);
+  stop(policy);
+  stop(store);
+  // Returns only when every actor the wiring spawned (verifiers and subscriber included) is gone.
+  system_.await_all_actors_done();
+}
+
+TEST_F(WiringTest, OpenPolicyAndDisabledSyncStartNothing) {
+  auto cfg = config({{"NGIT_ACCEPTANCE_POLICY", "open"}, {"NGIT_SYNC_ENABLED", "false"}});
+  auto wired = services(cfg);
+  auto store = wire_store(wired);
+  auto policy = wire_policy(wired, store);
+  EXPECT_FALSE(policy.acceptance);
+  EXPECT_FALSE(wire_sync(wired, store, policy));
+  stop(policy);
+  stop(store);
+  system_.await_all_actors_done();
+}
+
+TEST_F(WiringTest, AStoreThatCannotOpenNamesTheStore) {
+  std::filesystem::create_directories(dir_ / "blocked");
+  auto cfg = config({});
+  cfg.data_path = (dir_ / "blocked" / "file").string();
+  { std::ofstream(cfg.data_path) << "not a directory"; }
+  auto wired = services(cfg);
+  try {
+    wire_store(wired);
+    ADD_FAILURE() << "expected an exception";
+  } catch (const std::runtime_error& failure) {
+    EXPECT_EQ(std::string(failure.what()).rfind("event store: ", 0), 0u) << failure.what();
+  }
+}
+
+}  // namespace
+}  // namespace graspd::boot
