@@ -97,6 +97,8 @@ struct SessionState {
   /// At most `verifications_per_session` checks out on the shared verifiers: a flooding connection
   /// may not fill the mailboxes every other connection's checks go through.
   VerifierPool verifiers;
+  /// NIP-77 reconciliations of this connection, one per NEG subscription id.
+  std::unique_ptr<NegentropySessions> negentropy;
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -132,6 +134,11 @@ struct SessionState {
       case Kind::invalid_filter:
         count(ClientMessageType::req);
         return send(nostr::relay_closed(error.subscription_id, error.message));
+      case Kind::invalid_negentropy:
+        count(error.verb == "NEG-OPEN" ? ClientMessageType::neg_open : ClientMessageType::neg_msg);
+        if (auto* m = metrics()) m->negentropy_error(to_string(NegentropyError::malformed));
+        negentropy->close(error.subscription_id);
+        return send(nostr::relay_neg_err(error.subscription_id, error.message));
       case Kind::malformed:
       case Kind::unknown_verb:
         break;
@@ -311,8 +318,65 @@ struct SessionState {
     }
   }
 
+  void handle(nostr::ClientNegOpen& msg) {
+    count(ClientMessageType::neg_open);
+    answer_negentropy([&] {
+      return negentropy->open(msg, [this](const nostr::Filter& filter, std::uint64_t cap) {
+        return negentropy_records(filter, cap);
+      });
+    });
+  }
+
+  void handle(nostr::ClientNegMsg& msg) {
+    count(ClientMessageType::neg_msg);
+    answer_negentropy([&] { return negentropy->message(msg); });
+  }
+
+  void handle(nostr::ClientNegClose& msg) {
+    count(ClientMessageType::neg_close);
+    answer_negentropy([&] {
+      negentropy->close(msg.subscription_id);
+      return NegentropySessions::Answer{};
+    });
+  }
+
+  /// Runs one NEG-* step, sends its answer and keeps the metrics in step.
+  template <class Step>
+  void answer_negentropy(Step&& step) {
+    const auto before = negentropy->open_sessions();
+    auto answer = step();
+    if (auto* m = metrics()) {
+      m->negentropy_sessions(static_cast<long>(negentropy->open_sessions()) -
+                             static_cast<long>(before));
+      if (answer.error)
+        m->negentropy_error(to_string(*answer.error));
+      else if (!answer.frame.empty())
+        m->negentropy_round(answer.items);
+    }
+    if (!answer.frame.empty()) send(std::move(answer.frame));
+  }
+
+  /// The (created_at, id) records of the stored events matching `filter`, at most `cap`. The
+  /// filter's own `limit` is honoured (as strfry does).
+  std::vector<nostr::negentropy::Item> negentropy_records(nostr::Filter filter, std::uint64_t cap) {
+    filter.limit = std::min(filter.limit.value_or(cap), cap);
+    store::QueryOptions options;
+    options.max_limit = cap;
+    std::vector<nostr::negentropy::Item> items;
+    ctx->store->query(
+        nostr::Filters{std::move(filter)},
+        [&](const store::QueryHit& hit) {
+          items.push_back({static_cast<std::uint64_t>(hit.created_at), hit.id});
+        },
+        options);
+    return items;
+  }
+
   void on_closed() {
     closed = true;
+    if (auto* m = metrics())
+      m->negentropy_sessions(-static_cast<long>(negentropy->open_sessions()));
+    negentropy->clear();
     subscriptions.clear();
     subscription_values.clear();
     open_values = 0;
@@ -330,6 +394,9 @@ client_session_actor::behavior_type client_session(
   st.parse_limits = ctx->parse_limits();
   st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
   st.verifiers = VerifierPool(ctx->verifiers, ctx->limits.verifications_per_session);
+  st.negentropy = std::make_unique<NegentropySessions>(
+      NegentropyLimits{ctx->limits.negentropy_max_sync_events, ctx->limits.negentropy_max_sessions},
+      ctx->negentropy_budget);
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);

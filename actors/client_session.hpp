@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "actors/negentropy_sessions.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
 #include "runtime/relay_limits.hpp"
@@ -40,6 +41,8 @@ struct RelayContext {
   runtime::RelayLimits limits;
   /// Null in tests that do not look at metrics.
   std::shared_ptr<runtime::RelayMetrics> metrics;
+  /// Records every connection's negentropy sessions hold together; null = unbounded (tests).
+  std::shared_ptr<NegentropyBudget> negentropy_budget;
 
   /// Parser bounds derived from `limits`.
   nostr::ParseLimits parse_limits() const;

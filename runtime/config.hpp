@@ -53,6 +53,8 @@ struct Config {
   std::uint64_t max_filters = 0;
   std::uint64_t max_count_examined = 200000;
   std::uint64_t max_subscription_values = 100000;
+  std::uint64_t negentropy_max_sync_events = 1000000;
+  std::uint64_t negentropy_max_sessions = 4;
   std::uint64_t max_limit = 0;
   std::uint64_t default_limit = 0;
   std::uint64_t max_subid_length = 0;

@@ -189,6 +189,14 @@ std::vector<OptionSpec> build_table() {
        "Filter values (ids, authors, kinds, tag values) one connection's open subscriptions may "
        "hold together; a REQ past it is CLOSED.",
        uint_option(&C::max_subscription_values, 1, unlimited)},
+      {"negentropy_max_sync_events", "NGIT_NEGENTROPY_MAX_SYNC_EVENTS",
+       "--negentropy-max-sync-events", "integer", "1000000",
+       "Stored events one NIP-77 NEG-OPEN may reconcile; more answer NEG-ERR \"blocked: too many "
+       "query results\". Every connection's open sessions together hold at most four times this.",
+       uint_option(&C::negentropy_max_sync_events, 1, unlimited)},
+      {"negentropy_max_sessions", "NGIT_NEGENTROPY_MAX_SESSIONS", "--negentropy-max-sessions",
+       "integer", "4", "NIP-77 negentropy subscriptions one connection may hold open at once.",
+       uint_option(&C::negentropy_max_sessions, 1, 1000)},
       {"max_count_examined", "NGIT_MAX_COUNT_EXAMINED", "--max-count-examined", "integer", "200000",
        "Index entries one COUNT may examine; past it the count is answered approximate (NIP-45).",
        uint_option(&C::max_count_examined, 1, unlimited)},

@@ -27,7 +27,7 @@ RelayInformation relay_information(const Config& config) {
   if (config.owner_npub) info.pubkey_hex = nostr::to_hex(*config.owner_npub);
   info.software = software_url;
   info.version = std::string(version());
-  info.supported_nips = {1, 9, 11, 40, 45};
+  info.supported_nips = {1, 9, 11, 40, 45, 77};
   if (config.acceptance_policy == AcceptanceMode::grasp01)
     info.supported_grasps.push_back("GRASP-01");
   // GRASP-03 (Sync+) is not implemented yet: it is not advertised even when
@@ -54,6 +54,7 @@ RelayInformation relay_information(const Config& config) {
   limit("max_subid_length", config.max_subid_length);
   limit("max_event_tags", config.max_event_tags);
   limit("max_content_length", config.max_content_length);
+  limit("negentropy_max_sync_events", config.negentropy_max_sync_events);
   return info;
 }
 

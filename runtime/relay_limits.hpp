@@ -36,6 +36,10 @@ struct RelayLimits {
   /// Filter values (ids, authors, kinds, tag values) one connection's open subscriptions may hold
   /// in the fan-out's index together: REQs past it are CLOSED.
   std::size_t max_subscription_values = 100000;
+  /// NIP-77: records one NEG-OPEN may cover (more: NEG-ERR "blocked: too many query results"),
+  /// and negentropy subscriptions one connection may hold open at once.
+  std::uint64_t negentropy_max_sync_events = 1000000;
+  std::size_t negentropy_max_sessions = 4;
 };
 
 /// Classic token bucket; time is passed in so tests control it.

@@ -9,7 +9,8 @@ namespace graspd::runtime {
 
 const char* to_string(ClientMessageType type) {
   static constexpr std::array<const char*, client_message_type_count> names = {
-      "event", "req", "close", "count", "malformed", "binary", "oversize"};
+      "event",  "req",      "close",    "count",   "malformed",
+      "binary", "oversize", "neg_open", "neg_msg", "neg_close"};
   return names[static_cast<std::size_t>(type)];
 }
 
@@ -26,7 +27,44 @@ prometheus::Histogram::BucketBoundaries latency_buckets() {
 }
 }  // namespace
 
+void RelayMetrics::negentropy_sessions(long delta) {
+  if (delta > 0) negentropy_sessions_->Increment(static_cast<double>(delta));
+  if (delta < 0) negentropy_sessions_->Decrement(static_cast<double>(-delta));
+}
+
+void RelayMetrics::negentropy_round(std::uint64_t items) {
+  negentropy_rounds_->Increment();
+  if (items) negentropy_items_->Increment(static_cast<double>(items));
+}
+
+void RelayMetrics::negentropy_error(const char* reason) {
+  negentropy_errors_->Add({{"reason", reason}}).Increment();
+}
+
+void RelayMetrics::register_negentropy(prometheus::Registry& registry) {
+  negentropy_sessions_ = &prometheus::BuildGauge()
+                              .Name("graspd_negentropy_sessions")
+                              .Help("Open NIP-77 negentropy sessions (NEG-OPEN not yet closed)")
+                              .Register(registry)
+                              .Add({});
+  negentropy_rounds_ = &prometheus::BuildCounter()
+                            .Name("graspd_negentropy_rounds_total")
+                            .Help("NEG-OPEN and NEG-MSG messages answered with NEG-MSG")
+                            .Register(registry)
+                            .Add({});
+  negentropy_items_ = &prometheus::BuildCounter()
+                           .Name("graspd_negentropy_items_total")
+                           .Help("Records covered by the negentropy sessions opened")
+                           .Register(registry)
+                           .Add({});
+  negentropy_errors_ = &prometheus::BuildCounter()
+                            .Name("graspd_negentropy_errors_total")
+                            .Help("NEG-ERR answers by reason")
+                            .Register(registry);
+}
+
 RelayMetrics::RelayMetrics(prometheus::Registry& registry) {
+  register_negentropy(registry);
   auto& messages = prometheus::BuildCounter()
                        .Name("graspd_relay_messages_received_total")
                        .Help("Client WebSocket messages received, by NIP-01 verb")

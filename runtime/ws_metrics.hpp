@@ -8,6 +8,8 @@
 
 namespace prometheus {
 class Registry;
+template <typename T>
+class Family;
 class Counter;
 class Gauge;
 class Histogram;
@@ -22,9 +24,12 @@ enum class ClientMessageType : std::uint8_t {
   count,
   malformed,
   binary,
-  oversize
+  oversize,
+  neg_open,
+  neg_msg,
+  neg_close
 };
-inline constexpr std::size_t client_message_type_count = 7;
+inline constexpr std::size_t client_message_type_count = 10;
 
 enum class EventResult : std::uint8_t {
   stored,
@@ -54,8 +59,16 @@ class RelayMetrics {
   void slow_reader_closed();
   void req_latency(double seconds);
   void fanout_latency(double seconds);
+  /// NIP-77: sessions opened (+) or closed (-), one answered round over
+  /// `items` records (items only on NEG-OPEN), a NEG-ERR by reason (a fixed
+  /// set of names chosen by the caller, never client text).
+  void negentropy_sessions(long delta);
+  void negentropy_round(std::uint64_t items);
+  void negentropy_error(const char* reason);
 
  private:
+  void register_negentropy(prometheus::Registry& registry);
+
   std::array<prometheus::Counter*, client_message_type_count> messages_{};
   std::array<prometheus::Counter*, event_result_count> results_{};
   prometheus::Counter* events_received_ = nullptr;
@@ -64,6 +77,10 @@ class RelayMetrics {
   prometheus::Counter* slow_readers_ = nullptr;
   prometheus::Histogram* req_latency_ = nullptr;
   prometheus::Histogram* fanout_latency_ = nullptr;
+  prometheus::Gauge* negentropy_sessions_ = nullptr;
+  prometheus::Counter* negentropy_rounds_ = nullptr;
+  prometheus::Counter* negentropy_items_ = nullptr;
+  prometheus::Family<prometheus::Counter>* negentropy_errors_ = nullptr;
 };
 
 }  // namespace graspd::runtime

@@ -93,6 +93,58 @@ ParsedClientMessage parse_close(const Value& frame, const ParseLimits& limits) {
   return ClientMessage{ClientClose{std::move(*subid)}};
 }
 
+/// The decoded payload of a NEG-OPEN/NEG-MSG hex string (lowercase or upper).
+std::optional<std::string> read_negentropy_hex(const Value& v) {
+  if (!v.IsString() || v.GetStringLength() % 2 != 0) return std::nullopt;
+  std::string out(v.GetStringLength() / 2, '\0');
+  if (!from_hex(view_of(v), reinterpret_cast<std::uint8_t*>(out.data()), out.size()))
+    return std::nullopt;
+  return out;
+}
+
+ParsedClientMessage parse_neg_open(const Value& frame, const ParseLimits& limits) {
+  constexpr const char* verb = "NEG-OPEN";
+  if (frame.Size() != 4)
+    return fail(Kind::malformed,
+                "invalid: NEG-OPEN must be [\"NEG-OPEN\", <subscription id>, <filter>, <hex>]",
+                verb);
+  auto subid = read_subscription_id(frame[1], limits);
+  if (!subid) return fail(Kind::malformed, "invalid: bad subscription id", verb);
+  if (!frame[2].IsObject())
+    return fail(Kind::invalid_negentropy, "invalid: negentropy filter must be an object", verb,
+                std::move(*subid));
+  auto filter = parse_filter(frame[2], limits);
+  if (!filter) return fail(Kind::invalid_negentropy, filter.error(), verb, std::move(*subid));
+  auto message = read_negentropy_hex(frame[3]);
+  if (!message)
+    return fail(Kind::invalid_negentropy, "invalid: negentropy message must be hex", verb,
+                std::move(*subid));
+  return ClientMessage{ClientNegOpen{std::move(*subid), std::move(*filter), std::move(*message)}};
+}
+
+ParsedClientMessage parse_neg_msg(const Value& frame, const ParseLimits& limits) {
+  constexpr const char* verb = "NEG-MSG";
+  if (frame.Size() != 3)
+    return fail(Kind::malformed, "invalid: NEG-MSG must be [\"NEG-MSG\", <subscription id>, <hex>]",
+                verb);
+  auto subid = read_subscription_id(frame[1], limits);
+  if (!subid) return fail(Kind::malformed, "invalid: bad subscription id", verb);
+  auto message = read_negentropy_hex(frame[2]);
+  if (!message)
+    return fail(Kind::invalid_negentropy, "invalid: negentropy message must be hex", verb,
+                std::move(*subid));
+  return ClientMessage{ClientNegMsg{std::move(*subid), std::move(*message)}};
+}
+
+ParsedClientMessage parse_neg_close(const Value& frame, const ParseLimits& limits) {
+  if (frame.Size() != 2)
+    return fail(Kind::malformed, "invalid: NEG-CLOSE must be [\"NEG-CLOSE\", <subscription id>]",
+                "NEG-CLOSE");
+  auto subid = read_subscription_id(frame[1], limits);
+  if (!subid) return fail(Kind::malformed, "invalid: bad subscription id", "NEG-CLOSE");
+  return ClientMessage{ClientNegClose{std::move(*subid)}};
+}
+
 std::string shown_verb(std::string_view verb) {
   constexpr std::size_t kMaxVerb = 16;
   return std::string(verb.substr(0, kMaxVerb));
@@ -114,6 +166,9 @@ ParsedClientMessage parse_client_message(std::string_view frame, const ParseLimi
   if (verb == "REQ") return parse_subscription<ClientReq>(verb, array, limits);
   if (verb == "COUNT") return parse_subscription<ClientCount>(verb, array, limits);
   if (verb == "CLOSE") return parse_close(array, limits);
+  if (verb == "NEG-OPEN") return parse_neg_open(array, limits);
+  if (verb == "NEG-MSG") return parse_neg_msg(array, limits);
+  if (verb == "NEG-CLOSE") return parse_neg_close(array, limits);
   return fail(Kind::unknown_verb, "error: unsupported message type", shown_verb(verb));
 }
 

@@ -35,7 +35,27 @@ struct ClientCount {
   Filters filters;
 };
 
-using ClientMessage = std::variant<ClientEvent, ClientReq, ClientClose, ClientCount>;
+/// ["NEG-OPEN", <subscription_id>, <filter object>, <hex message>] (NIP-77);
+/// `message` is the decoded binary negentropy message.
+struct ClientNegOpen {
+  std::string subscription_id;
+  Filter filter;
+  std::string message;
+};
+
+/// ["NEG-MSG", <subscription_id>, <hex message>] (NIP-77), decoded.
+struct ClientNegMsg {
+  std::string subscription_id;
+  std::string message;
+};
+
+/// ["NEG-CLOSE", <subscription_id>] (NIP-77).
+struct ClientNegClose {
+  std::string subscription_id;
+};
+
+using ClientMessage = std::variant<ClientEvent, ClientReq, ClientClose, ClientCount, ClientNegOpen,
+                                   ClientNegMsg, ClientNegClose>;
 
 /// Why a frame was refused, shaped after the answer the relay owes:
 struct ClientMessageError {
@@ -43,7 +63,7 @@ struct ClientMessageError {
     /// Not JSON, not an array, wrong arity or types, bad subscription id,
     /// too large: answer NOTICE(message).
     malformed,
-    /// A verb graspd does not handle (AUTH, NEG-OPEN, ...): NOTICE(message);
+    /// A verb graspd does not handle (AUTH, ...): NOTICE(message);
     /// `verb` holds it (at most 16 bytes) so callers can special-case later.
     unknown_verb,
     /// EVENT whose event is invalid: OK(event_id, false, message) when
@@ -51,6 +71,9 @@ struct ClientMessageError {
     invalid_event,
     /// REQ/COUNT with bad filters: CLOSED(subscription_id, message).
     invalid_filter,
+    /// NEG-OPEN/NEG-MSG with a readable subscription id but a bad filter or
+    /// hex payload: NEG-ERR(subscription_id, message).
+    invalid_negentropy,
   };
   Kind kind = Kind::malformed;
   std::string message;  ///< NIP-01 prefixed, e.g. "invalid: bad pubkey"

@@ -136,6 +136,24 @@ std::string relay_closed(std::string_view subscription_id, std::string_view mess
   return out;
 }
 
+std::string relay_neg_msg(std::string_view subscription_id, std::string_view hex) {
+  std::string out = with_subscription("NEG-MSG", subscription_id, hex.size() + 4);
+  out += ",\"";
+  out += hex;
+  out += "\"]";
+  return out;
+}
+
+std::string relay_neg_err(std::string_view subscription_id, std::string_view reason,
+                          std::optional<std::uint64_t> limit) {
+  std::string out = with_subscription("NEG-ERR", subscription_id, reason.size() + 24);
+  out += ',';
+  append_json_string_sanitized(out, reason);
+  if (limit) out += "," + std::to_string(*limit);
+  out += ']';
+  return out;
+}
+
 std::string relay_notice(std::string_view message) {
   std::string out = frame_start("NOTICE", message.size() + 4);
   out += ',';

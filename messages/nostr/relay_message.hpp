@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -24,6 +25,12 @@ std::string relay_notice(std::string_view message);
 /// ["COUNT",<subid>,{"count":N}] or with "approximate":true (NIP-45).
 std::string relay_count(std::string_view subscription_id, std::uint64_t count,
                         bool approximate = false);
+/// ["NEG-MSG",<subid>,"<hex>"] (NIP-77); `hex` must already be lowercase hex.
+std::string relay_neg_msg(std::string_view subscription_id, std::string_view hex);
+/// ["NEG-ERR",<subid>,"<reason>"] and, for "blocked:" answers, the relay's
+/// record limit as a fourth element (as strfry sends it).
+std::string relay_neg_err(std::string_view subscription_id, std::string_view reason,
+                          std::optional<std::uint64_t> limit = std::nullopt);
 
 struct RelayEvent {
   std::string subscription_id;

@@ -33,6 +33,8 @@ runtime::RelayLimits relay_limits(const runtime::Config& config) {
   limits.max_subscriptions = config.max_subscriptions;
   limits.max_count_examined = config.max_count_examined;
   limits.max_subscription_values = config.max_subscription_values;
+  limits.negentropy_max_sync_events = config.negentropy_max_sync_events;
+  limits.negentropy_max_sessions = config.negentropy_max_sessions;
   limits.max_filters = config.max_filters;
   limits.max_limit = config.max_limit;
   limits.default_limit = std::min(config.default_limit, config.max_limit);
@@ -84,6 +86,8 @@ WiredRelay wire_relay(const Services& services, const WiredStore& store,
   context->verifiers = wired.verifiers.actors;
   context->limits = relay_limits(services.config);
   context->metrics = metrics;
+  context->negentropy_budget =
+      std::make_shared<NegentropyBudget>(4 * context->limits.negentropy_max_sync_events);
 
   wired.endpoint = runtime::make_websocket_endpoint(
       ws_options(context->limits, services.config.websocket_compression),

@@ -76,7 +76,7 @@ TEST(ClientMessage, MalformedFramesAnswerNotice) {
 }
 
 TEST(ClientMessage, UnknownVerbsAreReportedWithTheVerb) {
-  for (const char* verb : {"AUTH", "NEG-OPEN", "NEG-MSG", "NEG-CLOSE", "event"}) {
+  for (const char* verb : {"AUTH", "NEG-FOO", "event"}) {
     auto m = parse(std::string("[\"") + verb + "\",\"x\"]");
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.error().kind, Kind::unknown_verb);
@@ -85,6 +85,37 @@ TEST(ClientMessage, UnknownVerbsAreReportedWithTheVerb) {
   }
   auto long_verb = parse("[\"" + std::string(1000, 'V') + "\"]");
   EXPECT_EQ(long_verb.error().verb, std::string(16, 'V')) << "echoed verbs are bounded";
+}
+
+TEST(ClientMessage, NegentropyMessagesParseAndDecodeTheirHex) {
+  auto open = parse(R"(["NEG-OPEN","n",{"kinds":[1]},"6100000200"])");
+  ASSERT_TRUE(open.ok()) << open.error().message;
+  const auto& o = std::get<ClientNegOpen>(*open);
+  EXPECT_EQ(o.subscription_id, "n");
+  ASSERT_TRUE(o.filter.kinds);
+  EXPECT_EQ(o.message, std::string("\x61\x00\x00\x02\x00", 5));
+  auto msg = parse(R"(["NEG-MSG","n","61AB"])");
+  ASSERT_TRUE(msg.ok());
+  EXPECT_EQ(std::get<ClientNegMsg>(*msg).message, std::string("\x61\xab", 2));
+  auto close = parse(R"(["NEG-CLOSE","n"])");
+  ASSERT_TRUE(close.ok());
+  EXPECT_EQ(std::get<ClientNegClose>(*close).subscription_id, "n");
+}
+
+TEST(ClientMessage, BadNegentropyPayloadsAnswerWithTheSubscriptionId) {
+  for (const char* frame : {R"(["NEG-OPEN","n",[{}],"61"])", R"(["NEG-OPEN","n",{},"6"])",
+                            R"(["NEG-OPEN","n",{"kinds":"x"},"61"])", R"(["NEG-MSG","n","zz"])"}) {
+    auto m = parse(frame);
+    ASSERT_FALSE(m.ok()) << frame;
+    EXPECT_EQ(m.error().kind, Kind::invalid_negentropy) << frame;
+    EXPECT_EQ(m.error().subscription_id, "n") << frame;
+    EXPECT_EQ(m.error().message.rfind("invalid:", 0), 0u) << m.error().message;
+  }
+  for (const char* frame : {R"(["NEG-OPEN","n",{}])", R"(["NEG-MSG",1,"61"])", R"(["NEG-CLOSE"])"}) {
+    auto m = parse(frame);
+    ASSERT_FALSE(m.ok()) << frame;
+    EXPECT_EQ(m.error().kind, Kind::malformed) << frame;
+  }
 }
 
 TEST(ClientMessage, InvalidEventExposesItsIdWhenReadable) {
