@@ -358,17 +358,13 @@ struct SessionState {
 
   /// The (created_at, id) records of the stored events matching `filter`, at most `cap`. The
   /// filter's own `limit` is honoured (as strfry does).
-  std::vector<nostr::negentropy::Item> negentropy_records(nostr::Filter filter, std::uint64_t cap) {
-    filter.limit = std::min(filter.limit.value_or(cap), cap);
-    store::QueryOptions options;
-    options.max_limit = cap;
+  std::vector<nostr::negentropy::Item> negentropy_records(const nostr::Filter& filter,
+                                                          std::uint64_t cap) {
     std::vector<nostr::negentropy::Item> items;
-    ctx->store->query(
-        nostr::Filters{std::move(filter)},
-        [&](const store::QueryHit& hit) {
-          items.push_back({static_cast<std::uint64_t>(hit.created_at), hit.id});
-        },
-        options);
+    ctx->store->for_each_record_key(filter, cap,
+                                    [&](std::int64_t created_at, const nostr::EventId& id) {
+                                      items.push_back({static_cast<std::uint64_t>(created_at), id});
+                                    });
     return items;
   }
 

@@ -238,6 +238,26 @@ CountResult EventStore::count_bounded(const nostr::Filters& filters,
   });
 }
 
+void EventStore::for_each_record_key(
+    const nostr::Filter& filter, std::uint64_t max,
+    const std::function<void(std::int64_t created_at, const nostr::EventId& id)>& sink) const {
+  const auto limit = std::min(filter.limit.value_or(max), max);
+  read([&](MDB_txn* txn) {
+    Reader reader(txn, *dbs_, now());
+    Reader::Budget unlimited;
+    std::uint64_t delivered = 0;
+    nostr::EventId id;
+    // collect() may pass ties beyond the limit: they are not delivered.
+    reader.collect(filter, limit, unlimited, [&](const Candidate& c) {
+      if (delivered == limit) return;
+      ++delivered;
+      std::memcpy(id.data(), c.id, id.size());
+      sink(c.created_at, id);
+    });
+    return 0;
+  });
+}
+
 std::optional<std::string> EventStore::get(const nostr::EventId& id) const {
   return read([&](MDB_txn* txn) -> std::optional<std::string> {
     auto seq = lookup_seq(txn, dbs_->ids, detail::id_view(id.data()));

@@ -118,6 +118,13 @@ class EventStore {
   std::uint64_t query(const nostr::Filters& filters,
                       const std::function<void(const QueryHit&)>& sink,
                       const QueryOptions& options = {}) const;
+  /// The (created_at, id) of the events matching `filter`, newest first, at
+  /// most min(filter.limit, max) of them (among events sharing the last
+  /// created_at, which ones is unspecified). Reads only the index and each
+  /// record's header: no sort, no JSON (NIP-77 snapshots).
+  void for_each_record_key(
+      const nostr::Filter& filter, std::uint64_t max,
+      const std::function<void(std::int64_t created_at, const nostr::EventId& id)>& sink) const;
   /// NIP-45 COUNT: distinct events matching any filter (limits ignored).
   std::uint64_t count(const nostr::Filters& filters) const;
   /// COUNT examining at most `max_examined` index entries: past that the

@@ -3,6 +3,8 @@
 #include "store/event_store.hpp"
 
 #include <gtest/gtest.h>
+
+#include <set>
 #include <lmdb.h>
 
 #include <fstream>
@@ -126,6 +128,30 @@ TEST_F(EventStoreTest, CountIsBoundedAndSaysWhenItIsApproximate) {
   by_author.authors = std::vector<nostr::Pubkey>{author(1)};
   auto two = store_->count_bounded({f, by_author}, 1'000'000);
   EXPECT_EQ(two.count, 5000u) << "distinct across filters";
+}
+
+TEST_F(EventStoreTest, RecordKeysOfAFilterAreBoundedAndMatchTheQuery) {
+  std::vector<EventPtr> batch;
+  for (std::uint64_t i = 0; i < 300; ++i)
+    batch.push_back(make_event(1000 + i, 1 + i % 2, 100 + i % 5, i % 3 == 0 ? 7 : 1));
+  store_->write_batch(batch);
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{1};
+  std::set<std::pair<std::int64_t, nostr::EventId>> keys;
+  store_->for_each_record_key(f, 1000, [&](std::int64_t t, const nostr::EventId& id) {
+    keys.insert({t, id});
+  });
+  std::set<std::pair<std::int64_t, nostr::EventId>> expected;
+  for (const auto& ev : batch)
+    if (ev->kind == 1) expected.insert({ev->created_at, ev->id});
+  EXPECT_EQ(keys, expected);
+  std::size_t capped = 0;
+  store_->for_each_record_key(f, 50, [&](std::int64_t, const nostr::EventId&) { ++capped; });
+  EXPECT_EQ(capped, 50u) << "never past the cap, even among ties";
+  f.limit = 10;
+  std::size_t limited = 0;
+  store_->for_each_record_key(f, 1000, [&](std::int64_t, const nostr::EventId&) { ++limited; });
+  EXPECT_EQ(limited, 10u) << "the filter's limit is honoured";
 }
 
 TEST_F(EventStoreTest, TiesAtTheLimitAreResolvedByLowestIdWithinTheTieAllowance) {
