@@ -151,7 +151,7 @@ struct SessionState {
     count(ClientMessageType::event);
     if (auto* m = metrics()) m->event_received();
     auto event = std::make_shared<const nostr::Event>(std::move(msg.event));
-    if (!bucket.try_take(Clock::now())) {
+    if (!bucket.try_take(ctx->now())) {
       count(EventResult::rate_limited);
       return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
     }
@@ -240,7 +240,7 @@ struct SessionState {
     subscriptions[msg.subscription_id] = gen;
     open_values = open_values - replaced + values;
     subscription_values[msg.subscription_id] = values;
-    auto started = Clock::now();
+    auto started = ctx->now();
     auto subid = msg.subscription_id;
     auto filters = std::make_shared<const nostr::Filters>(msg.filters);
     self->request(ctx->fanout, caf::infinite,
@@ -294,7 +294,7 @@ struct SessionState {
     }
     // Observed before EOSE leaves, so a client reading metrics after EOSE sees it.
     if (auto* m = metrics())
-      m->req_latency(std::chrono::duration<double>(Clock::now() - started).count());
+      m->req_latency(std::chrono::duration<double>(ctx->now() - started).count());
     send(nostr::relay_eose(subid));
     // EOSE must be on its way before the fan-out may send live events to the sink directly.
     outbox.flush();

@@ -9,7 +9,9 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +43,12 @@ struct RelayContext {
   runtime::RelayLimits limits;
   /// Null in tests that do not look at metrics.
   std::shared_ptr<runtime::RelayMetrics> metrics;
+  /// Monotonic time for the EVENT rate bucket and REQ latency; empty = steady_clock (tests pass
+  /// the test coordinator's clock).
+  std::function<std::chrono::steady_clock::time_point()> monotonic_now;
+  std::chrono::steady_clock::time_point now() const {
+    return monotonic_now ? monotonic_now() : std::chrono::steady_clock::now();
+  }
   /// Records every connection's negentropy sessions hold together; null = unbounded (tests).
   std::shared_ptr<NegentropyBudget> negentropy_budget;
 

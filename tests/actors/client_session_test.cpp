@@ -66,6 +66,7 @@ class ClientSessionTest : public test::ActorTest {
     ctx->verifiers =
         verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
     ctx->limits = limits;
+    ctx->monotonic_now = [this] { return now(); };
     auto session = spawn_client_session(system(), ctx, ++next_connection_, sink_);
     run();
     return session;
@@ -185,6 +186,24 @@ TEST_F(ClientSessionTest, EventRateBucketRefusesBursts) {
   EXPECT_EQ(frames[0],
             nostr::relay_ok(third.id, false, "rate-limited: slow down, too many events"));
   EXPECT_FALSE(store_->contains(third.id));
+}
+
+TEST_F(ClientSessionTest, EventRateBucketRefillsOnTheInjectedClock) {
+  runtime::RelayLimits limits;
+  limits.events_per_second = 1;
+  limits.event_burst = 1;
+  auto session = open_session(limits);
+  auto accepted = [&](const std::string& content) {
+    auto ev = signed_event(1, content);
+    auto frames = say(session, event_frame(ev));
+    return frames.size() == 1 && frames[0] == nostr::relay_ok(ev.id, true, "");
+  };
+  EXPECT_TRUE(accepted("first"));
+  EXPECT_FALSE(accepted("second, same instant"));
+  advance_time(std::chrono::milliseconds(500));
+  EXPECT_FALSE(accepted("half a token later"));
+  advance_time(std::chrono::milliseconds(600));
+  EXPECT_TRUE(accepted("a whole token later"));
 }
 
 TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
