@@ -6,14 +6,14 @@
 
 namespace graspd {
 
-namespace {
-
-std::string lowercase(std::string_view text) {
+std::string ascii_lowercase(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
+
+namespace {
 
 bool is_scheme_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
@@ -75,7 +75,7 @@ std::optional<ParsedUrl> parse_url(std::string_view url) {
   auto scheme = url.substr(0, sep);
   if (!std::all_of(scheme.begin(), scheme.end(), is_scheme_char)) return std::nullopt;
   ParsedUrl out;
-  out.scheme = lowercase(scheme);
+  out.scheme = ascii_lowercase(scheme);
   auto rest = url.substr(sep + 3);
   auto authority_end = rest.find_first_of("/?#");
   auto authority = rest.substr(0, authority_end);
@@ -92,7 +92,7 @@ std::optional<ParsedUrl> parse_url(std::string_view url) {
   }
   auto host_port = split_host_port(authority);
   if (!host_port || host_port->port == 0) return std::nullopt;
-  out.host = lowercase(host_port->host);
+  out.host = ascii_lowercase(host_port->host);
   out.explicit_port = host_port->port.has_value();
   out.port = host_port->port.value_or(default_port(out.scheme));
   return out;
@@ -101,7 +101,7 @@ std::optional<ParsedUrl> parse_url(std::string_view url) {
 std::optional<HostPort> parse_host_port(std::string_view text) {
   auto out = split_host_port(text);
   if (!out || out->port == 0) return std::nullopt;
-  out->host = lowercase(out->host);
+  out->host = ascii_lowercase(out->host);
   return out;
 }
 

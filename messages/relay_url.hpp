@@ -10,6 +10,9 @@
 
 namespace graspd {
 
+/// `text` with ASCII letters lowercased (hosts and schemes are case-insensitive).
+std::string ascii_lowercase(std::string_view text);
+
 /// The parts of an absolute URL that graspd reasons about. `host` is
 /// lowercased (IPv6 literals keep their brackets); `port` is the explicit port
 /// or the scheme's default; `path_and_query` starts with '/' or is empty.

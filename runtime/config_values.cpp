@@ -12,13 +12,6 @@ namespace graspd::runtime {
 
 namespace {
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool is_hostname(std::string_view host) {
   if (host.empty() || host.size() > 253) return false;
   return std::all_of(host.begin(), host.end(), [](unsigned char c) {
@@ -74,7 +67,7 @@ std::optional<std::uint64_t> parse_uint(std::string_view text) {
 }
 
 std::optional<bool> parse_bool(std::string_view text) {
-  auto lower = lowercase(text);
+  auto lower = ascii_lowercase(text);
   if (lower == "true" || lower == "1" || lower == "yes" || lower == "on") return true;
   if (lower == "false" || lower == "0" || lower == "no" || lower == "off") return false;
   return std::nullopt;
@@ -102,7 +95,7 @@ Domain domain_of(const BindAddress& bind, std::uint16_t port) {
   out.text = port == bind.port ? bind.text : endpoint_text(bind.host, port);
   // The text passed (or was built like) parse_bind_address; only the host's case changes.
   auto parts = split_host_port(out.text);
-  out.address.host = lowercase(parts ? parts->host : bind.host);
+  out.address.host = ascii_lowercase(parts ? parts->host : bind.host);
   out.address.port = port;
   return out;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "interop_support.hpp"
 #include "relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 
@@ -16,26 +17,6 @@ namespace graspd::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path interop_dir() {
-  if (const char* source = std::getenv("GRASPD_SOURCE_DIR"))
-    return fs::path(source) / "tests" / "interop";
-  return fs::path(__FILE__).parent_path().parent_path() / "interop";
-}
-
-struct PcloseDeleter {
-  void operator()(FILE* f) const { pclose(f); }
-};
-
-std::string run(const std::string& command, int& status) {
-  std::unique_ptr<FILE, PcloseDeleter> pipe(popen(command.c_str(), "r"));
-  if (!pipe) return "popen failed";
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe.get())) output += buffer;
-  status = pclose(pipe.release());
-  return output;
-}
 
 TEST(NegentropyE2E, NostrToolsSyncsDownAndUpAndGetsNip77Errors) {
   ASSERT_TRUE(fs::exists(interop_dir() / "node_modules" / "nostr-tools" / "package.json"))
@@ -48,9 +29,9 @@ TEST(NegentropyE2E, NostrToolsSyncsDownAndUpAndGetsNip77Errors) {
   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
   int status = -1;
   auto output =
-      run("cd '" + interop_dir().string() + "' && timeout 60 node negentropy_client.mjs " +
-              graspd.relay_url() + " " + cap + " 2>&1",
-          status);
+      run_command("cd '" + interop_dir().string() + "' && timeout 60 node negentropy_client.mjs " +
+                      graspd.relay_url() + " " + cap,
+                  status);
   EXPECT_EQ(status, 0) << output;
   EXPECT_EQ(output.find("fail"), std::string::npos) << output;
   EXPECT_NE(output.find("ok after down+up nothing differs"), std::string::npos) << output;

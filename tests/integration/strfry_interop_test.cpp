@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "interop_support.hpp"
 #include "relay_test_helpers.hpp"
 #include "sync_test_support.hpp"
 #include "tests/store/store_test_util.hpp"
@@ -23,24 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct PcloseDeleter {
-  void operator()(FILE* f) const { pclose(f); }
-};
-
-std::string run(const std::string& command, int& status) {
-  std::unique_ptr<FILE, PcloseDeleter> pipe(popen((command + " 2>&1").c_str(), "r"));
-  if (!pipe) return "popen failed";
-  std::string output;
-  char buffer[1024];
-  while (std::fgets(buffer, sizeof buffer, pipe.get())) output += buffer;
-  status = pclose(pipe.release());
-  return output;
-}
-
 std::optional<std::string> strfry_binary() {
   if (const char* path = std::getenv("GRASPD_STRFRY"); path && fs::exists(path)) return path;
   int status = -1;
-  auto found = run("command -v strfry", status);
+  auto found = run_command("command -v strfry", status);
   if (status != 0 || found.empty()) return std::nullopt;
   return found.substr(0, found.find('\n'));
 }
@@ -59,7 +46,7 @@ class StrfryInterop : public ::testing::Test {
   }
 
   std::string strfry(const std::string& args, int& status) {
-    return run(
+    return run_command(
         "'" + strfry_ + "' --config='" + (dir_.path() / "strfry.conf").string() + "' " + args,
         status);
   }
