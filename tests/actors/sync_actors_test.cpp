@@ -5,17 +5,16 @@
 #include <rapidjson/document.h>
 #include <caf/typed_event_based_actor.hpp>
 
-#include <filesystem>
-
 #include "actors/self_subscriber.hpp"
 #include "actors/store_writer.hpp"
 #include "actors/sync_manager.hpp"
 #include "actors/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
-#include "messages/nostr/verify.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"
+#include "tests/support/nostr_builders.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace graspd {
 namespace {
@@ -52,36 +51,21 @@ struct ScriptedPeer : runtime::RelayClient {
   }
 };
 
-nostr::SecretKey secret(std::uint8_t n) {
-  nostr::SecretKey key{};
-  key.fill(n);
-  return key;
-}
-
+/// A kind-`kind` event with content "hello", signed by `secret_key(author)`.
 nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
                           std::uint8_t author = 7) {
-  nostr::Event ev;
-  ev.kind = kind;
-  ev.tags = std::move(tags);
-  ev.created_at = created_at;
-  ev.content = "hello";
-  return nostr::sign_event(ev, secret(author));
+  return test::signed_event(kind, std::move(tags), created_at, "hello", author);
 }
 
 class SyncActorsTest : public test::ActorTest {
  protected:
   SyncActorsTest() {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("graspd-sync-actors-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
     store::StoreOptions options;
-    options.path = dir_;
+    options.path = dir_.path();
     store_ = std::make_shared<store::EventStore>(options);
     writer_ = spawn(store_writer, store_, StoreWriterConfig{});
     run();
   }
-  ~SyncActorsTest() override { std::filesystem::remove_all(dir_); }
 
   std::int64_t unix_now() {
     return 1'700'000'000 +
@@ -147,7 +131,7 @@ class SyncActorsTest : public test::ActorTest {
     run();
   }
 
-  std::filesystem::path dir_;
+  test::TempDir dir_{"graspd-sync-actors"};
   std::shared_ptr<store::EventStore> store_;
   store_writer_actor writer_;
   sync_manager_actor manager_;
