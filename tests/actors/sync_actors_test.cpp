@@ -57,6 +57,11 @@ nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t cre
   return test::signed_event(kind, std::move(tags), created_at, "hello", author);
 }
 
+/// Fails the test: a mock received a message the test does not expect.
+void unexpected_at_manager(const char* message_type) {
+  ADD_FAILURE() << "the mock sync manager received an unexpected " << message_type;
+}
+
 class SyncActorsTest : public test::ActorTest {
  protected:
   SyncActorsTest() {
@@ -406,19 +411,23 @@ TEST_F(SyncActorsTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingTheWind
                                    std::make_shared<const nostr::Event>(issue)});
 
   std::vector<RepoDiscovery> received;
+  // A strict mock of the sync manager: the self-subscriber only sends discoveries.
   auto recorder = spawn([&](sync_manager_actor::pointer) -> sync_manager_actor::behavior_type {
     return {[&](RepoDiscovery& d) { received.push_back(d); },
-            [](RelayUp&) {},
-            [](RelayDown&) {},
-            [](RelaySubscriptionDone&) {},
-            [](RelaySubscriptionClosed&) {},
-            [](RelayRateLimited&) {},
-            [](RelayTraffic&) {},
-            [](RetryTimer&) {},
-            [](DailyTick&) {},
-            [](atom::tick) {},
-            [](atom::publish) {},
-            [](atom::status) { return std::string{}; }};
+            [](RelayUp&) { unexpected_at_manager("RelayUp"); },
+            [](RelayDown&) { unexpected_at_manager("RelayDown"); },
+            [](RelaySubscriptionDone&) { unexpected_at_manager("RelaySubscriptionDone"); },
+            [](RelaySubscriptionClosed&) { unexpected_at_manager("RelaySubscriptionClosed"); },
+            [](RelayRateLimited&) { unexpected_at_manager("RelayRateLimited"); },
+            [](RelayTraffic&) { unexpected_at_manager("RelayTraffic"); },
+            [](RetryTimer&) { unexpected_at_manager("RetryTimer"); },
+            [](DailyTick&) { unexpected_at_manager("DailyTick"); },
+            [](atom::tick) { unexpected_at_manager("atom::tick"); },
+            [](atom::publish) { unexpected_at_manager("atom::publish"); },
+            [](atom::status) {
+              unexpected_at_manager("atom::status");
+              return std::string{};
+            }};
   });
   auto subscriber = spawn(self_subscriber, std::shared_ptr<const store::EventStore>(store_),
                           recorder, std::chrono::milliseconds(5000));
