@@ -168,8 +168,17 @@ TEST_F(SyncActorsTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   advance_time(1s);
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
-  EXPECT_NE(status->find("\"url\":\"wss://peer.example\""), std::string::npos) << *status;
-  EXPECT_NE(status->find("\"repos_confirmed\":1"), std::string::npos) << *status;
+  rapidjson::Document doc;
+  doc.Parse(status->c_str());
+  ASSERT_TRUE(doc.IsObject()) << *status;
+  ASSERT_TRUE(doc.HasMember("relays") && doc["relays"].IsArray()) << *status;
+  const rapidjson::Value* peer = nullptr;
+  for (const auto& relay : doc["relays"].GetArray())
+    if (relay.HasMember("url") && relay["url"] == "wss://peer.example") peer = &relay;
+  ASSERT_NE(peer, nullptr) << *status;
+  ASSERT_TRUE(peer->HasMember("repos_confirmed") && (*peer)["repos_confirmed"].IsUint64())
+      << *status;
+  EXPECT_EQ((*peer)["repos_confirmed"].GetUint64(), 1u) << *status;
 }
 
 TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
