@@ -15,10 +15,10 @@
 #include "actors/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
-#include "messages/nostr/verify.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"
+#include "tests/support/nostr_builders.hpp"
 #include "tests/support/recording_sink.hpp"
 
 namespace graspd {
@@ -26,19 +26,12 @@ namespace {
 
 using test::RecordingSink;
 
+using test::event_frame;
+
+/// An untagged event signed by `secret_key(3)`.
 nostr::Event signed_event(std::uint32_t kind, std::string content,
                           std::int64_t created_at = 1700000000) {
-  nostr::SecretKey key{};
-  key.fill(3);
-  nostr::Event ev;
-  ev.kind = kind;
-  ev.content = std::move(content);
-  ev.created_at = created_at;
-  return nostr::sign_event(std::move(ev), key);
-}
-
-std::string event_frame(const nostr::Event& ev) {
-  return "[\"EVENT\"," + nostr::serialize_event(ev) + "]";
+  return test::signed_event(kind, {}, created_at, std::move(content), 3);
 }
 
 class ClientSessionTest : public test::ActorTest {

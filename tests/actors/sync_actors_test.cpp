@@ -5,17 +5,16 @@
 #include <rapidjson/document.h>
 #include <caf/typed_event_based_actor.hpp>
 
-#include <filesystem>
-
 #include "actors/self_subscriber.hpp"
 #include "actors/store_writer.hpp"
 #include "actors/sync_manager.hpp"
 #include "actors/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
-#include "messages/nostr/verify.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"
+#include "tests/support/nostr_builders.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace graspd {
 namespace {
@@ -52,36 +51,26 @@ struct ScriptedPeer : runtime::RelayClient {
   }
 };
 
-nostr::SecretKey secret(std::uint8_t n) {
-  nostr::SecretKey key{};
-  key.fill(n);
-  return key;
-}
-
+/// A kind-`kind` event with content "hello", signed by `secret_key(author)`.
 nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
                           std::uint8_t author = 7) {
-  nostr::Event ev;
-  ev.kind = kind;
-  ev.tags = std::move(tags);
-  ev.created_at = created_at;
-  ev.content = "hello";
-  return nostr::sign_event(ev, secret(author));
+  return test::signed_event(kind, std::move(tags), created_at, "hello", author);
+}
+
+/// Fails the test: a mock received a message the test does not expect.
+void unexpected_at_manager(const char* message_type) {
+  ADD_FAILURE() << "the mock sync manager received an unexpected " << message_type;
 }
 
 class SyncActorsTest : public test::ActorTest {
  protected:
   SyncActorsTest() {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("graspd-sync-actors-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
     store::StoreOptions options;
-    options.path = dir_;
+    options.path = dir_.path();
     store_ = std::make_shared<store::EventStore>(options);
     writer_ = spawn(store_writer, store_, StoreWriterConfig{});
     run();
   }
-  ~SyncActorsTest() override { std::filesystem::remove_all(dir_); }
 
   std::int64_t unix_now() {
     return 1'700'000'000 +
@@ -147,7 +136,7 @@ class SyncActorsTest : public test::ActorTest {
     run();
   }
 
-  std::filesystem::path dir_;
+  test::TempDir dir_{"graspd-sync-actors"};
   std::shared_ptr<store::EventStore> store_;
   store_writer_actor writer_;
   sync_manager_actor manager_;
@@ -179,8 +168,17 @@ TEST_F(SyncActorsTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   advance_time(1s);
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
-  EXPECT_NE(status->find("\"url\":\"wss://peer.example\""), std::string::npos) << *status;
-  EXPECT_NE(status->find("\"repos_confirmed\":1"), std::string::npos) << *status;
+  rapidjson::Document doc;
+  doc.Parse(status->c_str());
+  ASSERT_TRUE(doc.IsObject()) << *status;
+  ASSERT_TRUE(doc.HasMember("relays") && doc["relays"].IsArray()) << *status;
+  const rapidjson::Value* peer = nullptr;
+  for (const auto& relay : doc["relays"].GetArray())
+    if (relay.HasMember("url") && relay["url"] == "wss://peer.example") peer = &relay;
+  ASSERT_NE(peer, nullptr) << *status;
+  ASSERT_TRUE(peer->HasMember("repos_confirmed") && (*peer)["repos_confirmed"].IsUint64())
+      << *status;
+  EXPECT_EQ((*peer)["repos_confirmed"].GetUint64(), 1u) << *status;
 }
 
 TEST_F(SyncActorsTest, PeerEventsAreVerifiedAndStored) {
@@ -422,19 +420,23 @@ TEST_F(SyncActorsTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingTheWind
                                    std::make_shared<const nostr::Event>(issue)});
 
   std::vector<RepoDiscovery> received;
+  // A strict mock of the sync manager: the self-subscriber only sends discoveries.
   auto recorder = spawn([&](sync_manager_actor::pointer) -> sync_manager_actor::behavior_type {
     return {[&](RepoDiscovery& d) { received.push_back(d); },
-            [](RelayUp&) {},
-            [](RelayDown&) {},
-            [](RelaySubscriptionDone&) {},
-            [](RelaySubscriptionClosed&) {},
-            [](RelayRateLimited&) {},
-            [](RelayTraffic&) {},
-            [](RetryTimer&) {},
-            [](DailyTick&) {},
-            [](atom::tick) {},
-            [](atom::publish) {},
-            [](atom::status) { return std::string{}; }};
+            [](RelayUp&) { unexpected_at_manager("RelayUp"); },
+            [](RelayDown&) { unexpected_at_manager("RelayDown"); },
+            [](RelaySubscriptionDone&) { unexpected_at_manager("RelaySubscriptionDone"); },
+            [](RelaySubscriptionClosed&) { unexpected_at_manager("RelaySubscriptionClosed"); },
+            [](RelayRateLimited&) { unexpected_at_manager("RelayRateLimited"); },
+            [](RelayTraffic&) { unexpected_at_manager("RelayTraffic"); },
+            [](RetryTimer&) { unexpected_at_manager("RetryTimer"); },
+            [](DailyTick&) { unexpected_at_manager("DailyTick"); },
+            [](atom::tick) { unexpected_at_manager("atom::tick"); },
+            [](atom::publish) { unexpected_at_manager("atom::publish"); },
+            [](atom::status) {
+              unexpected_at_manager("atom::status");
+              return std::string{};
+            }};
   });
   auto subscriber = spawn(self_subscriber, std::shared_ptr<const store::EventStore>(store_),
                           recorder, std::chrono::milliseconds(5000));

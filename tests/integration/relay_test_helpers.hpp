@@ -13,9 +13,9 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
-#include "messages/nostr/verify.hpp"
 #include "runtime/ws_client.hpp"
 #include "tests/support/graspd_process.hpp"
+#include "tests/support/nostr_builders.hpp"
 
 namespace graspd::test {
 
@@ -29,25 +29,10 @@ inline GraspdOptions relay_options(std::vector<std::pair<std::string, std::strin
   return options;
 }
 
-inline nostr::SecretKey test_key(std::uint8_t seed) {
-  nostr::SecretKey key{};
-  key.fill(seed);
-  key[0] = 0x01;
-  return key;
-}
-
+/// A kind-`kind` event signed by `secret_key(key_seed)`.
 inline nostr::Event make_event(std::uint32_t kind, std::string content, nostr::Tags tags = {},
                                std::int64_t created_at = 1700000000, std::uint8_t key_seed = 7) {
-  nostr::Event ev;
-  ev.kind = kind;
-  ev.content = std::move(content);
-  ev.tags = std::move(tags);
-  ev.created_at = created_at;
-  return nostr::sign_event(std::move(ev), test_key(key_seed));
-}
-
-inline std::string event_frame(const nostr::Event& ev) {
-  return "[\"EVENT\"," + nostr::serialize_event(ev) + "]";
+  return signed_event(kind, std::move(tags), created_at, std::move(content), key_seed);
 }
 
 /// A NIP-01 client: sends frames and waits for parsed relay messages.

@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "messages/nostr/json.hpp"
-#include "messages/nostr/verify.hpp"
 #include "store/event_store.hpp"
+#include "tests/support/nostr_builders.hpp"
+#include "tests/support/temp_dir.hpp"
 
 extern char** environ;
 
@@ -29,6 +30,8 @@ namespace graspd {
 namespace {
 
 namespace fs = std::filesystem;
+using test::signed_event;
+using test::TempDir;
 
 std::string graspd_binary() {
   const char* path = std::getenv("GRASPD_BINARY");
@@ -100,38 +103,30 @@ class StoreCrashTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(graspd_binary().empty()) << "GRASPD_BINARY is not set";
-    dir_ = fs::temp_directory_path() / ("graspd-crash-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    input_ = dir_ / "events.jsonl";
+    input_ = dir_.path() / "events.jsonl";
     write_events();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void write_events() {
     std::ofstream out(input_);
-    nostr::SecretKey key{};
     for (std::size_t i = 0; i < kEvents; ++i) {
-      key[31] = static_cast<std::uint8_t>(1 + i % 7);  // a few authors
-      nostr::Event ev;
-      ev.created_at = 1'700'000'000 + static_cast<std::int64_t>(i);
-      ev.kind = 1;
-      ev.tags = {{"t", "crash-test"}, {"n", std::to_string(i)}};
-      ev.content = "event number " + std::to_string(i) + std::string(200, '.');
-      ev = nostr::sign_event(std::move(ev), key);
+      auto ev = signed_event(1, {{"t", "crash-test"}, {"n", std::to_string(i)}},
+                             1'700'000'000 + static_cast<std::int64_t>(i),
+                             "event number " + std::to_string(i) + std::string(200, '.'),
+                             static_cast<std::uint8_t>(1 + i % 7));  // a few authors
       ids_.push_back(ev.id);
       out << nostr::serialize_event(ev) << '\n';
     }
   }
 
   static constexpr std::size_t kEvents = 60'000;
-  fs::path dir_;
+  TempDir dir_{"graspd-crash"};
   fs::path input_;
   std::vector<nostr::EventId> ids_;
 };
 
 TEST_F(StoreCrashTest, Kill9DuringImportLosesNothingCommitted) {
-  fs::path store_dir = dir_ / "store";
+  fs::path store_dir = dir_.path() / "store";
   std::uint64_t committed = 0;
   int reports = 0;
   {

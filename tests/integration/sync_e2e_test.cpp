@@ -115,7 +115,7 @@ TEST(SyncE2E, PaginatesPastARemoteCapAndSurvivesHostilePeerBehaviour) {
   forged.content = "tampered after signing";
   auto huge = issue_for(repo.address(), 901, now_seconds() - 100);
   huge.content = std::string(600 * 1024, 'x');
-  huge = nostr::sign_event(huge, test_key(21));
+  huge = nostr::sign_event(huge, secret_key(21));
   ASSERT_TRUE(
       peer.control("{\"cap\":20,\"garbage_frames\":2,\"rate_limit_reqs\":2,\"raw_events\":[" +
                    nostr::serialize_event(forged) + "," + nostr::serialize_event(huge) + "]}"));

@@ -5,8 +5,7 @@
 // A peer presenting a certificate graspd cannot verify (issued by the trusted
 // CA for another host name, or issued by a CA graspd does not trust) yields
 // nothing and a certificate error in /api/sync.
-#include <stdlib.h>
-
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +13,7 @@
 #include <optional>
 
 #include "tests/integration/sync_test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace graspd::test {
 namespace {
@@ -26,27 +26,6 @@ std::int64_t now_seconds() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-/// A temporary directory removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "graspd-tls-XXXXXX").string();
-    if (::mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 /// Certificates made by the openssl CLI (EC P-256): a CA, a server
 /// certificate it signed for localhost and 127.0.0.1, and a "wrong" one it
@@ -207,7 +186,7 @@ class SyncTls : public ::testing::Test {
     EXPECT_EQ(node_->stop(), 0) << node_->stderr_text();
   }
 
-  TempDir dir_;
+  TempDir dir_{"graspd-tls"};
   TestCertificates certs_;
   std::vector<nostr::Event> issues_ = issues_of_repo(4);
   std::unique_ptr<TlsPeer> peer_;

@@ -5,13 +5,13 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/verify.hpp"
+#include "tests/support/nostr_builders.hpp"
 
 namespace graspd::nostr::testing {
 
+/// The messages tests' default key is `secret_key(0x11)`.
 inline SecretKey test_secret_key(std::uint8_t fill = 0x11) {
-  SecretKey key{};
-  key.fill(fill);
-  return key;
+  return test::secret_key(fill);
 }
 
 inline Event unsigned_event(std::string content, Tags tags = {}, std::uint32_t kind = 1,

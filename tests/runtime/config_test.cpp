@@ -2,14 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+
+#include "tests/support/temp_dir.hpp"
 
 namespace graspd::runtime {
 namespace {
@@ -40,20 +40,16 @@ std::string load_error(const std::vector<std::string>& args, const Env& env = {}
   return {};
 }
 
+/// A configuration file with `text`, in a temporary directory of its own.
 class TempFile {
  public:
-  explicit TempFile(const std::string& text) {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("graspd-config-test-" + std::to_string(::getpid()) + "-" +
-              std::to_string(counter_++) + ".conf"))
-                .string();
+  explicit TempFile(const std::string& text) : path_(dir_.file("graspd.conf")) {
     std::ofstream(path_) << text;
   }
-  ~TempFile() { std::filesystem::remove(path_); }
   const std::string& path() const { return path_; }
 
  private:
-  static inline int counter_ = 0;
+  test::TempDir dir_{"graspd-config-test"};
   std::string path_;
 };
 

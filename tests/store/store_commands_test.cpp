@@ -10,21 +10,16 @@
 #include <sstream>
 
 #include "messages/nostr/json.hpp"
-#include "messages/nostr/verify.hpp"
 #include "tests/store/store_test_util.hpp"
+#include "tests/support/nostr_builders.hpp"
 
 namespace graspd::runtime {
 namespace {
 
+/// Event number `n`: created at 1000 + n, tagged odd or even.
 nostr::Event signed_event(int n, std::uint32_t kind = 1) {
-  nostr::Event ev;
-  ev.created_at = 1000 + n;
-  ev.kind = kind;
-  ev.tags = {{"t", n % 2 ? "odd" : "even"}};
-  ev.content = "note " + std::to_string(n);
-  nostr::SecretKey key{};
-  key[31] = 7;
-  return nostr::sign_event(std::move(ev), key);
+  return test::signed_event(kind, {{"t", n % 2 ? "odd" : "even"}}, 1000 + n,
+                            "note " + std::to_string(n), 7);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -1,10 +1,7 @@
-// Helpers for store tests: a temporary directory and unsigned event builders
-// (the store trusts its caller to have verified signatures).
+// Helpers for store tests: unsigned event builders (the store trusts its caller
+// to have verified signatures) and store options over a temporary directory.
 #pragma once
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -13,27 +10,11 @@
 
 #include "messages/nostr/event.hpp"
 #include "store/event_store.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace graspd::store::test {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("graspd-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = graspd::test::TempDir;
 
 inline nostr::Bytes32 bytes_of(std::uint64_t n, std::uint8_t salt = 0) {
   nostr::Bytes32 out{};

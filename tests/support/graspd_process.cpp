@@ -7,7 +7,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -29,12 +28,6 @@ std::string read_file(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
-}
-
-std::string make_temp_dir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "graspd-test-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  return pattern;
 }
 
 /// fork + exec `binary args` with the inherited environment plus `env`; stdout and stderr go to
@@ -106,15 +99,13 @@ std::string GraspdProcess::binary() {
 }
 
 GraspdProcess::GraspdProcess(GraspdOptions options)
-    : options_(std::move(options)), work_dir_(make_temp_dir()) {
+    : options_(std::move(options)), work_dir_(temp_.path().string()) {
   data_dir_ = work_dir_ + "/relay";
   stderr_path_ = work_dir_ + "/stderr.log";
 }
 
 GraspdProcess::~GraspdProcess() {
   if (running()) kill();
-  std::error_code ignored;
-  std::filesystem::remove_all(work_dir_, ignored);
 }
 
 bool GraspdProcess::start(std::chrono::milliseconds deadline) {
@@ -190,19 +181,17 @@ std::string GraspdProcess::stderr_text() const {
 GraspdExit GraspdProcess::run_to_exit(const std::vector<std::string>& args,
                                       const std::vector<std::pair<std::string, std::string>>& env,
                                       std::chrono::milliseconds deadline) {
-  auto dir = make_temp_dir();
+  TempDir dir("graspd-test");
   GraspdExit result;
-  pid_t pid = spawn_process(args, env, dir + "/stdout.log", dir + "/stderr.log");
+  pid_t pid = spawn_process(args, env, dir.file("stdout.log"), dir.file("stderr.log"));
   auto code = wait_pid(pid, deadline);
   if (!code) {
     ::kill(pid, SIGKILL);
     wait_pid(pid, std::chrono::seconds(10));
   }
   result.exit_code = code.value_or(-1);
-  result.stdout_text = read_file(dir + "/stdout.log");
-  result.stderr_text = read_file(dir + "/stderr.log");
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
+  result.stdout_text = read_file(dir.file("stdout.log"));
+  result.stderr_text = read_file(dir.file("stderr.log"));
   return result;
 }
 

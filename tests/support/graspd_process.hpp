@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/temp_dir.hpp"
+
 namespace graspd::test {
 
 struct GraspdOptions {
@@ -79,6 +81,7 @@ class GraspdProcess {
   std::optional<int> wait_exit(std::chrono::milliseconds deadline);
 
   GraspdOptions options_;
+  TempDir temp_{"graspd-test"};  // removed after the process is stopped
   std::string work_dir_;
   std::string data_dir_;
   std::string stderr_path_;

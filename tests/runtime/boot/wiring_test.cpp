@@ -1,7 +1,6 @@
 #include <utility>  // before Asio, see toolchain.md §1
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <caf/actor_system.hpp>
@@ -21,6 +20,7 @@
 #include "runtime/http_server.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/status_board.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace graspd::boot {
 namespace {
@@ -89,24 +89,15 @@ class ActorSystemConfig : public caf::actor_system_config {
 /// listens and no network thread runs).
 class WiringTest : public ::testing::Test {
  protected:
-  WiringTest()
-      : dir_(std::filesystem::temp_directory_path() /
-             ("graspd-wiring-test-" + std::to_string(::getpid()) + "-" +
-              std::to_string(counter_++))) {
-    std::filesystem::create_directories(dir_);
-  }
-  ~WiringTest() override { std::filesystem::remove_all(dir_); }
-
   Config config(std::map<std::string, std::string> env) {
-    env["NGIT_RELAY_DATA_PATH"] = dir_.string();
+    env["NGIT_RELAY_DATA_PATH"] = dir_.path().string();
     return load(std::move(env));
   }
   Services services(const Config& config) {
     return Services{config, system_, io_, metrics_, http_, status_};
   }
 
-  static inline int counter_ = 0;
-  std::filesystem::path dir_;
+  test::TempDir dir_{"graspd-wiring-test"};
   runtime::Metrics metrics_{"test"};
   ActorSystemConfig actor_config_;
   caf::actor_system system_{actor_config_};
@@ -160,9 +151,9 @@ TEST_F(WiringTest, OpenPolicyAndDisabledSyncStartNothing) {
 }
 
 TEST_F(WiringTest, AStoreThatCannotOpenNamesTheStore) {
-  std::filesystem::create_directories(dir_ / "blocked");
+  std::filesystem::create_directories(dir_.path() / "blocked");
   auto cfg = config({});
-  cfg.data_path = (dir_ / "blocked" / "file").string();
+  cfg.data_path = (dir_.path() / "blocked" / "file").string();
   { std::ofstream(cfg.data_path) << "not a directory"; }
   auto wired = services(cfg);
   try {
