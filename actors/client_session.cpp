@@ -136,9 +136,13 @@ struct SessionState {
         return send(nostr::relay_closed(error.subscription_id, error.message));
       case Kind::invalid_negentropy:
         count(error.verb == "NEG-OPEN" ? ClientMessageType::neg_open : ClientMessageType::neg_msg);
-        if (auto* m = metrics()) m->negentropy_error(to_string(NegentropyError::malformed));
-        negentropy->close(error.subscription_id);
-        return send(nostr::relay_neg_err(error.subscription_id, error.message));
+        // Through answer_negentropy, so closing an open session also moves the sessions gauge.
+        return answer_negentropy([&] {
+          negentropy->close(error.subscription_id);
+          return NegentropySessions::Answer{
+              nostr::relay_neg_err(error.subscription_id, error.message),
+              NegentropyError::malformed, 0};
+        });
       case Kind::malformed:
       case Kind::unknown_verb:
         break;
