@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
+
 #include "messages/nostr/canonical.hpp"
 
 namespace graspd::nostr {
@@ -102,6 +104,31 @@ Result parse_count_frame(const Value& a, const ParseLimits& limits) {
   return RelayMessage{std::move(out)};
 }
 
+bool is_hex_text(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
+Result parse_neg_msg_frame(const Value& a, const ParseLimits& limits) {
+  if (a.Size() != 3) return fail("NEG-MSG must be [\"NEG-MSG\", <subid>, <hex>]");
+  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  if (!subid) return fail("bad subscription id");
+  if (!a[2].IsString() || !is_hex_text(view_of(a[2]))) return fail("NEG-MSG payload is not hex");
+  return RelayMessage{RelayNegMsg{std::move(*subid), std::string(view_of(a[2]))}};
+}
+
+Result parse_neg_err_frame(const Value& a, const ParseLimits& limits) {
+  if (a.Size() != 3 && a.Size() != 4)
+    return fail("NEG-ERR must be [\"NEG-ERR\", <subid>, <reason>]");
+  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto reason = read_text(a[2], kMaxRelayText);
+  if (!subid || !reason) return fail("bad NEG-ERR");
+  RelayNegErr out{std::move(*subid), std::move(*reason), std::nullopt};
+  if (a.Size() == 4 && a[3].IsUint64()) out.limit = a[3].GetUint64();
+  return RelayMessage{std::move(out)};
+}
+
 }  // namespace
 
 std::string relay_event(std::string_view subscription_id, std::string_view event_json) {
@@ -191,6 +218,8 @@ Parsed<RelayMessage> parse_relay_message(std::string_view frame, const ParseLimi
   if (verb == "CLOSED") return parse_closed_frame(a, limits);
   if (verb == "NOTICE") return parse_notice_frame(a);
   if (verb == "COUNT") return parse_count_frame(a, limits);
+  if (verb == "NEG-MSG") return parse_neg_msg_frame(a, limits);
+  if (verb == "NEG-ERR") return parse_neg_err_frame(a, limits);
   return Result::failure("error: unsupported message type");
 }
 

@@ -56,14 +56,25 @@ struct RelayCount {
   std::uint64_t count = 0;
   bool approximate = false;
 };
+/// ["NEG-MSG",<subid>,<hex>] (NIP-77); `hex` is checked for hex digits only.
+struct RelayNegMsg {
+  std::string subscription_id;
+  std::string hex;
+};
+/// ["NEG-ERR",<subid>,<reason>(,<limit>)]; strfry adds its record limit to "blocked:" answers.
+struct RelayNegErr {
+  std::string subscription_id;
+  std::string reason;
+  std::optional<std::uint64_t> limit;
+};
 
-using RelayMessage =
-    std::variant<RelayEvent, RelayOk, RelayEose, RelayClosed, RelayNotice, RelayCount>;
+using RelayMessage = std::variant<RelayEvent, RelayOk, RelayEose, RelayClosed, RelayNotice,
+                                  RelayCount, RelayNegMsg, RelayNegErr>;
 
 /// Parses a frame received from a relay. Same strictness as the client side
 /// (the event inside EVENT goes through parse_event); the error is a plain
-/// "invalid: ..." description for logs and counters. Other verbs (AUTH,
-/// NEG-*) are errors "unsupported message type".
+/// "invalid: ..." description for logs and counters. Other verbs (AUTH)
+/// are errors "unsupported message type".
 Parsed<RelayMessage> parse_relay_message(std::string_view frame, const ParseLimits& limits);
 
 }  // namespace graspd::nostr

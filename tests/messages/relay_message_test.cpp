@@ -57,13 +57,35 @@ TEST(RelayMessage, ParsesEveryVerb) {
   EXPECT_TRUE(std::get<RelayCount>(*count).approximate);
 }
 
+TEST(RelayMessage, ParsesNegentropyAnswers) {
+  const ParseLimits limits;
+  auto msg = parse_relay_message(relay_neg_msg("n", "6100"), limits);
+  ASSERT_TRUE(msg.ok());
+  EXPECT_EQ(std::get<RelayNegMsg>(*msg).subscription_id, "n");
+  EXPECT_EQ(std::get<RelayNegMsg>(*msg).hex, "6100");
+
+  auto blocked =
+      parse_relay_message(relay_neg_err("n", "blocked: too many query results", 1000), limits);
+  ASSERT_TRUE(blocked.ok());
+  const auto& err = std::get<RelayNegErr>(*blocked);
+  EXPECT_EQ(err.reason, "blocked: too many query results");
+  EXPECT_EQ(err.limit, 1000u);
+
+  auto closed =
+      parse_relay_message(relay_neg_err("n", "closed: unknown subscription handle"), limits);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_FALSE(std::get<RelayNegErr>(*closed).limit.has_value());
+}
+
 TEST(RelayMessage, RejectsMalformedFrames) {
   const ParseLimits limits;
   for (const char* frame :
        {"", "{}", "[]", "[\"EVENT\",\"s\"]", "[\"EVENT\",\"s\",{}]", "[\"OK\",\"x\",true,\"\"]",
         "[\"OK\",\"0000000000000000000000000000000000000000000000000000000000000000\",1,\"\"]",
         "[\"EOSE\"]", "[\"EOSE\",1]", "[\"CLOSED\",\"s\"]", "[\"NOTICE\",1]",
-        "[\"COUNT\",\"s\",{\"count\":-1}]", "[\"COUNT\",\"s\",5]", "[\"AUTH\",\"challenge\"]"}) {
+        "[\"COUNT\",\"s\",{\"count\":-1}]", "[\"COUNT\",\"s\",5]", "[\"AUTH\",\"challenge\"]",
+        "[\"NEG-MSG\",\"s\"]", "[\"NEG-MSG\",\"s\",\"61zz\"]", "[\"NEG-MSG\",\"s\",61]",
+        "[\"NEG-ERR\",\"s\"]", "[\"NEG-ERR\",\"s\",1]"}) {
     auto m = parse_relay_message(frame, limits);
     EXPECT_FALSE(m.ok()) << frame;
   }
