@@ -1,0 +1,306 @@
+#include "actors/negentropy_history.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace graspd::sync {
+
+namespace {
+
+// Wire ids share the subscription id plus a suffix no sync id contains (as HistoryPager's pages).
+constexpr char wire_separator = '~';
+
+void append(NegentropyHistory::Step& into, NegentropyHistory::Step&& from) {
+  into.frames.insert(into.frames.end(), std::make_move_iterator(from.frames.begin()),
+                     std::make_move_iterator(from.frames.end()));
+  if (from.completed) into.completed = std::move(from.completed);
+  for (auto& f : from.fallback) into.fallback.push_back(std::move(f));
+  into.unsupported = into.unsupported || from.unsupported;
+  into.supported = into.supported || from.supported;
+  into.rounds += from.rounds;
+  into.ids_needed += from.ids_needed;
+  into.fetches += from.fetches;
+}
+
+/// The live half of a subscription: no stored events (NIP-01 `limit: 0`), then every new one.
+nostr::Filters live_only(nostr::Filters filters) {
+  for (auto& f : filters) f.limit = 0;
+  return filters;
+}
+
+}  // namespace
+
+bool notice_refuses_negentropy(std::string_view message) {
+  static constexpr std::array<std::string_view, 9> words = {
+      "error",           "invalid",  "unrecognized", "bad msg", "bad message",
+      "could not parse", "disabled", "unsupported",  "unknown"};
+  std::string lower(message.substr(0, 512));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::any_of(words.begin(), words.end(),
+                     [&](std::string_view w) { return lower.find(w) != std::string::npos; });
+}
+
+std::string NegentropyHistory::session_id(const std::string& id, const State& state) const {
+  return id + wire_separator + 'n' + std::to_string(state.session_seq);
+}
+
+std::string NegentropyHistory::fetch_id(const std::string& id, const State& state) const {
+  return id + wire_separator + 'f' + std::to_string(state.fetch_seq);
+}
+
+NegentropyHistory::Step NegentropyHistory::open(const std::string& id, nostr::Filters filters,
+                                                std::int64_t now) {
+  Step step;
+  if (subs_.count(id)) step.frames = close(id);
+  State state;
+  state.asked = filters;
+  for (auto& f : filters) {
+    f.limit.reset();
+    state.windows.push_back(f);
+  }
+  state.now = now;
+  state.batch_size = std::max<std::size_t>(limits_.ids_per_request, 1);
+  step.frames.push_back(nostr::client_req(id, live_only(std::move(filters))));
+  auto& opened = subs_[id] = std::move(state);
+  append(step, next_session(id, opened));
+  return step;
+}
+
+std::vector<std::string> NegentropyHistory::close(const std::string& id) {
+  std::vector<std::string> frames;
+  auto it = subs_.find(id);
+  if (it == subs_.end()) return frames;
+  if (it->second.session) frames.push_back(it->second.session->close_frame());
+  if (it->second.fetch_open) frames.push_back(nostr::client_close(fetch_id(id, it->second)));
+  frames.push_back(nostr::client_close(id));
+  subs_.erase(it);
+  return frames;
+}
+
+std::optional<std::string> NegentropyHistory::owner_of(const std::string& wire_id) const {
+  auto id = wire_id.substr(0, wire_id.find(wire_separator));
+  if (!subs_.count(id)) return std::nullopt;
+  return id;
+}
+
+bool NegentropyHistory::asked_for(const std::string& wire_id, const nostr::Event& ev) const {
+  auto owner = owner_of(wire_id);
+  if (!owner) return false;
+  const auto& state = subs_.at(*owner);
+  if (!nostr::matches_any(state.asked, ev)) return false;
+  if (wire_id == *owner) return true;
+  return state.fetch_open && wire_id == fetch_id(*owner, state) && state.fetching.count(ev.id);
+}
+
+std::size_t NegentropyHistory::probing() const {
+  return static_cast<std::size_t>(std::count_if(subs_.begin(), subs_.end(), [](const auto& s) {
+    return s.second.session && !s.second.answered;
+  }));
+}
+
+NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, State& state) {
+  Step step;
+  state.session.reset();
+  if (state.windows.empty()) {
+    finish_if_done(id, state, step);
+    return step;
+  }
+  auto ours = local_ ? local_(state.windows.front(), limits_.max_records)
+                     : std::optional<std::vector<nostr::negentropy::Item>>(std::in_place);
+  if (!ours) return fall_back(id, false);  // our side alone is past the bound
+  ++state.session_seq;
+  auto session = nostr::negentropy::ClientSession::open(
+      session_id(id, state), state.windows.front(), std::move(*ours), limits_.frame_size_limit);
+  if (!session) return fall_back(id, false);
+  state.session = std::move(*session);
+  state.answered = false;
+  state.waited_ticks = 0;
+  step.frames.push_back(state.session->open_frame());
+  return step;
+}
+
+void NegentropyHistory::queue_needs(State& state, const std::vector<nostr::EventId>& need,
+                                    Step& step) {
+  for (const auto& id : need) {
+    if (state.queued.size() >= limits_.max_needed) return;
+    if (!state.queued.insert(id).second) continue;
+    state.needs.push_back(id);
+    ++step.ids_needed;
+  }
+}
+
+void NegentropyHistory::next_fetch(const std::string& id, State& state, Step& step) {
+  if (state.fetch_open || state.needs.empty()) return;
+  state.fetching.clear();
+  state.delivered.clear();
+  while (!state.needs.empty() && state.fetching.size() < state.batch_size) {
+    state.fetching.insert(state.needs.front());
+    state.needs.pop_front();
+  }
+  nostr::Filter by_id;
+  by_id.ids = std::vector<nostr::EventId>(state.fetching.begin(), state.fetching.end());
+  ++state.fetch_seq;
+  state.fetch_open = true;
+  step.frames.push_back(nostr::client_req(fetch_id(id, state), {by_id}));
+  ++step.fetches;
+}
+
+void NegentropyHistory::finish_if_done(const std::string& id, State& state, Step& step) {
+  if (state.windows.empty() && !state.session && !state.fetch_open && state.needs.empty())
+    step.completed = id;
+}
+
+NegentropyHistory::Step NegentropyHistory::fall_back(const std::string& id, bool unsupported) {
+  Step step;
+  auto it = subs_.find(id);
+  if (it == subs_.end()) return step;
+  if (it->second.session) step.frames.push_back(it->second.session->close_frame());
+  if (it->second.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(id, it->second)));
+  step.fallback.emplace_back(id, std::move(it->second.asked));
+  step.unsupported = unsupported;
+  subs_.erase(it);
+  return step;
+}
+
+NegentropyHistory::Step NegentropyHistory::split_or_fall_back(const std::string& id, State& state) {
+  // The peer refused the window as too large (strfry's maxSyncEvents): reconcile its two
+  // halves in turn; a window of one second cannot be split and goes to REQ pagination.
+  auto window = state.windows.front();
+  const std::int64_t lo = window.since.value_or(0);
+  const std::int64_t hi = window.until.value_or(state.now);
+  if (lo >= hi) return fall_back(id, false);
+  const std::int64_t mid = lo + (hi - lo) / 2;
+  auto lower = window;
+  lower.until = mid;
+  auto upper = window;
+  upper.since = mid + 1;
+  state.windows.pop_front();
+  state.windows.push_front(upper);
+  state.windows.push_front(lower);
+  return next_session(id, state);
+}
+
+void NegentropyHistory::on_event(const std::string& wire_id, const nostr::Event& ev) {
+  auto owner = owner_of(wire_id);
+  if (!owner) return;
+  auto& state = subs_.at(*owner);
+  if (state.fetch_open && wire_id == fetch_id(*owner, state) && state.fetching.count(ev.id))
+    state.delivered.insert(ev.id);
+}
+
+void NegentropyHistory::requeue_capped(State& state) {
+  // Some but not all of a batch came back: the peer caps its answers at that count (strfry's
+  // maxFilterLimit, a stricter public relay), so the rest is asked again in batches that fit.
+  // The batch size only shrinks, so this ends; ids missing from a batch within the cap are gone
+  // from the peer (deleted) and are not asked again.
+  const auto delivered = state.delivered.size();
+  if (delivered == 0 || delivered >= state.fetching.size() || delivered >= state.batch_size) return;
+  state.batch_size = delivered;
+  for (const auto& id : state.fetching)
+    if (!state.delivered.count(id)) state.needs.push_front(id);
+}
+
+NegentropyHistory::Step NegentropyHistory::on_neg_msg(const std::string& wire_id,
+                                                      const std::string& hex) {
+  auto owner = owner_of(wire_id);
+  if (!owner) return {};
+  auto& state = subs_.at(*owner);
+  if (!state.session || wire_id != session_id(*owner, state)) return {};  // stale session
+  auto round = state.session->on_message(hex);
+  if (!round) return fall_back(*owner, !peer_speaks_nip77_);
+  Step step;
+  step.rounds = 1;
+  step.supported = !peer_speaks_nip77_;
+  peer_speaks_nip77_ = true;
+  state.answered = true;
+  queue_needs(state, round->need, step);
+  step.frames.push_back(std::move(round->frame));
+  next_fetch(*owner, state, step);
+  if (round->done) {
+    state.windows.pop_front();
+    append(step, next_session(*owner, state));
+  }
+  return step;
+}
+
+NegentropyHistory::Step NegentropyHistory::on_neg_err(const std::string& wire_id,
+                                                      const std::string& reason) {
+  auto owner = owner_of(wire_id);
+  if (!owner) return {};
+  auto& state = subs_.at(*owner);
+  if (!state.session || wire_id != session_id(*owner, state)) return {};
+  // The peer dropped the session with its answer: no NEG-CLOSE is due.
+  state.session.reset();
+  if (reason.rfind("blocked:", 0) == 0) {
+    auto step = split_or_fall_back(*owner, state);
+    step.supported = !peer_speaks_nip77_;
+    peer_speaks_nip77_ = true;
+    return step;
+  }
+  return fall_back(*owner, !peer_speaks_nip77_);
+}
+
+NegentropyHistory::Step NegentropyHistory::on_eose(const std::string& wire_id) {
+  Step step;
+  auto owner = owner_of(wire_id);
+  if (!owner) return step;
+  auto& state = subs_.at(*owner);
+  if (!state.fetch_open || wire_id != fetch_id(*owner, state)) return step;
+  step.frames.push_back(nostr::client_close(wire_id));
+  requeue_capped(state);
+  state.fetch_open = false;
+  state.fetching.clear();
+  next_fetch(*owner, state, step);
+  finish_if_done(*owner, state, step);
+  return step;
+}
+
+NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id, bool& forgotten) {
+  forgotten = false;
+  Step step;
+  auto owner = owner_of(wire_id);
+  if (!owner) return step;
+  auto& state = subs_.at(*owner);
+  if (wire_id == *owner) {
+    if (state.session) step.frames.push_back(state.session->close_frame());
+    if (state.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(*owner, state)));
+    subs_.erase(*owner);
+    forgotten = true;
+    return step;
+  }
+  if (state.session && wire_id == session_id(*owner, state)) {
+    state.session.reset();
+    return fall_back(*owner, !peer_speaks_nip77_);
+  }
+  if (state.fetch_open && wire_id == fetch_id(*owner, state)) {
+    state.fetch_open = false;
+    state.fetching.clear();
+    next_fetch(*owner, state, step);
+    finish_if_done(*owner, state, step);
+  }
+  return step;
+}
+
+NegentropyHistory::Step NegentropyHistory::on_notice(const std::string& message) {
+  Step step;
+  if (peer_speaks_nip77_ || !notice_refuses_negentropy(message)) return step;
+  std::vector<std::string> probing_ids;
+  for (const auto& [id, state] : subs_)
+    if (state.session && !state.answered) probing_ids.push_back(id);
+  for (const auto& id : probing_ids) append(step, fall_back(id, true));
+  return step;
+}
+
+NegentropyHistory::Step NegentropyHistory::on_tick() {
+  Step step;
+  std::vector<std::string> expired;
+  for (auto& [id, state] : subs_)
+    if (state.session && !state.answered && ++state.waited_ticks >= limits_.probe_ticks)
+      expired.push_back(id);
+  for (const auto& id : expired) append(step, fall_back(id, !peer_speaks_nip77_));
+  return step;
+}
+
+}  // namespace graspd::sync

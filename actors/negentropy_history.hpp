@@ -1,0 +1,138 @@
+// Historic sync by NIP-77 negentropy (nip77-negentropy.md §8), owned by one
+// RelayConnection, for peers that speak it. A subscription keeps one live REQ
+// (`limit: 0`: no stored events, then live ones) and reconciles its history
+// filter by filter against our own store, one NEG session at a time; the ids
+// only the peer holds are fetched with `REQ {"ids":[...]}` in bounded batches,
+// one batch in flight. A peer that does not answer NIP-77 (NEG-ERR, an error
+// NOTICE before its first NEG-MSG, CLOSED, or silence) hands the subscription
+// back for REQ pagination (HistoryPager). Pure: it returns the frames to send.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/nostr/filter.hpp"
+#include "messages/nostr/negentropy_client.hpp"
+
+namespace graspd::sync {
+
+struct NegentropyLimits {
+  /// Ids per fetch REQ: strfry caps each filter's answer at 500 by default.
+  /// A peer that delivers fewer, but some, of a batch is taken to cap its
+  /// answers there: the rest are asked again in batches of that size.
+  std::size_t ids_per_request = 500;
+  /// Most records reconciled per window on our side; a larger local set is
+  /// synced by REQ pagination instead.
+  std::size_t max_records = 1'000'000;
+  /// Most ids queued for fetching per subscription; past it the rest waits
+  /// for the next fresh sync instead of growing memory.
+  std::size_t max_needed = 1'000'000;
+  /// Ticks a NEG-OPEN may wait for its first answer before the peer is
+  /// taken for one that ignores NIP-77.
+  std::size_t probe_ticks = 30;
+  std::size_t frame_size_limit = nostr::negentropy::client_frame_size_limit;
+};
+
+/// Our records matching a filter, at most `max`; nullopt when there are more.
+using LocalRecords = std::function<std::optional<std::vector<nostr::negentropy::Item>>(
+    const nostr::Filter&, std::size_t max)>;
+
+class NegentropyHistory {
+ public:
+  NegentropyHistory(NegentropyLimits limits, LocalRecords local)
+      : limits_(limits), local_(std::move(local)) {}
+  NegentropyHistory() : NegentropyHistory(NegentropyLimits{}, nullptr) {}
+
+  struct Step {
+    std::vector<std::string> frames;
+    /// Set when the subscription's history is complete.
+    std::optional<std::string> completed;
+    /// Subscriptions to sync by REQ pagination instead (id, filters as opened).
+    std::vector<std::pair<std::string, nostr::Filters>> fallback;
+    /// The peer showed it does not speak NIP-77 / that it does.
+    bool unsupported = false;
+    bool supported = false;
+    std::uint64_t rounds = 0;
+    std::uint64_t ids_needed = 0;
+    std::uint64_t fetches = 0;
+  };
+
+  /// Opens `id` (live REQ + the first NEG session); `now` bounds the time
+  /// windows split when the peer refuses a set as too large.
+  Step open(const std::string& id, nostr::Filters filters, std::int64_t now);
+  /// Frames closing `id`, its NEG session and its fetch in flight.
+  std::vector<std::string> close(const std::string& id);
+
+  std::optional<std::string> owner_of(const std::string& wire_id) const;
+  /// True when `ev` matches the subscription's filters and, on a fetch, was asked for by id.
+  bool asked_for(const std::string& wire_id, const nostr::Event& ev) const;
+
+  /// An event received on `wire_id` that asked_for accepted and that checked out.
+  void on_event(const std::string& wire_id, const nostr::Event& ev);
+  Step on_neg_msg(const std::string& wire_id, const std::string& hex);
+  Step on_neg_err(const std::string& wire_id, const std::string& reason);
+  Step on_eose(const std::string& wire_id);
+  /// The peer closed `wire_id`: a closed live REQ forgets the subscription
+  /// (`forgotten` is set), a closed NEG session falls back to REQ, a closed
+  /// fetch drops its batch (fetched again at the next fresh sync).
+  Step on_closed(const std::string& wire_id, bool& forgotten);
+  /// A NOTICE: while a NEG-OPEN waits for its first answer, an error text
+  /// means the peer does not speak NIP-77 (strfry sync's rule).
+  Step on_notice(const std::string& message);
+  /// The connection's periodic tick: NEG-OPENs unanswered for too long fall back.
+  Step on_tick();
+
+  std::size_t open_subscriptions() const { return subs_.size(); }
+  /// Subscriptions whose NEG session waits for its first answer.
+  std::size_t probing() const;
+
+ private:
+  struct State {
+    nostr::Filters asked;
+    /// Windows still to reconcile (a filter, or a time slice of one).
+    std::deque<nostr::Filter> windows;
+    std::optional<nostr::negentropy::ClientSession> session;
+    std::uint32_t session_seq = 0;
+    bool answered = false;
+    std::size_t waited_ticks = 0;
+    std::deque<nostr::EventId> needs;
+    std::set<nostr::EventId> queued;
+    std::set<nostr::EventId> fetching;
+    std::set<nostr::EventId> delivered;
+    std::size_t batch_size = 0;
+    std::uint32_t fetch_seq = 0;
+    bool fetch_open = false;
+    std::int64_t now = 0;
+  };
+
+  Step next_session(const std::string& id, State& state);
+  void next_fetch(const std::string& id, State& state, Step& step);
+  void finish_if_done(const std::string& id, State& state, Step& step);
+  Step fall_back(const std::string& id, bool unsupported);
+  Step split_or_fall_back(const std::string& id, State& state);
+  std::string session_id(const std::string& id, const State& state) const;
+  std::string fetch_id(const std::string& id, const State& state) const;
+  void queue_needs(State& state, const std::vector<nostr::EventId>& need, Step& step);
+  void requeue_capped(State& state);
+
+  NegentropyLimits limits_;
+  LocalRecords local_;
+  std::map<std::string, State> subs_;
+  /// True once the peer answered a NEG-OPEN on this connection.
+  bool peer_speaks_nip77_ = false;
+};
+
+/// True when a NOTICE received before the first NEG-MSG says the peer refused
+/// the NEG-OPEN (strfry sync's word list, nip77-negentropy.md §8 step 5).
+bool notice_refuses_negentropy(std::string_view message);
+
+}  // namespace graspd::sync

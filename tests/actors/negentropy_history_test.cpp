@@ -1,0 +1,374 @@
+// NegentropyHistory against a simulated peer that answers NIP-77 with our own
+// responder and caps every REQ filter's answer: only missing events are
+// fetched, in bounded batches; refusals split the window or fall back to REQ.
+#include "actors/negentropy_history.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+
+#include "messages/nostr/canonical.hpp"
+#include "messages/nostr/client_message.hpp"
+#include "messages/nostr/negentropy.hpp"
+#include "messages/nostr/relay_message.hpp"
+
+namespace graspd::sync {
+namespace {
+
+namespace neg = nostr::negentropy;
+using Step = NegentropyHistory::Step;
+
+nostr::Event event(int n, std::int64_t created_at) {
+  nostr::Event ev;
+  ev.id = nostr::sha256("event " + std::to_string(n));
+  ev.kind = 1621;
+  ev.created_at = created_at;
+  return ev;
+}
+
+std::vector<neg::Item> items_of(const std::vector<nostr::Event>& events,
+                                const nostr::Filter& filter) {
+  std::vector<neg::Item> out;
+  for (const auto& ev : events)
+    if (filter.matches(ev)) out.push_back({static_cast<std::uint64_t>(ev.created_at), ev.id});
+  return out;
+}
+
+/// A NIP-77 peer: answers NEG-OPEN/NEG-MSG from its events (NEG-ERR blocked past
+/// `max_sync_events`), and REQ with at most `cap` events per filter.
+struct Peer {
+  std::vector<nostr::Event> events;
+  std::size_t cap = 100;
+  std::size_t max_sync_events = 1'000'000;
+  std::map<std::string, std::pair<std::unique_ptr<neg::Storage>, neg::Negentropy>> sessions;
+  std::size_t neg_opens = 0;
+  std::size_t fetch_reqs = 0;
+  std::size_t largest_fetch = 0;
+  std::size_t stored_events_sent = 0;
+
+  /// The peer's answers to one client frame, in order.
+  std::vector<std::string> handle(const std::string& frame) {
+    auto msg = nostr::parse_client_message(frame, nostr::ParseLimits{});
+    EXPECT_TRUE(msg.ok()) << frame;
+    if (!msg) return {};
+    if (auto* open = std::get_if<nostr::ClientNegOpen>(&*msg)) return neg_open(*open);
+    if (auto* next = std::get_if<nostr::ClientNegMsg>(&*msg))
+      return respond(next->subscription_id, next->message);
+    if (auto* req = std::get_if<nostr::ClientReq>(&*msg)) return answer(*req);
+    if (auto* close = std::get_if<nostr::ClientNegClose>(&*msg))
+      sessions.erase(close->subscription_id);
+    return {};
+  }
+
+  std::vector<std::string> neg_open(const nostr::ClientNegOpen& open) {
+    ++neg_opens;
+    auto items = items_of(events, open.filter);
+    if (items.size() > max_sync_events)
+      return {"[\"NEG-ERR\",\"" + open.subscription_id + "\",\"blocked: too many query results\"," +
+              std::to_string(max_sync_events) + "]"};
+    auto storage = std::make_unique<neg::Storage>(std::move(items));
+    auto server = neg::Negentropy::create(*storage, neg::server_frame_size_limit);
+    sessions.erase(open.subscription_id);
+    sessions.emplace(open.subscription_id, std::make_pair(std::move(storage), *server));
+    return respond(open.subscription_id, open.message);
+  }
+
+  std::vector<std::string> respond(const std::string& id, const std::string& message) {
+    auto it = sessions.find(id);
+    if (it == sessions.end()) return {"[\"NEG-ERR\",\"" + id + "\",\"closed: unknown\"]"};
+    auto reply = it->second.second.respond(message);
+    EXPECT_TRUE(reply.ok());
+    return {"[\"NEG-MSG\",\"" + id + "\",\"" + neg::message_to_hex(*reply) + "\"]"};
+  }
+
+  std::vector<std::string> answer(const nostr::ClientReq& req) {
+    std::vector<std::string> out;
+    for (const auto& f : req.filters) {
+      if (f.ids) {
+        ++fetch_reqs;
+        largest_fetch = std::max(largest_fetch, f.ids->size());
+      }
+      std::size_t sent = 0;
+      const auto limit = std::min<std::size_t>(f.limit.value_or(cap), cap);
+      for (const auto& ev : events)
+        if (sent < limit && f.matches(ev)) {
+          out.push_back("[\"EVENT\",\"" + req.subscription_id + "\"," + nostr::serialize_event(ev) +
+                        "]");
+          ++sent;
+          ++stored_events_sent;
+        }
+    }
+    out.push_back("[\"EOSE\",\"" + req.subscription_id + "\"]");
+    return out;
+  }
+};
+
+/// Our side: the store the history reconciles against, and what arrived.
+struct Us {
+  std::vector<nostr::Event> stored;
+  NegentropyLimits limits;
+  std::unique_ptr<NegentropyHistory> history;
+  Step totals;
+  bool completed = false;
+
+  Us() { reset(); }
+  void reset() {
+    history = std::make_unique<NegentropyHistory>(
+        limits, [this](const nostr::Filter& f, std::size_t max) {
+          auto items = items_of(stored, f);
+          return items.size() > max ? std::nullopt : std::optional(std::move(items));
+        });
+  }
+  bool has(const nostr::EventId& id) const {
+    return std::any_of(stored.begin(), stored.end(), [&](const auto& e) { return e.id == id; });
+  }
+};
+
+void absorb(Us& us, Step&& step, std::deque<std::string>& outbox) {
+  for (auto& f : step.frames) outbox.push_back(std::move(f));
+  if (step.completed) us.completed = true;
+  us.totals.rounds += step.rounds;
+  us.totals.ids_needed += step.ids_needed;
+  us.totals.fetches += step.fetches;
+  us.totals.unsupported = us.totals.unsupported || step.unsupported;
+  us.totals.supported = us.totals.supported || step.supported;
+  for (auto& f : step.fallback) us.totals.fallback.push_back(std::move(f));
+}
+
+/// Delivers one peer frame to `us` (events are stored when asked for).
+void deliver(Us& us, const std::string& frame, std::deque<std::string>& outbox) {
+  auto parsed = nostr::parse_relay_message(frame, nostr::ParseLimits{});
+  ASSERT_TRUE(parsed.ok()) << frame;
+  if (auto* ev = std::get_if<nostr::RelayEvent>(&*parsed)) {
+    if (!us.history->asked_for(ev->subscription_id, ev->event)) return;
+    us.history->on_event(ev->subscription_id, ev->event);
+    if (!us.has(ev->event.id)) us.stored.push_back(ev->event);
+  } else if (auto* eose = std::get_if<nostr::RelayEose>(&*parsed)) {
+    absorb(us, us.history->on_eose(eose->subscription_id), outbox);
+  } else if (auto* msg = std::get_if<nostr::RelayNegMsg>(&*parsed)) {
+    absorb(us, us.history->on_neg_msg(msg->subscription_id, msg->hex), outbox);
+  } else if (auto* err = std::get_if<nostr::RelayNegErr>(&*parsed)) {
+    absorb(us, us.history->on_neg_err(err->subscription_id, err->reason), outbox);
+  }
+}
+
+/// Runs the exchange until nothing is left to send; returns the frames sent.
+std::vector<std::string> converse(Us& us, Peer& peer, Step first) {
+  std::vector<std::string> sent;
+  std::deque<std::string> outbox;
+  absorb(us, std::move(first), outbox);
+  while (!outbox.empty()) {
+    auto frame = std::move(outbox.front());
+    outbox.pop_front();
+    sent.push_back(frame);
+    for (const auto& reply : peer.handle(frame)) deliver(us, reply, outbox);
+  }
+  return sent;
+}
+
+nostr::Filter issues_filter() {
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{1621};
+  return f;
+}
+
+TEST(NegentropyHistory, FetchesOnlyWhatWeLackPastTheRemoteCap) {
+  // 1,000 events on one created_at, a peer capping REQ answers at 100: REQ pagination could
+  // never page through them; negentropy names the ids and fetches them in batches.
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 1000; ++i) peer.events.push_back(event(i, 1700000000));
+  for (int i = 0; i < 1000; i += 10) us.stored.push_back(peer.events[i]);
+  auto sent = converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000100));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 1000u);
+  EXPECT_EQ(us.totals.ids_needed, 900u);
+  // 500 asked, 100 delivered: the cap is learnt and the rest asked 100 at a time.
+  EXPECT_EQ(peer.fetch_reqs, 9u);
+  EXPECT_EQ(peer.largest_fetch, 500u);
+  EXPECT_EQ(peer.stored_events_sent, 900u) << "only missing events travel";
+  EXPECT_TRUE(us.totals.supported);
+  EXPECT_FALSE(us.totals.unsupported);
+  // The live REQ asks for no stored events.
+  auto live = nostr::parse_client_message(sent.front(), nostr::ParseLimits{});
+  ASSERT_TRUE(live.ok());
+  EXPECT_EQ(std::get<nostr::ClientReq>(*live).filters.at(0).limit, 0u);
+  EXPECT_EQ(us.history->probing(), 0u);
+}
+
+TEST(NegentropyHistory, IdsMissingWithinTheCapAreGoneNotAskedAgain) {
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 30; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  std::deque<std::string> outbox;
+  absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
+  peer.handle(outbox[0]);
+  auto reply = peer.handle(outbox[1]);
+  // The peer deletes 5 events after naming them.
+  peer.events.resize(25);
+  outbox.clear();
+  deliver(us, reply[0], outbox);
+  while (!outbox.empty()) {
+    auto frame = outbox.front();
+    outbox.pop_front();
+    for (const auto& r : peer.handle(frame)) deliver(us, r, outbox);
+  }
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 25u);
+  // 25 of 30 came back: the 5 are asked once more (the peer might cap at 25); nothing comes,
+  // so they are gone and the history completes.
+  EXPECT_EQ(peer.fetch_reqs, 2u);
+}
+
+TEST(NegentropyHistory, EqualSetsFetchNothing) {
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 300; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored = peer.events;
+  converse(us, peer, us.history->open("s1", {issues_filter()}, 1700001000));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(peer.fetch_reqs, 0u);
+  EXPECT_EQ(us.totals.rounds, 1u);
+}
+
+TEST(NegentropyHistory, EachFilterIsReconciledInTurn) {
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 50; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  auto early = issues_filter();
+  early.until = 1700000019;
+  auto late = issues_filter();
+  late.since = 1700000030;
+  converse(us, peer, us.history->open("s1", {early, late}, 1700001000));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(peer.neg_opens, 2u);
+  EXPECT_EQ(us.stored.size(), 40u);
+}
+
+TEST(NegentropyHistory, ABlockedWindowIsSplitUntilThePeerAccepts) {
+  Peer peer;
+  peer.max_sync_events = 300;
+  Us us;
+  for (int i = 0; i < 1000; ++i) peer.events.push_back(event(i, 1700000000 + i / 10));
+  converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000200));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 1000u);
+  EXPECT_FALSE(us.totals.unsupported);
+  EXPECT_TRUE(us.totals.fallback.empty());
+  EXPECT_GT(peer.neg_opens, 4u);
+}
+
+TEST(NegentropyHistory, ABlockedSecondFallsBackToPaginationWithoutBlamingThePeer) {
+  Peer peer;
+  peer.max_sync_events = 300;
+  Us us;
+  for (int i = 0; i < 1000; ++i) peer.events.push_back(event(i, 1700000000));
+  auto window = issues_filter();
+  window.since = 1700000000;
+  window.until = 1700000000;
+  converse(us, peer, us.history->open("s1", {window}, 1700000200));
+  ASSERT_EQ(us.totals.fallback.size(), 1u);
+  EXPECT_EQ(us.totals.fallback[0].first, "s1");
+  EXPECT_EQ(us.totals.fallback[0].second, nostr::Filters{window});
+  EXPECT_FALSE(us.totals.unsupported);
+  EXPECT_EQ(us.history->open_subscriptions(), 0u);
+}
+
+TEST(NegentropyHistory, AnErrorAnswerFallsBackAndMarksThePeer) {
+  Us us;
+  auto step = us.history->open("s1", {issues_filter()}, 1700000000);
+  ASSERT_EQ(step.frames.size(), 2u);
+  auto fallback = us.history->on_neg_err("s1~n1", "error: unsupported");
+  EXPECT_TRUE(fallback.unsupported);
+  ASSERT_EQ(fallback.fallback.size(), 1u);
+  EXPECT_EQ(us.history->open_subscriptions(), 0u);
+}
+
+TEST(NegentropyHistory, AnErrorNoticeBeforeTheFirstAnswerFallsBack) {
+  Us us;
+  us.history->open("s1", {issues_filter()}, 1700000000);
+  us.history->open("s2", {issues_filter()}, 1700000000);
+  EXPECT_EQ(us.history->probing(), 2u);
+  EXPECT_TRUE(us.history->on_notice("rate-limited: slow down").fallback.empty());
+  auto step = us.history->on_notice("ERROR: bad msg: negentropy disabled");
+  EXPECT_TRUE(step.unsupported);
+  EXPECT_EQ(step.fallback.size(), 2u);
+  // NEG-CLOSE for the sessions the peer may still hold.
+  EXPECT_EQ(step.frames.size(), 2u);
+}
+
+TEST(NegentropyHistory, AnErrorNoticeAfterAnAnswerIsNotAboutNegentropy) {
+  Peer peer;
+  Us us;
+  peer.events.push_back(event(1, 1700000000));
+  converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000100));
+  us.history->open("s2", {issues_filter()}, 1700000100);
+  EXPECT_TRUE(us.history->on_notice("ERROR: something else").fallback.empty());
+}
+
+TEST(NegentropyHistory, SilenceFallsBackAfterTheProbeTicks) {
+  Us us;
+  us.limits.probe_ticks = 3;
+  us.reset();
+  us.history->open("s1", {issues_filter()}, 1700000000);
+  EXPECT_TRUE(us.history->on_tick().fallback.empty());
+  EXPECT_TRUE(us.history->on_tick().fallback.empty());
+  auto step = us.history->on_tick();
+  EXPECT_TRUE(step.unsupported);
+  ASSERT_EQ(step.fallback.size(), 1u);
+}
+
+TEST(NegentropyHistory, OnlyAskedIdsAreTakenFromAFetch) {
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 3; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  std::deque<std::string> outbox;
+  absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
+  // Live REQ, NEG-OPEN; the NEG-MSG answer makes us fetch.
+  peer.handle(outbox[0]);
+  auto reply = peer.handle(outbox[1]);
+  auto step = us.history->on_neg_msg(
+      "s1~n1", std::get<nostr::RelayNegMsg>(*nostr::parse_relay_message(reply[0], {})).hex);
+  EXPECT_EQ(step.fetches, 1u);
+  EXPECT_TRUE(us.history->asked_for("s1~f1", peer.events[0]));
+  EXPECT_FALSE(us.history->asked_for("s1~f1", event(99, 1700000000)));
+  EXPECT_TRUE(us.history->asked_for("s1", event(99, 1700000000))) << "live events match";
+  auto other_kind = peer.events[0];
+  other_kind.kind = 1;
+  EXPECT_FALSE(us.history->asked_for("s1~f1", other_kind));
+  EXPECT_FALSE(us.history->asked_for("s1~f2", peer.events[0]));
+}
+
+TEST(NegentropyHistory, AClosedLiveRequestForgetsTheSubscription) {
+  Us us;
+  us.history->open("s1", {issues_filter()}, 1700000000);
+  bool forgotten = false;
+  auto step = us.history->on_closed("s1", forgotten);
+  EXPECT_TRUE(forgotten);
+  EXPECT_EQ(step.frames.size(), 1u);  // NEG-CLOSE of the open session
+  EXPECT_EQ(us.history->open_subscriptions(), 0u);
+}
+
+TEST(NegentropyHistory, TooManyLocalRecordsGoToPagination) {
+  Us us;
+  us.limits.max_records = 5;
+  us.reset();
+  for (int i = 0; i < 6; ++i) us.stored.push_back(event(i, 1700000000));
+  auto step = us.history->open("s1", {issues_filter()}, 1700000100);
+  ASSERT_EQ(step.fallback.size(), 1u);
+  EXPECT_FALSE(step.unsupported);
+}
+
+TEST(NegentropyNotice, StrfrysWordList) {
+  EXPECT_TRUE(notice_refuses_negentropy("ERROR: bad msg: negentropy disabled"));
+  EXPECT_TRUE(notice_refuses_negentropy("Unknown message type"));
+  EXPECT_TRUE(notice_refuses_negentropy("could not parse command"));
+  EXPECT_FALSE(notice_refuses_negentropy("rate-limited: slow down"));
+  EXPECT_FALSE(notice_refuses_negentropy("welcome"));
+}
+
+}  // namespace
+}  // namespace graspd::sync
