@@ -8,6 +8,7 @@
 // back for REQ pagination (HistoryPager). Pure: it returns the frames to send.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -90,6 +91,12 @@ class NegentropyHistory {
   Step on_notice(const std::string& message);
   /// The connection's periodic tick: NEG-OPENs unanswered for too long fall back.
   Step on_tick();
+
+  /// The peer's advertised limitation.max_limit: fetch batches stay within it.
+  void cap_requests(std::size_t max_limit) {
+    limits_.ids_per_request =
+        std::min(limits_.ids_per_request, std::max<std::size_t>(max_limit, 1));
+  }
 
   std::size_t open_subscriptions() const { return subs_.size(); }
   /// Subscriptions whose NEG session waits for its first answer.

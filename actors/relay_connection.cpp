@@ -25,7 +25,9 @@ class Bridge final : public runtime::RelayClientHandler {
  public:
   explicit Bridge(relay_connection_actor target) : target_(std::move(target)) {}
   void on_open(runtime::PeerLimits peer) override {
-    caf::anon_send(target_, atom::relay_open::value, peer.max_message_bytes, peer.max_filters);
+    caf::anon_send(
+        target_, atom::relay_open::value,
+        RelayUp{{}, peer.max_message_bytes, peer.max_filters, peer.max_limit, peer.nip77});
   }
   void on_message(std::string&& text) override {
     caf::anon_send(target_, atom::relay_msg::value, std::move(text));
@@ -37,6 +39,11 @@ class Bridge final : public runtime::RelayClientHandler {
  private:
   relay_connection_actor target_;
 };
+
+/// True when `wire_id` belongs to an open subscription (paged or reconciled).
+bool owns(const RelayConnectionState& st, const std::string& wire_id) {
+  return st.pager.owner_of(wire_id) || st.negentropy.owner_of(wire_id);
+}
 
 void send_frames(Self self, const std::vector<std::string>& frames) {
   if (!self->state.client) return;
@@ -131,6 +138,7 @@ void on_verified(Self self, const std::string& subscription, const nostr::EventP
     return event_settled(self, frame_bytes);
   }
   st.pager.on_event(subscription, *ev);
+  st.negentropy.on_event(subscription, *ev);
   ingest_admitted(self, ev, frame_bytes);
 }
 
@@ -152,11 +160,12 @@ void verify(Self self, std::string subscription, nostr::EventPtr ev, std::size_t
 
 void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
   auto& st = self->state;
-  if (!st.pager.owner_of(msg.subscription_id)) {  // late event of a closed subscription
+  if (!owns(st, msg.subscription_id)) {  // late event of a closed subscription
     return consumed(self, frame_bytes);
   }
   ++st.traffic.events_received;
-  if (!st.pager.asked_for(msg.subscription_id, msg.event)) {
+  if (!st.pager.asked_for(msg.subscription_id, msg.event) &&
+      !st.negentropy.asked_for(msg.subscription_id, msg.event)) {
     ++st.traffic.events_unrequested;
     return consumed(self, frame_bytes);
   }
@@ -173,6 +182,7 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
     ++st.traffic.events_known;
     return in_order(self, [self, subscription, ev, frame_bytes] {
       self->state.pager.on_event(subscription, *ev);
+      self->state.negentropy.on_event(subscription, *ev);
       consumed(self, frame_bytes);
     });
   }
@@ -186,8 +196,50 @@ void apply_step(Self self, const sync::HistoryPager::Step& step) {
     self->send(self->state.manager, RelaySubscriptionDone{self->state.relay, *step.completed});
 }
 
+/// Tells the manager, once per connection, whether the peer speaks NIP-77.
+void report_negentropy(Self self, bool supported) {
+  auto& st = self->state;
+  if (st.negentropy_reported) return;
+  st.negentropy_reported = true;
+  self->send(st.manager, RelayNegentropy{st.relay, supported});
+}
+
+void apply_step(Self self, sync::NegentropyHistory::Step&& step) {
+  auto& st = self->state;
+  send_frames(self, step.frames);
+  st.traffic.negentropy_rounds += step.rounds;
+  st.traffic.ids_needed += step.ids_needed;
+  st.traffic.id_requests += step.fetches;
+  if (step.supported) report_negentropy(self, true);
+  if (step.unsupported) report_negentropy(self, false);
+  // A subscription handed back is paged by REQ; its REQ replaces the live-only one.
+  for (auto& [id, filters] : step.fallback)
+    send_frames(self, st.pager.open(id, std::move(filters)));
+  if (step.completed) self->send(st.manager, RelaySubscriptionDone{st.relay, *step.completed});
+}
+
+std::int64_t unix_now(const RelayConnectionState& st) {
+  if (st.config.unix_now) return st.config.unix_now();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void on_negentropy_closed(Self self, const nostr::RelayClosed& msg) {
+  auto& st = self->state;
+  bool forgotten = false;
+  apply_step(self, st.negentropy.on_closed(msg.subscription_id, forgotten));
+  const bool rate_limited = signals_rate_limit(msg.message);
+  if (forgotten)
+    self->send(st.manager,
+               RelaySubscriptionClosed{st.relay, msg.subscription_id, rate_limited, msg.message});
+  else if (rate_limited)
+    self->send(st.manager, RelayRateLimited{st.relay});
+}
+
 void on_closed(Self self, const nostr::RelayClosed& msg) {
   auto& st = self->state;
+  if (st.negentropy.owner_of(msg.subscription_id)) return on_negentropy_closed(self, msg);
   auto owner = st.pager.owner_of(msg.subscription_id);
   if (!owner) return;
   const bool rate_limited = signals_rate_limit(msg.message);
@@ -218,7 +270,22 @@ void on_frame(Self self, std::string& text) {
         } else if constexpr (std::is_same_v<T, nostr::RelayEose>) {
           // Behind the events before it: their checks may still be out.
           in_order(self, [self, id = std::move(msg.subscription_id), frame_bytes] {
-            apply_step(self, self->state.pager.on_eose(id));
+            auto& state = self->state;
+            if (state.negentropy.owner_of(id))
+              apply_step(self, state.negentropy.on_eose(id));
+            else
+              apply_step(self, state.pager.on_eose(id));
+            consumed(self, frame_bytes);
+          });
+        } else if constexpr (std::is_same_v<T, nostr::RelayNegMsg>) {
+          in_order(self, [self, answer = std::move(msg), frame_bytes] {
+            apply_step(self, self->state.negentropy.on_neg_msg(answer.subscription_id, answer.hex));
+            consumed(self, frame_bytes);
+          });
+        } else if constexpr (std::is_same_v<T, nostr::RelayNegErr>) {
+          in_order(self, [self, answer = std::move(msg), frame_bytes] {
+            apply_step(self,
+                       self->state.negentropy.on_neg_err(answer.subscription_id, answer.reason));
             consumed(self, frame_bytes);
           });
         } else if constexpr (std::is_same_v<T, nostr::RelayClosed>) {
@@ -230,6 +297,10 @@ void on_frame(Self self, std::string& text) {
           if constexpr (std::is_same_v<T, nostr::RelayNotice> ||
                         std::is_same_v<T, nostr::RelayOk>) {
             if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});
+          }
+          if constexpr (std::is_same_v<T, nostr::RelayNotice>) {
+            if (!signals_rate_limit(msg.message))
+              apply_step(self, st.negentropy.on_notice(msg.message));
           }
           consumed(self, frame_bytes);
         }
@@ -268,6 +339,7 @@ relay_connection_actor::behavior_type relay_connection(
   st.acceptance = std::move(acceptance);
   st.writer = std::move(writer);
   st.verifiers = VerifierPool(config.verifiers, config.max_in_flight);
+  st.negentropy = sync::NegentropyHistory(config.negentropy, config.local_records);
   auto url = parse_url(relay);
   auto bridge = std::make_shared<Bridge>(relay_connection_actor{self});
   if (url) {
@@ -278,19 +350,30 @@ relay_connection_actor::behavior_type relay_connection(
   self->delayed_send(self, config.traffic_report_interval, atom::tick::value);
   return {
       [=](SyncSubscribe& sub) {
-        send_frames(self, self->state.pager.open(sub.subscription_id, std::move(sub.filters)));
+        auto& state = self->state;
+        send_frames(self, state.pager.close(sub.subscription_id));
+        send_frames(self, state.negentropy.close(sub.subscription_id));
+        if (sub.negentropy)
+          apply_step(self, state.negentropy.open(sub.subscription_id, std::move(sub.filters),
+                                                 unix_now(state)));
+        else
+          send_frames(self, state.pager.open(sub.subscription_id, std::move(sub.filters)));
       },
       [=](SyncUnsubscribe& sub) {
         send_frames(self, self->state.pager.close(sub.subscription_id));
+        send_frames(self, self->state.negentropy.close(sub.subscription_id));
       },
       [=](atom::shutdown) {
         if (self->state.client) self->state.client->close();
         self->state.client.reset();
         self->quit();
       },
-      [=](atom::relay_open, std::size_t max_message_bytes, std::size_t max_filters) {
-        self->state.open = true;
-        self->send(self->state.manager, RelayUp{self->state.relay, max_message_bytes, max_filters});
+      [=](atom::relay_open, RelayUp& up) {
+        auto& state = self->state;
+        state.open = true;
+        if (up.max_limit) state.negentropy.cap_requests(up.max_limit);
+        up.relay = state.relay;
+        self->send(state.manager, std::move(up));
       },
       [=](atom::relay_msg, std::string& text) { on_frame(self, text); },
       [=](atom::relay_gone, bool was_open, std::string& reason) {
@@ -300,6 +383,7 @@ relay_connection_actor::behavior_type relay_connection(
         self->quit();
       },
       [=](atom::tick) {
+        apply_step(self, self->state.negentropy.on_tick());
         report_traffic(self);
         // The rest of a batch, so a transport stopped at its bound never waits for more frames.
         report_consumed(self);

@@ -1,13 +1,13 @@
 // The RELAY CONNECTION actor: one per remote relay, keyed by its canonical
 // URL. Owns the outbound transport (runtime/relay_client) and the history
-// pager. Every event the peer sends is parsed, size-checked, id- and
-// signature-verified (on the verifier actors; frames are then handled in
-// arrival order), then asked through the acceptance policy and written by
-// the store writer, exactly like a client's EVENT. Reports to the manager:
-// RelayUp, RelaySubscriptionDone, RelaySubscriptionClosed, RelayRateLimited,
-// RelayTraffic, and RelayDown right before it quits. Every frame, whatever it was, is reported
-// consumed to the transport once handled (an event once it settled), which bounds what a peer can
-// make it hold.
+// of each subscription: reconciled by NIP-77 (NegentropyHistory) or paged by
+// REQ (HistoryPager), the peer's lack of NIP-77 reported as RelayNegentropy. Every event the peer
+// sends is parsed, size-checked, id- and signature-verified (on the verifier actors; frames are
+// then handled in arrival order), then asked through the acceptance policy and written by the store
+// writer, exactly like a client's EVENT. Reports to the manager: RelayUp, RelaySubscriptionDone,
+// RelaySubscriptionClosed, RelayRateLimited, RelayTraffic, and RelayDown right before it quits.
+// Every frame, whatever it was, is reported consumed to the transport once handled (an event once
+// it settled), which bounds what a peer can make it hold.
 #pragma once
 
 #include <caf/stateful_actor.hpp>
@@ -22,6 +22,7 @@
 
 #include "actors/arrival_order.hpp"
 #include "actors/history_pager.hpp"
+#include "actors/negentropy_history.hpp"
 #include "actors/verifier_pool.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
@@ -45,6 +46,12 @@ struct RelayConnectionConfig {
   /// Signature checks off this actor, so one relay's history is verified on every core; empty =
   /// the connection verifies itself.
   std::vector<verifier_actor> verifiers;
+  /// Our records for a filter, which NIP-77 reconciles against; unset = an empty set (everything
+  /// the peer holds is fetched, and the already-stored shortcut skips what we have).
+  sync::LocalRecords local_records;
+  sync::NegentropyLimits negentropy;
+  /// Unix seconds (bounds the time windows split for NIP-77); unset = the system clock.
+  std::function<std::int64_t()> unix_now;
 };
 
 /// Opens the transport; a factory so tests can script a peer without sockets (boot passes one
@@ -63,6 +70,10 @@ struct RelayConnectionState {
   store_writer_actor writer;
   std::shared_ptr<runtime::RelayClient> client;
   sync::HistoryPager pager;
+  /// Subscriptions whose history is reconciled by NIP-77; each lives here or in the pager.
+  sync::NegentropyHistory negentropy;
+  /// Whether the peer's NIP-77 support was reported to the manager on this connection.
+  bool negentropy_reported = false;
   bool open = false;
   std::size_t in_flight = 0;
   bool paused = false;

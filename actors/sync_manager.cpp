@@ -100,7 +100,7 @@ void execute(Self self, const sync::Commands& commands) {
             log::info(component, "stopped syncing with " + c.relay);
           } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
             if (auto it = st.connections.find(c.relay); it != st.connections.end())
-              self->send(it->second, SyncSubscribe{c.subscription_id, c.filters});
+              self->send(it->second, SyncSubscribe{c.subscription_id, c.filters, c.negentropy});
           } else if constexpr (std::is_same_v<T, sync::CloseSubscription>) {
             if (auto it = st.connections.find(c.relay); it != st.connections.end())
               self->send(it->second, SyncUnsubscribe{c.subscription_id});
@@ -266,7 +266,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         figures.last_connect = now(self);
         log::info(component, "connected to " + up.relay);
         execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
-                                                     now(self)));
+                                                     now(self), up.nip77));
       },
       [=](RelayDown& down) { on_relay_down(self, down); },
       [=](RelaySubscriptionDone& done) {
@@ -284,6 +284,14 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         if (!from_current(self, limited.relay)) return;
         log::info(component, "rate limited by " + limited.relay);
         execute(self, self->state.plan->on_rate_limited(limited.relay, now(self)));
+      },
+      [=](RelayNegentropy& answer) {
+        if (!from_current(self, answer.relay)) return;
+        log::info(component,
+                  answer.relay + (answer.supported ? " answers NIP-77: history by negentropy"
+                                                   : " does not answer NIP-77: history by REQ"));
+        self->state.plan->on_negentropy(answer.relay, answer.supported);
+        self->state.status_dirty = true;
       },
       [=](RelayTraffic& traffic) { on_traffic(self, traffic); },
       [=](RetryTimer& timer) {

@@ -89,6 +89,11 @@ const char* to_string(Health health) {
   return "unknown";
 }
 
+const char* history_method(const RelayState& state) {
+  if (!state.negentropy && state.advertised_nip77 != false) return "unknown";
+  return state.uses_negentropy() ? "negentropy" : "req";
+}
+
 std::size_t RelayState::open_filter_count() const {
   std::size_t count = 0;
   for (const auto& [id, sub] : subscriptions) count += sub.filters.size();
@@ -246,7 +251,7 @@ std::vector<std::string> SyncPlan::open(const RelayUrl& relay, RelayState& state
   for (auto& group : pack_filters(filters, max_bytes(state), max_filters(state))) {
     auto id = "gs" + std::to_string(next_subscription_++);
     state.subscriptions[id] = Subscription{layer, group, batch};
-    out.push_back(OpenSubscription{relay, id, std::move(group)});
+    out.push_back(OpenSubscription{relay, id, std::move(group), state.uses_negentropy()});
     ids.push_back(std::move(id));
   }
   return ids;
@@ -304,11 +309,13 @@ void SyncPlan::dial(const RelayUrl& relay, RelayState& state, Commands& out) {
 }
 
 Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
-                                std::size_t max_filters, std::int64_t now) {
+                                std::size_t max_filters, std::int64_t now,
+                                std::optional<bool> advertised_nip77) {
   auto* state = tracked(relay);
   if (!state) return {};
   Commands out;
   state->status = ConnectionStatus::connected;
+  state->advertised_nip77 = advertised_nip77;
   state->max_message_bytes = max_message_bytes;
   state->max_filters = max_filters;
   state->health = RelayHealth{};
@@ -480,6 +487,10 @@ Commands SyncPlan::on_retry_timer(const RelayUrl& relay, std::int64_t now) {
   return out;
 }
 
+void SyncPlan::on_negentropy(const RelayUrl& relay, bool supported) {
+  if (auto* state = tracked(relay)) state->negentropy = supported;
+}
+
 Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::uint64_t generation,
                                  std::int64_t now) {
   auto* state = tracked(relay);
@@ -490,6 +501,7 @@ Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::uint64_t generation
   close_all(relay, *state, out);
   state->confirmed = {};
   state->refused = {};
+  state->negentropy.reset();
   if (state->status == ConnectionStatus::connected) {
     subscribe_announcements(relay, *state, std::nullopt, out);
     recompute(relay, *state, now, out);

@@ -128,6 +128,13 @@ struct RelayState {
   std::map<std::string, Subscription> deferred;
   std::size_t max_message_bytes = 0;
   std::size_t max_filters = 0;
+  /// Whether the peer speaks NIP-77: unknown until its connection shows it.
+  /// A peer that does not is synced by REQ pagination until the next daily
+  /// fresh sync, which asks again.
+  std::optional<bool> negentropy;
+  /// What the peer's NIP-11 says (supported_nips): a peer that lists NIPs
+  /// without 77 is not asked.
+  std::optional<bool> advertised_nip77;
   bool retry_armed = false;
   /// The generation of the relay's armed daily timer; ticks of any other
   /// generation are stale (the relay was dropped and tracked again).
@@ -139,7 +146,12 @@ struct RelayState {
   std::uint64_t consolidations = 0;
 
   std::size_t open_filter_count() const;
+  /// Whether new subscriptions reconcile their history by NIP-77.
+  bool uses_negentropy() const { return negentropy.value_or(advertised_nip77 != false); }
 };
+
+/// How a relay's history is synced: "negentropy", "req", or "unknown" before the peer showed.
+const char* history_method(const RelayState& state);
 
 // -- commands the SyncManager actor executes ---------------------------------
 
@@ -153,6 +165,8 @@ struct OpenSubscription {
   RelayUrl relay;
   std::string subscription_id;
   nostr::Filters filters;
+  /// Reconcile the history by NIP-77 (else REQ pagination).
+  bool negentropy = true;
 };
 struct CloseSubscription {
   RelayUrl relay;
@@ -184,8 +198,10 @@ class SyncPlan {
   Commands on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now);
 
   /// `max_message_bytes` / `max_filters`: the peer's NIP-11 limits, 0 when unknown.
+  /// `advertised_nip77`: whether its NIP-11 supported_nips lists 77 (unset without a list).
   Commands on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
-                        std::size_t max_filters, std::int64_t now);
+                        std::size_t max_filters, std::int64_t now,
+                        std::optional<bool> advertised_nip77 = std::nullopt);
   Commands on_connect_failed(const RelayUrl& relay, const std::string& error, std::int64_t now);
   Commands on_disconnected(const RelayUrl& relay, const std::string& reason, std::int64_t now);
   Commands on_eose(const RelayUrl& relay, const std::string& subscription_id, std::int64_t now);
@@ -194,6 +210,8 @@ class SyncPlan {
                      std::int64_t now);
   /// A NOTICE (or OK) signalled a rate limit for the whole connection.
   Commands on_rate_limited(const RelayUrl& relay, std::int64_t now);
+  /// The peer answered NIP-77, or showed it does not speak it.
+  void on_negentropy(const RelayUrl& relay, bool supported);
   Commands on_retry_timer(const RelayUrl& relay, std::int64_t now);
   /// The random 23-25 h fresh sync of one relay; a stale generation (or a
   /// relay no longer tracked) is ignored.

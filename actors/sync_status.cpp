@@ -38,6 +38,8 @@ void write_relay(JsonWriter& w, const sync::SyncPlan& plan, const std::string& r
   w.String(sync::to_string(plan.health_of(state, t)));
   w.Key("bootstrap");
   w.Bool(state.is_bootstrap);
+  w.Key("history_method");
+  w.String(sync::history_method(state));
   write_time(w, "last_connect", figures.last_connect);
   write_time(w, "last_disconnect", figures.last_disconnect);
   write_count(w, "repos_confirmed", state.confirmed.repos.size());

@@ -76,7 +76,7 @@ using sync_manager_actor = caf::typed_actor<
     // Reports of the relay connections it spawned.
     caf::reacts_to<RelayUp>, caf::reacts_to<RelayDown>, caf::reacts_to<RelaySubscriptionDone>,
     caf::reacts_to<RelaySubscriptionClosed>, caf::reacts_to<RelayRateLimited>,
-    caf::reacts_to<RelayTraffic>,
+    caf::reacts_to<RelayNegentropy>, caf::reacts_to<RelayTraffic>,
     // INTERNAL: backoff/cooldown retry and the daily fresh sync, per relay.
     caf::reacts_to<RetryTimer>, caf::reacts_to<DailyTick>,
     // INTERNAL: the periodic empty-relay / reconnect check.
@@ -87,14 +87,14 @@ using sync_manager_actor = caf::typed_actor<
     caf::replies_to<atom::status>::with<std::string>>;
 
 // The RELAY CONNECTION actor: one per remote relay (canonical URL). Owns the
-// outbound transport and the history pager; validates every event and feeds
+// outbound transport and the history (NIP-77 or pages); validates every event and feeds
 // it through the acceptance policy to the store writer.
 using relay_connection_actor =
     caf::typed_actor<caf::reacts_to<SyncSubscribe>, caf::reacts_to<SyncUnsubscribe>,
                      // Hang up (the manager no longer needs this relay).
                      caf::reacts_to<atom::shutdown>,
                      // INTERNAL, from the transport bridge.
-                     caf::reacts_to<atom::relay_open, std::size_t, std::size_t>,
+                     caf::reacts_to<atom::relay_open, RelayUp>,
                      caf::reacts_to<atom::relay_msg, std::string>,
                      caf::reacts_to<atom::relay_gone, bool, std::string>,
                      // INTERNAL: report traffic counters to the manager.

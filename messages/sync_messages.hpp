@@ -29,11 +29,13 @@ struct RepoDiscovery {
   std::vector<Repo> repos;
 };
 
-/// SyncManager -> RelayConnection: open one subscription (history, paginated
-/// until a page brings nothing new, then live).
+/// SyncManager -> RelayConnection: open one subscription (history, then live).
+/// The history is reconciled by NIP-77 when `negentropy` is set (the peer is
+/// not known to lack it), else paginated until a page brings nothing new.
 struct SyncSubscribe {
   std::string subscription_id;
   nostr::Filters filters;
+  bool negentropy = false;
 };
 
 /// SyncManager -> RelayConnection: close one subscription.
@@ -48,6 +50,10 @@ struct RelayUp {
   std::size_t max_message_bytes = 0;
   /// The peer's NIP-11 limitation.max_filters; 0 when unknown.
   std::size_t max_filters = 0;
+  /// The peer's NIP-11 limitation.max_limit; 0 when unknown.
+  std::size_t max_limit = 0;
+  /// Whether the peer's NIP-11 supported_nips lists 77; unset without a list.
+  std::optional<bool> nip77;
 };
 
 /// RelayConnection -> SyncManager: the connection ended (or never opened);
@@ -77,6 +83,14 @@ struct RelayRateLimited {
   std::string relay;
 };
 
+/// RelayConnection -> SyncManager: the peer answered NIP-77 (`supported`) or
+/// showed it does not speak it (NEG-ERR, error NOTICE or silence on a
+/// NEG-OPEN); sent once per connection when it first shows.
+struct RelayNegentropy {
+  std::string relay;
+  bool supported = false;
+};
+
 /// What a relay connection counts: reported as RelayTraffic, accumulated in the manager's figures.
 struct TrafficCounters {
   std::uint64_t events_received = 0;
@@ -88,6 +102,12 @@ struct TrafficCounters {
   std::uint64_t events_unrequested = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_received = 0;
+  /// NIP-77 messages from the peer processed.
+  std::uint64_t negentropy_rounds = 0;
+  /// Ids the peer holds and we lack, named by NIP-77.
+  std::uint64_t ids_needed = 0;
+  /// REQs by id fetching them.
+  std::uint64_t id_requests = 0;
 
   /// Calls fn(name, value) for every counter; the names are the metric labels.
   template <class Fn>
@@ -99,6 +119,9 @@ struct TrafficCounters {
     fn("events_unrequested", events_unrequested);
     fn("pages", pages);
     fn("bytes_received", bytes_received);
+    fn("negentropy_rounds", negentropy_rounds);
+    fn("ids_needed", ids_needed);
+    fn("id_requests", id_requests);
   }
   bool empty() const {
     bool any = false;
@@ -113,6 +136,9 @@ struct TrafficCounters {
     events_unrequested += other.events_unrequested;
     pages += other.pages;
     bytes_received += other.bytes_received;
+    negentropy_rounds += other.negentropy_rounds;
+    ids_needed += other.ids_needed;
+    id_requests += other.id_requests;
     return *this;
   }
 };
@@ -139,7 +165,8 @@ typename Inspector::result_type inspect(Inspector& f, SyncUnsubscribe& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayUp& x) {
-  return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes, x.max_filters);
+  return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes, x.max_filters,
+           x.max_limit, x.nip77);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayDown& x) {
@@ -161,7 +188,12 @@ typename Inspector::result_type inspect(Inspector& f, RelayRateLimited& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayTraffic& x) {
   return f(caf::meta::type_name("RelayTraffic"), x.relay, x.events_received, x.events_stored,
-           x.events_invalid, x.events_known, x.events_unrequested, x.pages, x.bytes_received);
+           x.events_invalid, x.events_known, x.events_unrequested, x.pages, x.bytes_received,
+           x.negentropy_rounds, x.ids_needed, x.id_requests);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RelayNegentropy& x) {
+  return f(caf::meta::type_name("RelayNegentropy"), x.relay, x.supported);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RetryTimer& x) {

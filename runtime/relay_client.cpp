@@ -78,7 +78,13 @@ PeerLimits parse_peer_limits(const std::string& body) {
   doc.Parse(body.data(), body.size());
   // HasMember/operator[] rather than member iterators: comparing those is
   // ambiguous for clang in C++20 mode.
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("limitation")) return out;
+  if (doc.HasParseError() || !doc.IsObject()) return out;
+  if (doc.HasMember("supported_nips") && doc["supported_nips"].IsArray()) {
+    const auto& nips = doc["supported_nips"];
+    out.nip77 = std::any_of(nips.Begin(), nips.End(),
+                            [](const auto& n) { return n.IsUint64() && n.GetUint64() == 77; });
+  }
+  if (!doc.HasMember("limitation")) return out;
   const auto& limitation = doc["limitation"];
   if (!limitation.IsObject()) return out;
   auto field = [&](const char* name) -> std::size_t {
@@ -87,6 +93,7 @@ PeerLimits parse_peer_limits(const std::string& body) {
   };
   out.max_message_bytes = field("max_message_length");
   out.max_filters = field("max_filters");
+  out.max_limit = field("max_limit");
   return out;
 }
 

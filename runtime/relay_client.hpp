@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,10 @@ struct RelayClientOptions {
 struct PeerLimits {
   std::size_t max_message_bytes = 0;
   std::size_t max_filters = 0;
+  /// limitation.max_limit: most events one filter returns.
+  std::size_t max_limit = 0;
+  /// Whether supported_nips lists 77; unset when the document has no such list.
+  std::optional<bool> nip77;
 };
 
 /// Receives the events of one client; called on the io thread, one at a

@@ -4,13 +4,20 @@
 // subscriptions live, and misbehaves on request. Control messages on any
 // connection:
 //   ["CONTROL", {cap, drop_after_events, refuse_for_ms, rate_limit_reqs,
-//                garbage_frames, raw_events, max_message_length}]  -> ["CONTROL","ok"]
+//                garbage_frames, raw_events, max_message_length,
+//                negentropy, negentropy_notice}]  -> ["CONTROL","ok"]
 //   ["STATS"]  -> ["STATS", {connections, open_subscriptions, max_open_subscriptions,
-//                            reqs, closes, events}]
+//                            reqs, closes, events, neg_opens, neg_msgs, id_reqs,
+//                            events_sent}]
+// With `negentropy` it lists NIP 77 and answers NEG-OPEN/NEG-MSG with the
+// nostr-tools port (negentropy_responder.mjs); with `negentropy_notice` it
+// lists 77 but answers NEG-OPEN with strfry's "negentropy disabled" NOTICE.
+// Without either it lists NIPs 1 and 11 and ignores NEG-* frames.
 // Prints "listening <port>" on stdout once ready. Usage: node fault_peer.mjs [port]
 import http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { matches, answer } from './nostr_filter.mjs';
+import { Responder } from './negentropy_responder.mjs';
 
 const settings = {
   cap: 500,
@@ -20,15 +27,19 @@ const settings = {
   garbage_frames: 0,      // send this many garbage frames before each REQ's answer
   raw_events: [],         // raw event JSON sent with every REQ answer (invalid sigs, oversized)
   max_message_length: 0,  // advertised in NIP-11 when > 0
+  negentropy: false,      // answer NIP-77
+  negentropy_notice: false,  // list 77, then refuse NEG-OPEN with a NOTICE
 };
 let refuseUntil = 0;
 const events = [];
 const stats = { connections: 0, open_subscriptions: 0, max_open_subscriptions: 0, reqs: 0,
-                closes: 0, events: 0, dials: 0 };
+                closes: 0, events: 0, dials: 0, neg_opens: 0, neg_msgs: 0, id_reqs: 0,
+                events_sent: 0 };
 
 const server = http.createServer((req, res) => {
   stats.dials += 1;
-  const info = { name: 'fault-peer', supported_nips: [1, 11] };
+  const speaks77 = settings.negentropy || settings.negentropy_notice;
+  const info = { name: 'fault-peer', supported_nips: speaks77 ? [1, 11, 77] : [1, 11] };
   if (settings.max_message_length > 0) info.limitation = { max_message_length: settings.max_message_length };
   res.writeHead(200, { 'content-type': 'application/nostr+json' });
   res.end(JSON.stringify(info));
@@ -51,12 +62,22 @@ wss.on('connection', (ws) => {
     if (typeof ev === 'string') { if (ws.readyState === 1) ws.send(`["EVENT",${JSON.stringify(subId)},${ev}]`); }
     else send(['EVENT', subId, ev]);
     sent += 1;
+    stats.events_sent += 1;
     if (settings.drop_after_events > 0 && sent >= settings.drop_after_events) {
       settings.drop_after_events = 0;  // one-shot
       ws.terminate();
     }
   };
   const closeSub = (id) => { if (subs.delete(id)) stats.open_subscriptions -= 1; };
+  const negSessions = new Map();
+  const negAnswer = (id, responder, hex) => {
+    try {
+      send(['NEG-MSG', id, responder.respond(hex)]);
+    } catch (e) {
+      negSessions.delete(id);
+      send(['NEG-ERR', id, `invalid: ${e.message}`]);
+    }
+  };
   ws.on('close', () => {
     stats.open_subscriptions -= subs.size;
     subs.clear();
@@ -84,6 +105,7 @@ wss.on('connection', (ws) => {
     } else if (verb === 'REQ') {
       stats.reqs += 1;
       const [, id, ...filters] = msg;
+      if (filters.some((f) => f.ids)) stats.id_reqs += 1;
       if (settings.rate_limit_reqs > 0) {
         settings.rate_limit_reqs -= 1;
         send(['CLOSED', id, 'rate-limited: slow down']);
@@ -98,6 +120,24 @@ wss.on('connection', (ws) => {
       for (const raw of settings.raw_events) sendEvent(id, raw);
       for (const ev of answer(events, filters, settings.cap)) sendEvent(id, ev);
       send(['EOSE', id]);
+    } else if (verb === 'NEG-OPEN') {
+      if (settings.negentropy_notice) { send(['NOTICE', 'ERROR: bad msg: negentropy disabled']); return; }
+      if (!settings.negentropy) return;
+      stats.neg_opens += 1;
+      const [, id, filter, hex] = msg;
+      const items = events.filter((ev) => matches(filter, ev))
+        .map((ev) => ({ timestamp: ev.created_at, id: ev.id }));
+      const responder = new Responder(items, 500000);
+      negSessions.set(id, responder);
+      negAnswer(id, responder, hex);
+    } else if (verb === 'NEG-MSG') {
+      if (!settings.negentropy) return;
+      stats.neg_msgs += 1;
+      const responder = negSessions.get(msg[1]);
+      if (!responder) send(['NEG-ERR', msg[1], 'closed: unknown subscription handle']);
+      else negAnswer(msg[1], responder, msg[2]);
+    } else if (verb === 'NEG-CLOSE') {
+      negSessions.delete(msg[1]);
     } else if (verb === 'CLOSE') {
       stats.closes += 1;
       closeSub(msg[1]);

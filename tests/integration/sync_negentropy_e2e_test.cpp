@@ -1,0 +1,134 @@
+// GRASP-02 history by NIP-77 end to end: graspd against a peer that answers
+// NIP-77 with the nostr-tools port and caps every REQ answer at 100
+// (tests/interop/fault_peer.mjs), against a peer that refuses it with strfry's
+// NOTICE, against one whose NIP-11 does not list it, and against another
+// graspd: every event arrives, only missing ones travel, and /api/sync says
+// which method each relay's history uses.
+#include "tests/integration/sync_test_support.hpp"
+
+namespace graspd::test {
+namespace {
+
+std::int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The `history_method` of `relay` in graspd's /api/sync, or "" when absent.
+std::string history_method(std::uint16_t port, const std::string& relay) {
+  rapidjson::Document doc;
+  auto body = sync_status(port);
+  doc.Parse(body.c_str());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return "";
+  for (const auto& entry : doc["relays"].GetArray())
+    if (entry["url"].GetString() == relay && entry.HasMember("history_method"))
+      return entry["history_method"].GetString();
+  return "";
+}
+
+/// An announcement listing `relays` and `count` issues all on one created_at.
+std::vector<nostr::Event> issues_on_one_second(const std::vector<std::string>& relays, int count) {
+  const auto t = now_seconds() - 5000;
+  std::vector<nostr::Event> out{announcement_listing(relays, "demo", t)};
+  const auto address = nostr::address_of(out.front());
+  for (int i = 0; i < count; ++i) out.push_back(issue_for(address, i, t + 10));
+  return out;
+}
+
+void seed_all(FaultPeer& peer, const std::vector<nostr::Event>& events) {
+  for (const auto& ev : events) ASSERT_TRUE(peer.seed(ev));
+}
+
+void publish_all(std::uint16_t port, const std::vector<nostr::Event>& events) {
+  auto client = TestClient::connect(port);
+  ASSERT_TRUE(client);
+  for (const auto& ev : events) {
+    auto ok = client->publish(ev);
+    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
+  }
+}
+
+TEST(SyncNegentropyE2E, AThousandEventsOnOneSecondArriveThroughAPeerCappingAt100) {
+  FaultPeer peer;
+  ASSERT_TRUE(peer.control("{\"cap\":100,\"negentropy\":true}"));
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+
+  auto events = issues_on_one_second({node.relay_url(), peer.url()}, 1000);
+  seed_all(peer, events);
+  // Our copy of the announcement (and 100 issues) is there before the sync: it is not fetched.
+  publish_all(node.port(), std::vector<nostr::Event>(events.begin(), events.begin() + 101));
+
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
+                         std::chrono::seconds(60)))
+      << stored_count(node.port(), events) << " of " << events.size() << "\n"
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_EQ(history_method(node.port(), peer.url()), "negentropy") << sync_status(node.port());
+  EXPECT_GT(peer.stat("neg_opens"), 0);
+  EXPECT_GT(peer.stat("id_reqs"), 0);
+  EXPECT_GE(relay_figure(node.port(), peer.url(), "ids_needed"), 900);
+  EXPECT_GT(relay_figure(node.port(), peer.url(), "negentropy_rounds"), 0);
+  // What we held did not travel again: the peer sent the 900 missing issues and at most the
+  // few events a live subscription or a retried batch repeats.
+  EXPECT_LT(peer.stat("events_sent"), 1000) << sync_status(node.port());
+}
+
+TEST(SyncNegentropyE2E, APeerRefusingNip77WithANoticeIsPagedByReq) {
+  FaultPeer peer;
+  ASSERT_TRUE(peer.control("{\"cap\":20,\"negentropy_notice\":true}"));
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+
+  auto events = issues_on_one_second({node.relay_url(), peer.url()}, 0);
+  const auto address = nostr::address_of(events.front());
+  for (int i = 0; i < 60; ++i) events.push_back(issue_for(address, i, now_seconds() - 4000 + i));
+  seed_all(peer, events);
+  publish_all(node.port(), {events.front()});
+
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
+                         std::chrono::seconds(60)))
+      << stored_count(node.port(), events) << " of " << events.size() << "\n"
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_EQ(history_method(node.port(), peer.url()), "req") << sync_status(node.port());
+  EXPECT_GT(relay_figure(node.port(), peer.url(), "pages"), 0);
+}
+
+TEST(SyncNegentropyE2E, APeerWhoseNip11LacksNip77IsNotAsked) {
+  FaultPeer peer;
+  ASSERT_TRUE(peer.control("{\"cap\":20}"));
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+
+  auto events = issues_on_one_second({node.relay_url(), peer.url()}, 0);
+  const auto address = nostr::address_of(events.front());
+  for (int i = 0; i < 30; ++i) events.push_back(issue_for(address, i, now_seconds() - 4000 + i));
+  seed_all(peer, events);
+  publish_all(node.port(), {events.front()});
+
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); }))
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_EQ(history_method(node.port(), peer.url()), "req");
+  EXPECT_EQ(peer.stat("neg_opens"), 0);
+}
+
+TEST(SyncNegentropyE2E, GraspdReconcilesWithGraspd) {
+  GraspdProcess peer{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"}}, {}}};
+  ASSERT_TRUE(peer.start()) << peer.stderr_text();
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+
+  auto events = issues_on_one_second({node.relay_url(), peer.relay_url()}, 300);
+  publish_all(peer.port(), events);
+  publish_all(node.port(), std::vector<nostr::Event>(events.begin(), events.begin() + 151));
+
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
+                         std::chrono::seconds(60)))
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_EQ(history_method(node.port(), peer.relay_url()), "negentropy");
+  const auto needed = relay_figure(node.port(), peer.relay_url(), "ids_needed");
+  EXPECT_TRUE(needed >= 150 && needed < 300) << needed << "\n" << sync_status(node.port());
+}
+
+}  // namespace
+}  // namespace graspd::test
