@@ -20,7 +20,7 @@ namespace graspd {
 namespace {
 
 using store::test::bytes_of;
-using store::test::make_event;
+using store::test::unsigned_event;
 
 /// What the test tells the gated writer.
 struct WriterGate {
@@ -126,8 +126,8 @@ class AcceptanceTest : public test::ActorTest {
 
   nostr::EventPtr event(std::uint64_t author, std::uint32_t kind, nostr::Tags tags) {
     ++next_id_;
-    return make_event(next_id_, author, t0 + static_cast<std::int64_t>(next_id_), kind,
-                      std::move(tags));
+    return unsigned_event(next_id_, author, t0 + static_cast<std::int64_t>(next_id_), kind,
+                          std::move(tags));
   }
   static std::string hex_key(std::uint64_t author) { return nostr::to_hex(bytes_of(author, 0xaa)); }
   static std::string hex(const nostr::EventPtr& ev) { return nostr::to_hex(ev->id); }

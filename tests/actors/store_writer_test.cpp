@@ -12,7 +12,7 @@
 namespace graspd {
 namespace {
 
-using store::test::make_event;
+using store::test::unsigned_event;
 
 class StoreWriterTest : public test::ActorTest {
  protected:
@@ -56,9 +56,9 @@ class StoreWriterTest : public test::ActorTest {
 
 TEST_F(StoreWriterTest, QueuedWritesShareOneTransactionAndReplyAfterCommit) {
   auto w = spawn_writer();
-  auto outcomes =
-      write_all(w, {make_event(1, 1, 100, 1), make_event(2, 1, 100, 0), make_event(1, 1, 100, 1),
-                    make_event(3, 1, 90, 0), make_event(4, 1, 100, 20001)});
+  auto outcomes = write_all(
+      w, {unsigned_event(1, 1, 100, 1), unsigned_event(2, 1, 100, 0), unsigned_event(1, 1, 100, 1),
+          unsigned_event(3, 1, 90, 0), unsigned_event(4, 1, 100, 20001)});
   EXPECT_EQ(outcomes,
             (std::vector<WriteOutcome>{
                 WriteOutcome::stored, WriteOutcome::stored, WriteOutcome::duplicate,
@@ -72,7 +72,7 @@ TEST_F(StoreWriterTest, MaxBatchSplitsTransactions) {
   config.max_batch = 2;
   auto w = spawn_writer(config);
   std::vector<nostr::EventPtr> events;
-  for (int i = 1; i <= 5; ++i) events.push_back(make_event(i, 1, 100 + i, 1));
+  for (int i = 1; i <= 5; ++i) events.push_back(unsigned_event(i, 1, 100 + i, 1));
   auto outcomes = write_all(w, events);
   EXPECT_EQ(outcomes, std::vector<WriteOutcome>(5, WriteOutcome::stored));
   EXPECT_EQ(state(w).batches, 3u);
@@ -88,9 +88,10 @@ TEST_F(StoreWriterTest, FeedPublishesEachCommittedEventOnceInCommitOrder) {
   self_->send(w, atom::feed_subscribe::value, b);
   self_->send(w, atom::feed_subscribe::value, a);  // idempotent
   run();
-  write_all(w, {make_event(1, 1, 100, 1), make_event(1, 1, 100, 1), make_event(2, 1, 100, 0),
-                make_event(3, 1, 101, 0), make_event(4, 1, 50, 0), make_event(5, 1, 1, 20000)});
-  write_all(w, {make_event(6, 2, 100, 1)});
+  write_all(w, {unsigned_event(1, 1, 100, 1), unsigned_event(1, 1, 100, 1),
+                unsigned_event(2, 1, 100, 0), unsigned_event(3, 1, 101, 0),
+                unsigned_event(4, 1, 50, 0), unsigned_event(5, 1, 1, 20000)});
+  write_all(w, {unsigned_event(6, 2, 100, 1)});
   for (const auto& log : {log_a, log_b}) {
     ASSERT_EQ(log->size(), 4u);
     EXPECT_EQ((*log)[0].event->id, store::test::bytes_of(1, 0xee));
@@ -113,15 +114,15 @@ TEST_F(StoreWriterTest, DeadSubscribersAreDropped) {
   caf::anon_send_exit(sub, caf::exit_reason::kill);
   run();
   EXPECT_TRUE(state(w).subscribers.empty());
-  EXPECT_EQ(write_all(w, {make_event(1, 1, 100, 1)})[0], WriteOutcome::stored);
+  EXPECT_EQ(write_all(w, {unsigned_event(1, 1, 100, 1)})[0], WriteOutcome::stored);
 }
 
 TEST_F(StoreWriterTest, TimerSweepsExpiredEvents) {
   StoreWriterConfig config;
   config.sweep_interval = std::chrono::seconds(30);
   auto w = spawn_writer(config);
-  write_all(w, {make_event(1, 1, 100, 1, {{"expiration", std::to_string(now_ + 10)}}),
-                make_event(2, 1, 100, 1)});
+  write_all(w, {unsigned_event(1, 1, 100, 1, {{"expiration", std::to_string(now_ + 10)}}),
+                unsigned_event(2, 1, 100, 1)});
   ASSERT_EQ(store_->size(), 2u);
   now_ += 20;
   EXPECT_EQ(advance_time(std::chrono::seconds(30)), 1u);
