@@ -171,6 +171,15 @@ void on_written(Self self, Submission submission, WriteOutcome outcome) {
   judge(self, std::move(submission));
 }
 
+/// The writer did not answer: the event counts as not stored, the asker gets "error:" and the
+/// failure is logged.
+void on_write_failed(Self self, const Submission& submission, const caf::error& error) {
+  auto& st = self->state;
+  st.write_failures.report(self, error);
+  st.policy->on_not_stored(submission.event->id, false);
+  submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
+}
+
 /// Stores an accepted event. Writes leave in decision order, so what an event depends on is
 /// committed before it or earlier in the same transaction.
 void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on) {
@@ -180,11 +189,7 @@ void write(Self self, Submission submission, std::vector<nostr::EventId> depends
   auto shared = std::make_shared<Submission>(std::move(submission));
   self->request(st.writer, caf::infinite, StoreWrite{ev, std::move(depends_on)})
       .then([self, shared](WriteOutcome outcome) { on_written(self, std::move(*shared), outcome); },
-            [self, shared](caf::error&) {
-              ++self->state.counts.write_failures;
-              self->state.policy->on_not_stored(shared->event->id, false);
-              shared->reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
-            });
+            [self, shared](caf::error& error) { on_write_failed(self, *shared, error); });
 }
 
 /// Decides an event and acts on it: refuse, park, or store and answer after the commit.
@@ -209,6 +214,25 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
   update_gauges(self);
 }
 
+/// Judges a client's or a peer's event and answers once it is refused, parked or committed.
+caf::result<AcceptanceVerdict> on_query(Self self, AcceptanceQuery& query) {
+  auto promise = self->make_response_promise<AcceptanceVerdict>();
+  auto deliver = [promise](AcceptanceVerdict verdict) mutable {
+    promise.deliver(std::move(verdict));
+  };
+  judge(self, Submission{std::move(query.event), std::move(query.source), deliver, 0});
+  return promise;
+}
+
+/// Drops parked events past their TTL and pending ones the store will not report, then re-arms.
+void expire(Self self, std::chrono::seconds interval) {
+  auto& st = self->state;
+  st.retry->expire(st.unix_now());
+  st.policy->sweep_pending();
+  update_gauges(self);
+  self->delayed_send(self, interval, atom::tick::value);
+}
+
 }  // namespace
 
 acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
@@ -230,23 +254,12 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);
   return {
       [=](AcceptanceQuery& query) -> caf::result<AcceptanceVerdict> {
-        auto promise = self->make_response_promise<AcceptanceVerdict>();
-        auto deliver = [promise](AcceptanceVerdict verdict) mutable {
-          promise.deliver(std::move(verdict));
-        };
-        judge(self, Submission{std::move(query.event), std::move(query.source), deliver, 0});
-        return promise;
+        return on_query(self, query);
       },
       [=](StoreCommitted& committed) {
         resubmit_released(self, self->state.policy->on_committed(*committed.event));
       },
-      [=](atom::tick) {
-        auto& st = self->state;
-        st.retry->expire(st.unix_now());
-        st.policy->sweep_pending();
-        update_gauges(self);
-        self->delayed_send(self, interval, atom::tick::value);
-      },
+      [=](atom::tick) { expire(self, interval); },
   };
 }
 

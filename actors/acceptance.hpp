@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 
+#include "actors/failed_replies.hpp"
 #include "messages/interfaces.hpp"
 #include "store/acceptance_policy.hpp"
 #include "store/event_store.hpp"
@@ -45,8 +46,6 @@ struct AcceptanceCounts {
   std::uint64_t accepted_after_retry = 0;
   /// Writes answered dependency_missing (what they relied on was not stored) and judged again.
   std::uint64_t rejudged = 0;
-  /// Writes whose request to the store writer failed.
-  std::uint64_t write_failures = 0;
 };
 
 /// Counters the actor keeps; exported to Prometheus when a registry is given.
@@ -64,6 +63,8 @@ struct AcceptanceState {
   /// Decisions by rule, for status and tests.
   std::array<std::uint64_t, policy::rule_count> decisions{};
   AcceptanceCounts counts;
+  /// Writes whose request to the store writer failed (the client is answered "error:").
+  FailedReplies write_failures{name, "store write"};
   std::int64_t retry_ttl_minutes = 10;
   std::function<std::int64_t()> unix_now;
 };

@@ -48,6 +48,17 @@ void load_from_store(Self self, const store::EventStore& store) {
   });
 }
 
+/// Collects what a committed event tells about repositories; the first fact opens the batch
+/// window, which later ones do not extend.
+void on_committed(Self self, const nostr::Event& ev) {
+  auto& st = self->state;
+  collect_repository_facts(ev, st.pending);
+  if (!st.window_open && !st.pending.empty()) {
+    st.window_open = true;
+    self->delayed_send(self, st.window, atom::tick::value);
+  }
+}
+
 }  // namespace
 
 void collect_repository_facts(const nostr::Event& ev,
@@ -81,14 +92,7 @@ self_subscriber_actor::behavior_type self_subscriber(Self self,
   if (store) load_from_store(self, *store);
   send_pending(self);
   return {
-      [=](StoreCommitted& committed) {
-        auto& st = self->state;
-        collect_repository_facts(*committed.event, st.pending);
-        if (!st.window_open && !st.pending.empty()) {
-          st.window_open = true;
-          self->delayed_send(self, st.window, atom::tick::value);
-        }
-      },
+      [=](StoreCommitted& committed) { on_committed(self, *committed.event); },
       [=](atom::tick) { send_pending(self); },
   };
 }

@@ -9,13 +9,15 @@
 #include <chrono>
 #include <exception>
 
+#include "runtime/log.hpp"
+
 namespace graspd {
 
 namespace {
 
-using self_pointer = store_writer_actor::stateful_pointer<StoreWriterState>;
+using Self = store_writer_actor::stateful_pointer<StoreWriterState>;
 
-void publish(self_pointer self, const std::vector<nostr::EventPtr>& events,
+void publish(Self self, const std::vector<nostr::EventPtr>& events,
              const std::vector<store::WriteReport>& reports) {
   auto& st = self->state;
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -37,11 +39,11 @@ std::vector<store::WriteReport> write_all(StoreWriterState& st) {
   }
 }
 
-void flush(self_pointer self) {
+void flush(Self self) {
   auto& st = self->state;
   st.flush_queued = false;
   if (st.pending.empty()) return;
-  auto started = std::chrono::steady_clock::now();
+  auto started = self->clock().now();
   auto reports = write_all(st);
   ++st.batches;
   bool failed = std::all_of(reports.begin(), reports.end(), [](const store::WriteReport& r) {
@@ -49,9 +51,9 @@ void flush(self_pointer self) {
   });
   st.failed_batches += failed;
   if (st.config.observe_commit)
-    st.config.observe_commit(
-        reports.size(),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), failed);
+    st.config.observe_commit(reports.size(),
+                             std::chrono::duration<double>(self->clock().now() - started).count(),
+                             failed);
   for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
   publish(self, st.pending, reports);
   st.pending.clear();
@@ -60,57 +62,70 @@ void flush(self_pointer self) {
   st.promises.clear();
 }
 
+/// Queues one write for the next transaction and answers it after the commit.
+caf::result<WriteOutcome> enqueue_write(Self self, StoreWrite& msg) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<WriteOutcome>();
+  st.pending.push_back(std::move(msg.event));
+  st.any_dependencies = st.any_dependencies || !msg.depends_on.empty();
+  st.depends_on.push_back(std::move(msg.depends_on));
+  st.promises.push_back(promise);
+  if (st.pending.size() >= st.config.max_batch) {
+    flush(self);
+  } else if (!st.flush_queued) {
+    // Queued behind every write already in the mailbox: they all join
+    // this batch.
+    st.flush_queued = true;
+    self->send(self, atom::store_flush::value);
+  }
+  return promise;
+}
+
+void subscribe(Self self, const store_feed_actor& subscriber) {
+  auto& subs = self->state.subscribers;
+  if (!subscriber || std::find(subs.begin(), subs.end(), subscriber) != subs.end()) return;
+  self->monitor(subscriber);
+  subs.push_back(subscriber);
+}
+
+void drop_subscriber(Self self, const caf::actor_addr& source) {
+  auto& subs = self->state.subscribers;
+  subs.erase(std::remove_if(subs.begin(), subs.end(),
+                            [&](const store_feed_actor& s) { return s.address() == source; }),
+             subs.end());
+}
+
+/// Deletes the NIP-40 expired events and re-arms the sweep timer. A failed sweep is logged (at most
+/// one line per interval) and tried again on the next tick.
+void sweep(Self self) {
+  auto& st = self->state;
+  flush(self);  // keep commit order: pending writes go first
+  try {
+    st.swept += st.store->sweep_expired(st.store->now());
+  } catch (const std::exception& failure) {
+    ++st.failed_batches;
+    log::warn(StoreWriterState::name, "expiration sweep failed: ", failure.what());
+  }
+  self->delayed_send(self, st.config.sweep_interval, atom::store_sweep::value);
+}
+
 }  // namespace
 
-store_writer_actor::behavior_type store_writer(self_pointer self,
-                                               std::shared_ptr<store::EventStore> store,
+store_writer_actor::behavior_type store_writer(Self self, std::shared_ptr<store::EventStore> store,
                                                StoreWriterConfig config) {
   self->state.store = std::move(store);
   self->state.config = config;
   if (config.max_batch == 0) self->state.config.max_batch = 1;
-  self->set_down_handler([self](caf::down_msg& dm) {
-    auto& subs = self->state.subscribers;
-    subs.erase(std::remove_if(subs.begin(), subs.end(),
-                              [&](const store_feed_actor& s) { return s.address() == dm.source; }),
-               subs.end());
-  });
+  self->set_down_handler([self](caf::down_msg& dm) { drop_subscriber(self, dm.source); });
   if (config.sweep_interval.count() > 0)
     self->delayed_send(self, config.sweep_interval, atom::store_sweep::value);
   return {
-      [self](StoreWrite& msg) -> caf::result<WriteOutcome> {
-        auto& st = self->state;
-        auto promise = self->make_response_promise<WriteOutcome>();
-        st.pending.push_back(std::move(msg.event));
-        st.any_dependencies = st.any_dependencies || !msg.depends_on.empty();
-        st.depends_on.push_back(std::move(msg.depends_on));
-        st.promises.push_back(promise);
-        if (st.pending.size() >= st.config.max_batch) {
-          flush(self);
-        } else if (!st.flush_queued) {
-          // Queued behind every write already in the mailbox: they all join
-          // this batch.
-          st.flush_queued = true;
-          self->send(self, atom::store_flush::value);
-        }
-        return promise;
-      },
+      [self](StoreWrite& msg) -> caf::result<WriteOutcome> { return enqueue_write(self, msg); },
       [self](atom::feed_subscribe, const store_feed_actor& subscriber) {
-        auto& subs = self->state.subscribers;
-        if (!subscriber || std::find(subs.begin(), subs.end(), subscriber) != subs.end()) return;
-        self->monitor(subscriber);
-        subs.push_back(subscriber);
+        subscribe(self, subscriber);
       },
       [self](atom::store_flush) { flush(self); },
-      [self](atom::store_sweep) {
-        auto& st = self->state;
-        flush(self);  // keep commit order: pending writes go first
-        try {
-          st.swept += st.store->sweep_expired(st.store->now());
-        } catch (const std::exception&) {
-          ++st.failed_batches;
-        }
-        self->delayed_send(self, st.config.sweep_interval, atom::store_sweep::value);
-      },
+      [self](atom::store_sweep) { sweep(self); },
   };
 }
 

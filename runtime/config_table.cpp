@@ -140,9 +140,13 @@ Expectation data_path_setter(Config& config, std::string_view text) {
 
 constexpr std::string_view sync_plus_missing = "GRASP-03 Sync+ is not implemented";
 
-std::vector<OptionSpec> build_table() {
-  using C = Config;
-  constexpr std::uint64_t unlimited = UINT64_MAX;
+// ---- the table, in sections ----
+
+using C = Config;
+constexpr std::uint64_t unlimited = UINT64_MAX;
+
+/// Where graspd listens, what it tells clients about itself, and how it runs.
+std::vector<OptionSpec> server_options() {
   return {
       {"bind_address", "NGIT_BIND_ADDRESS", "--bind-address", "host:port", "127.0.0.1:7334",
        "Listen address for HTTP, WebSocket, NIP-11 and /metrics (port 0 = any free port).",
@@ -166,6 +170,12 @@ std::vector<OptionSpec> build_table() {
        uint_option(&C::scheduler_threads, 0, 256)},
       {"io_threads", "NGIT_IO_THREADS", "--io-threads", "integer", "0",
        "Network I/O threads; 0 = one per core.", uint_option(&C::io_threads, 0, 256)},
+  };
+}
+
+/// How many connections graspd takes, and how large a message or event may be.
+std::vector<OptionSpec> connection_limits() {
+  return {
       {"max_connections", "NGIT_MAX_CONNECTIONS", "--max-connections", "integer", "0",
        "WebSocket connection cap; 0 = unlimited (bounded then by the file descriptor limit).",
        uint_option(&C::max_connections, 0, unlimited)},
@@ -180,6 +190,12 @@ std::vector<OptionSpec> build_table() {
        "WebSocket connections allowed from one IP address (behind a reverse proxy every client "
        "shares the proxy's address: raise it there); 0 = unlimited.",
        uint_option(&C::max_connections_per_ip, 0, unlimited)},
+  };
+}
+
+/// What one connection may ask for: subscriptions, filters, counts and NIP-77 sessions.
+std::vector<OptionSpec> subscription_limits() {
+  return {
       {"max_subscriptions", "NGIT_MAX_SUBSCRIPTIONS", "--max-subscriptions", "integer", "50",
        "Open subscriptions (REQ) per connection.", uint_option(&C::max_subscriptions, 1, 1000000)},
       {"max_filters", "NGIT_MAX_FILTERS", "--max-filters", "integer", "20",
@@ -208,6 +224,12 @@ std::vector<OptionSpec> build_table() {
        uint_option(&C::default_limit, 1, 10000000)},
       {"max_subid_length", "NGIT_MAX_SUBID_LENGTH", "--max-subid-length", "integer", "64",
        "Longest subscription id accepted.", uint_option(&C::max_subid_length, 1, 1024)},
+  };
+}
+
+/// What one event may hold, and how fast one connection may send events.
+std::vector<OptionSpec> event_limits() {
+  return {
       {"max_event_tags", "NGIT_MAX_EVENT_TAGS", "--max-event-tags", "integer", "10000",
        "Most tags in one event.", uint_option(&C::max_event_tags, 1, 1000000)},
       {"max_content_length", "NGIT_MAX_CONTENT_LENGTH", "--max-content-length", "integer", "524288",
@@ -218,6 +240,12 @@ std::vector<OptionSpec> build_table() {
       {"event_burst", "NGIT_EVENT_BURST", "--event-burst", "integer", "20000",
        "EVENTs one connection may send in a burst above the rate.",
        uint_option(&C::event_burst, 1, unlimited)},
+  };
+}
+
+/// How the WebSocket treats clients that do not read, idle ones and compression.
+std::vector<OptionSpec> transport_options() {
+  return {
       {"max_outbound_bytes", "NGIT_MAX_OUTBOUND_BYTES", "--max-outbound-bytes", "integer",
        "16777216",
        "Bytes queued for a client that does not read; past it the client is disconnected.",
@@ -229,6 +257,12 @@ std::vector<OptionSpec> build_table() {
       {"websocket_compression", "NGIT_WEBSOCKET_COMPRESSION", "--websocket-compression", "bool",
        "true", "Negotiate permessage-deflate when a client offers it.",
        bool_option(&C::websocket_compression)},
+  };
+}
+
+/// Which events are stored.
+std::vector<OptionSpec> policy_options() {
+  return {
       {"acceptance_policy", "NGIT_ACCEPTANCE_POLICY", "--acceptance-policy", "grasp01|open",
        "grasp01",
        "grasp01 stores only what GRASP-01 accepts; open stores every valid event (a plain "
@@ -245,6 +279,12 @@ std::vector<OptionSpec> build_table() {
        "Comma separated repositories refused (npub, npub/identifier or identifier); wins over "
        "the whitelist.",
        list_option(&C::repository_blacklist, parse_repository_rule, repository_list_expected)},
+  };
+}
+
+/// GRASP-02 sync with the relays that repositories announce.
+std::vector<OptionSpec> sync_options() {
+  return {
       {"sync_enabled", "NGIT_SYNC_ENABLED", "--sync-enabled", "bool", "true",
        "Run the GRASP-02 sync manager.", bool_option(&C::sync_enabled)},
       {"sync_bootstrap_relay_url", "NGIT_SYNC_BOOTSTRAP_RELAY_URL", "--sync-bootstrap-relay-url",
@@ -291,6 +331,12 @@ std::vector<OptionSpec> build_table() {
        "--sync-allow-private-addresses", "bool", "false",
        "Allow sync connections to loopback/private/link-local addresses.",
        bool_option(&C::sync_allow_private_addresses)},
+  };
+}
+
+/// GRASP-03 Sync+, documented but not read yet (sync_plus_missing).
+std::vector<OptionSpec> sync_plus_options() {
+  return {
       {"sync_plus_enabled", "NGIT_SYNC_PLUS_ENABLED", "--sync-plus-enabled", "bool", "true",
        "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled), sync_plus_missing},
       {"sync_plus_user_index_relays", "NGIT_SYNC_PLUS_USER_INDEX_RELAYS",
@@ -312,6 +358,18 @@ std::vector<OptionSpec> build_table() {
        "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1),
        sync_plus_missing},
   };
+}
+
+/// Every option, in the order --help and docs/configuration.md list them.
+std::vector<OptionSpec> build_table() {
+  std::vector<OptionSpec> table;
+  for (auto section : {server_options, connection_limits, subscription_limits, event_limits,
+                       transport_options, policy_options, sync_options, sync_plus_options}) {
+    auto rows = section();
+    table.insert(table.end(), std::make_move_iterator(rows.begin()),
+                 std::make_move_iterator(rows.end()));
+  }
+  return table;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "messages/nostr/json.hpp"
+#include "runtime/log.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
 
@@ -19,7 +20,7 @@ namespace graspd {
 namespace {
 
 using store::test::bytes_of;
-using store::test::make_event;
+using store::test::unsigned_event;
 
 /// What the test tells the gated writer.
 struct WriterGate {
@@ -27,6 +28,8 @@ struct WriterGate {
   std::vector<StoreWrite> held;
   /// Ids the writer does not store, answered with the given outcome instead.
   std::map<nostr::EventId, WriteOutcome> refuse;
+  /// Ids the writer does not store and answers with an error (a failed request).
+  std::set<nostr::EventId> fail;
 };
 
 struct GatedWriterState {
@@ -53,7 +56,7 @@ store_writer_actor::behavior_type gated_writer(
         std::vector<nostr::EventPtr> events;
         std::vector<std::vector<nostr::EventId>> depends_on;
         for (const auto& write : gate->held)
-          if (!gate->refuse.count(write.event->id)) {
+          if (!gate->refuse.count(write.event->id) && !gate->fail.count(write.event->id)) {
             events.push_back(write.event);
             depends_on.push_back(write.depends_on);
           }
@@ -62,6 +65,10 @@ store_writer_actor::behavior_type gated_writer(
         std::vector<StoreCommitted> committed;
         for (std::size_t i = 0; i < gate->held.size(); ++i) {
           const auto& ev = gate->held[i].event;
+          if (gate->fail.count(ev->id)) {
+            self->state.promises[i].deliver(caf::make_error(caf::sec::runtime_error));
+            continue;
+          }
           auto refused = gate->refuse.find(ev->id);
           if (refused != gate->refuse.end()) {
             self->state.promises[i].deliver(refused->second);
@@ -79,6 +86,15 @@ store_writer_actor::behavior_type gated_writer(
       [](atom::store_sweep) {},
   };
 }
+
+/// Captures graspd's log lines while it lives.
+struct CapturedLog {
+  CapturedLog() {
+    log::set_sink([this](std::string_view line) { lines.emplace_back(line); });
+  }
+  ~CapturedLog() { log::reset_sink(); }
+  std::vector<std::string> lines;
+};
 
 constexpr std::int64_t t0 = 1'700'000'000;
 const char* const service = "relay.example.com";
@@ -110,8 +126,8 @@ class AcceptanceTest : public test::ActorTest {
 
   nostr::EventPtr event(std::uint64_t author, std::uint32_t kind, nostr::Tags tags) {
     ++next_id_;
-    return make_event(next_id_, author, t0 + static_cast<std::int64_t>(next_id_), kind,
-                      std::move(tags));
+    return unsigned_event(next_id_, author, t0 + static_cast<std::int64_t>(next_id_), kind,
+                          std::move(tags));
   }
   static std::string hex_key(std::uint64_t author) { return nostr::to_hex(bytes_of(author, 0xaa)); }
   static std::string hex(const nostr::EventPtr& ev) { return nostr::to_hex(ev->id); }
@@ -290,6 +306,40 @@ TEST_F(AcceptanceTest, AFloodOfOrphansFromOneSourceLeavesAnotherSourcesParkedEve
   commit();
   commit();
   EXPECT_TRUE(store_->contains(issue->id)) << "the legitimate parked issue was not evicted";
+}
+
+TEST_F(AcceptanceTest, AFailedStoreWriteIsAnsweredErrorAndLoggedAtMostOnceAMinute) {
+  CapturedLog captured;
+  const auto& lines = captured.lines;
+  auto [repo, issue, comment] = thread("failing");
+  gate_->fail = {repo->id, issue->id, comment->id};
+  submit({repo});
+  commit();
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].accepted);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::error) << "the client is told \"error:\"";
+  EXPECT_FALSE(store_->contains(repo->id));
+  EXPECT_EQ(acceptance_state().policy->pending_count(), 0u) << "the failed write is not pending";
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("WARN"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("[acceptance] store write failed: "), std::string::npos) << lines[0];
+
+  // Within the minute the failure is counted, not logged; the next line tells how many there were.
+  submit({announcement(1, "again")});
+  ASSERT_EQ(gate_->held.size(), 1u);
+  gate_->fail.insert(gate_->held.back().event->id);
+  commit();
+  EXPECT_EQ(lines.size(), 1u);
+  advance_time(std::chrono::minutes(1));
+  submit({announcement(1, "third")});
+  ASSERT_EQ(gate_->held.size(), 1u);
+  gate_->fail.insert(gate_->held.back().event->id);
+  commit();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("(and 1 more since the last report)"), std::string::npos) << lines[1];
+  EXPECT_EQ(acceptance_state().write_failures.total(), 3u);
+  EXPECT_EQ(verdicts().size(), 2u);
 }
 
 }  // namespace

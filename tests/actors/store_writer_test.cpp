@@ -7,61 +7,40 @@
 #include <caf/all.hpp>
 
 #include "tests/store/store_test_util.hpp"
+#include "tests/support/actor_fixture.hpp"
 
 namespace graspd {
 namespace {
 
-using store::test::make_event;
+using store::test::unsigned_event;
 
-struct TestingConfig : caf::actor_system_config {
-  TestingConfig() {
-    set("scheduler.policy", caf::atom("testing"));
-    set("logger.file-verbosity", caf::atom("quiet"));
-  }
-};
-
-// Local minimal fixture (toolchain.md §3); tests/support/actor_fixture.hpp
-// did not exist when this was written.
-class StoreWriterTest : public ::testing::Test {
+class StoreWriterTest : public test::ActorTest {
  protected:
-  StoreWriterTest()
-      : sys_(cfg_),
-        sched_(dynamic_cast<caf::scheduler::test_coordinator&>(sys_.scheduler())),
-        self_(sys_) {
-    sched_.clock().current_time += std::chrono::hours(1);
+  StoreWriterTest() : self_(system()) {
     store_ = std::make_shared<store::EventStore>(store::test::options_for(dir_, &now_));
-  }
-  ~StoreWriterTest() override {
-    for (auto& h : spawned_) caf::anon_send_exit(h, caf::exit_reason::kill);
-    sched_.run();
   }
 
   store_writer_actor spawn_writer(StoreWriterConfig config = {}) {
-    auto h = sys_.spawn(store_writer, store_, config);
-    spawned_.push_back(caf::actor_cast<caf::actor>(h));
-    sched_.run();
+    auto h = spawn(store_writer, store_, config);
+    run();
     return h;
   }
 
   StoreWriterState& state(const store_writer_actor& h) {
-    auto ptr = caf::actor_cast<caf::abstract_actor*>(h);
-    return dynamic_cast<caf::stateful_actor<StoreWriterState, store_writer_actor::base>&>(*ptr)
-        .state;
+    return ActorTest::state<StoreWriterState, store_writer_actor::base>(h);
   }
 
   /// A feed subscriber recording what it receives.
   store_feed_actor spawn_recorder(std::shared_ptr<std::vector<StoreCommitted>> log) {
-    auto h = sys_.spawn([log]() -> store_feed_actor::behavior_type {
+    return spawn([log]() -> store_feed_actor::behavior_type {
       return {[log](const StoreCommitted& msg) { log->push_back(msg); }};
     });
-    spawned_.push_back(caf::actor_cast<caf::actor>(h));
-    return h;
   }
 
   std::vector<WriteOutcome> write_all(const store_writer_actor& w,
                                       const std::vector<nostr::EventPtr>& events) {
     for (const auto& ev : events) self_->send(w, StoreWrite{ev, {}});
-    sched_.run();
+    run();
     std::vector<WriteOutcome> out;
     for (std::size_t i = 0; i < events.size(); ++i)
       self_->receive([&](WriteOutcome o) { out.push_back(o); },
@@ -72,18 +51,14 @@ class StoreWriterTest : public ::testing::Test {
   std::int64_t now_ = 1'700'000'000;
   store::test::TempDir dir_;
   std::shared_ptr<store::EventStore> store_;
-  TestingConfig cfg_;
-  caf::actor_system sys_;
-  caf::scheduler::test_coordinator& sched_;
   caf::scoped_actor self_;
-  std::vector<caf::actor> spawned_;
 };
 
 TEST_F(StoreWriterTest, QueuedWritesShareOneTransactionAndReplyAfterCommit) {
   auto w = spawn_writer();
-  auto outcomes =
-      write_all(w, {make_event(1, 1, 100, 1), make_event(2, 1, 100, 0), make_event(1, 1, 100, 1),
-                    make_event(3, 1, 90, 0), make_event(4, 1, 100, 20001)});
+  auto outcomes = write_all(
+      w, {unsigned_event(1, 1, 100, 1), unsigned_event(2, 1, 100, 0), unsigned_event(1, 1, 100, 1),
+          unsigned_event(3, 1, 90, 0), unsigned_event(4, 1, 100, 20001)});
   EXPECT_EQ(outcomes,
             (std::vector<WriteOutcome>{
                 WriteOutcome::stored, WriteOutcome::stored, WriteOutcome::duplicate,
@@ -97,7 +72,7 @@ TEST_F(StoreWriterTest, MaxBatchSplitsTransactions) {
   config.max_batch = 2;
   auto w = spawn_writer(config);
   std::vector<nostr::EventPtr> events;
-  for (int i = 1; i <= 5; ++i) events.push_back(make_event(i, 1, 100 + i, 1));
+  for (int i = 1; i <= 5; ++i) events.push_back(unsigned_event(i, 1, 100 + i, 1));
   auto outcomes = write_all(w, events);
   EXPECT_EQ(outcomes, std::vector<WriteOutcome>(5, WriteOutcome::stored));
   EXPECT_EQ(state(w).batches, 3u);
@@ -112,10 +87,11 @@ TEST_F(StoreWriterTest, FeedPublishesEachCommittedEventOnceInCommitOrder) {
   self_->send(w, atom::feed_subscribe::value, a);
   self_->send(w, atom::feed_subscribe::value, b);
   self_->send(w, atom::feed_subscribe::value, a);  // idempotent
-  sched_.run();
-  write_all(w, {make_event(1, 1, 100, 1), make_event(1, 1, 100, 1), make_event(2, 1, 100, 0),
-                make_event(3, 1, 101, 0), make_event(4, 1, 50, 0), make_event(5, 1, 1, 20000)});
-  write_all(w, {make_event(6, 2, 100, 1)});
+  run();
+  write_all(w, {unsigned_event(1, 1, 100, 1), unsigned_event(1, 1, 100, 1),
+                unsigned_event(2, 1, 100, 0), unsigned_event(3, 1, 101, 0),
+                unsigned_event(4, 1, 50, 0), unsigned_event(5, 1, 1, 20000)});
+  write_all(w, {unsigned_event(6, 2, 100, 1)});
   for (const auto& log : {log_a, log_b}) {
     ASSERT_EQ(log->size(), 4u);
     EXPECT_EQ((*log)[0].event->id, store::test::bytes_of(1, 0xee));
@@ -133,27 +109,26 @@ TEST_F(StoreWriterTest, DeadSubscribersAreDropped) {
   auto log = std::make_shared<std::vector<StoreCommitted>>();
   auto sub = spawn_recorder(log);
   self_->send(w, atom::feed_subscribe::value, sub);
-  sched_.run();
+  run();
   ASSERT_EQ(state(w).subscribers.size(), 1u);
   caf::anon_send_exit(sub, caf::exit_reason::kill);
-  sched_.run();
+  run();
   EXPECT_TRUE(state(w).subscribers.empty());
-  EXPECT_EQ(write_all(w, {make_event(1, 1, 100, 1)})[0], WriteOutcome::stored);
+  EXPECT_EQ(write_all(w, {unsigned_event(1, 1, 100, 1)})[0], WriteOutcome::stored);
 }
 
 TEST_F(StoreWriterTest, TimerSweepsExpiredEvents) {
   StoreWriterConfig config;
   config.sweep_interval = std::chrono::seconds(30);
   auto w = spawn_writer(config);
-  write_all(w, {make_event(1, 1, 100, 1, {{"expiration", std::to_string(now_ + 10)}}),
-                make_event(2, 1, 100, 1)});
+  write_all(w, {unsigned_event(1, 1, 100, 1, {{"expiration", std::to_string(now_ + 10)}}),
+                unsigned_event(2, 1, 100, 1)});
   ASSERT_EQ(store_->size(), 2u);
   now_ += 20;
-  EXPECT_EQ(sched_.advance_time(std::chrono::seconds(30)), 1u);
-  sched_.run();
+  EXPECT_EQ(advance_time(std::chrono::seconds(30)), 1u);
   EXPECT_EQ(state(w).swept, 1u);
   EXPECT_EQ(store_->size(), 1u);
-  EXPECT_TRUE(sched_.has_pending_timeout()) << "the sweep re-arms itself";
+  EXPECT_TRUE(has_pending_timeout()) << "the sweep re-arms itself";
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ TEST(SubscriptionIndex, UnsatisfiableFiltersNeverMatch) {
 }
 
 TEST(SubscriptionIndex, AFailingFilterIsCheckedOncePerEventHoweverOftenATagRepeats) {
-  // Registered under #t, failing on #u: an event repeating the #t value 10,000 times used to
+  // Registered under #t, failing on #u: an event repeating the #t value 10,000 times must not
   // re-check every such filter (scanning all 10,000 tags for #u) once per repetition.
   SubscriptionIndex index;
   for (std::uint64_t key = 1; key <= 50; ++key) {

@@ -1,4 +1,4 @@
-// EventStore benchmarks (issue 3 item 5): batched ingest of pre-verified
+// EventStore benchmarks: batched ingest of pre-verified
 // events, 500-event queries by tag / author / kind on a 1,000,000-event store,
 // and open + ready time of that store.
 //

@@ -1,4 +1,4 @@
-// The sync transport over wss:// end to end (issue #6): graspd dials a TLS
+// The sync transport over wss:// end to end: graspd dials a TLS
 // relay peer (tests/interop/tls_peer.mjs under node) whose certificate is
 // issued by a throwaway CA made with the openssl CLI at test time, trusted
 // through SSL_CERT_FILE, and verified against the host name "localhost".

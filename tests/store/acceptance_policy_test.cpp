@@ -525,7 +525,7 @@ TEST_F(PolicyTest, ThreadSearchLooksAtEachEventOnceWhateverTheGraphWidth) {
 }
 
 TEST_F(PolicyTest, MaintainerChecksOfAPopularIdentifierDoNotRereadItsAnnouncements) {
-  // 20 announcements of one identifier listing 7,000 maintainers each: every state event used to
+  // 20 announcements of one identifier listing 7,000 maintainers each: a state event must not
   // decode all of them.
   CountingStore counting(store_);
   AcceptancePolicy policy(make_config(), counting);

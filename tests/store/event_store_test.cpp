@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
 #include <lmdb.h>
+#include <set>
 
 #include <fstream>
 
@@ -16,8 +16,8 @@ namespace graspd::store {
 namespace {
 
 using nostr::EventPtr;
-using test::make_event;
 using test::TempDir;
+using test::unsigned_event;
 
 class EventStoreTest : public ::testing::Test {
  protected:
@@ -52,7 +52,7 @@ class EventStoreTest : public ::testing::Test {
 using Ids = std::vector<nostr::EventId>;
 
 TEST_F(EventStoreTest, StoresAndReturnsNormalizedJson) {
-  auto ev = make_event(1, 1, 100, 1, {{"t", "x\ny"}}, "he said \"hi\"\x01/");
+  auto ev = unsigned_event(1, 1, 100, 1, {{"t", "x\ny"}}, "he said \"hi\"\x01/");
   EXPECT_EQ(write(ev), WriteOutcome::stored);
   auto json = store_->get(ev->id);
   ASSERT_TRUE(json);
@@ -64,15 +64,15 @@ TEST_F(EventStoreTest, StoresAndReturnsNormalizedJson) {
 }
 
 TEST_F(EventStoreTest, DuplicateIsReported) {
-  auto ev = make_event(1, 1, 100, 1);
+  auto ev = unsigned_event(1, 1, 100, 1);
   EXPECT_EQ(write(ev), WriteOutcome::stored);
   EXPECT_EQ(write(ev), WriteOutcome::duplicate);
   EXPECT_EQ(store_->size(), 1u);
 }
 
 TEST_F(EventStoreTest, BatchSeesEarlierEventsOfTheSameBatch) {
-  std::vector<EventPtr> batch{make_event(1, 1, 100, 1), make_event(1, 1, 100, 1),
-                              make_event(2, 1, 100, 0), make_event(3, 1, 90, 0)};
+  std::vector<EventPtr> batch{unsigned_event(1, 1, 100, 1), unsigned_event(1, 1, 100, 1),
+                              unsigned_event(2, 1, 100, 0), unsigned_event(3, 1, 90, 0)};
   auto outcomes = store_->write_batch(batch);
   EXPECT_EQ(outcomes, (std::vector<WriteOutcome>{WriteOutcome::stored, WriteOutcome::duplicate,
                                                  WriteOutcome::stored,
@@ -81,9 +81,9 @@ TEST_F(EventStoreTest, BatchSeesEarlierEventsOfTheSameBatch) {
 
 // The fan-out tells "seen by a stored query" from "committed later" with these numbers.
 TEST_F(EventStoreTest, AWriteStoresOnlyWhenWhatItDependsOnIsStored) {
-  auto dependency = make_event(1, 1, 100, 1);
-  auto dependant = make_event(2, 2, 101, 1);
-  auto orphan = make_event(3, 3, 102, 1);
+  auto dependency = unsigned_event(1, 1, 100, 1);
+  auto dependant = unsigned_event(2, 2, 101, 1);
+  auto orphan = unsigned_event(3, 3, 102, 1);
   std::vector<EventPtr> batch{dependency, dependant, orphan};
   std::vector<std::vector<nostr::EventId>> depends_on{{}, {dependency->id}, {id(99)}};
   auto reports = store_->write_batch_with_json(batch, depends_on);
@@ -96,15 +96,15 @@ TEST_F(EventStoreTest, AWriteStoresOnlyWhenWhatItDependsOnIsStored) {
   EXPECT_EQ(ok_message(WriteOutcome::dependency_missing).rfind("blocked:", 0), 0u);
 
   // A dependency committed in an earlier transaction counts; one deleted since does not.
-  auto later = make_event(4, 2, 103, 1);
+  auto later = unsigned_event(4, 2, 103, 1);
   EXPECT_EQ(store_
                 ->write_batch_with_json(std::vector<EventPtr>{later},
                                         std::vector<std::vector<nostr::EventId>>{{dependency->id}})
                 .front()
                 .outcome,
             WriteOutcome::stored);
-  auto deletion = make_event(5, 1, 104, 5, {{"e", nostr::to_hex(dependency->id)}});
-  auto too_late = make_event(6, 2, 105, 1);
+  auto deletion = unsigned_event(5, 1, 104, 5, {{"e", nostr::to_hex(dependency->id)}});
+  auto too_late = unsigned_event(6, 2, 105, 1);
   auto after_deletion =
       store_->write_batch_with_json(std::vector<EventPtr>{deletion, too_late},
                                     std::vector<std::vector<nostr::EventId>>{{}, {dependency->id}});
@@ -113,7 +113,8 @@ TEST_F(EventStoreTest, AWriteStoresOnlyWhenWhatItDependsOnIsStored) {
 
 TEST_F(EventStoreTest, CountIsBoundedAndSaysWhenItIsApproximate) {
   std::vector<EventPtr> batch;
-  for (std::uint64_t i = 0; i < 5000; ++i) batch.push_back(make_event(1000 + i, 1, 100 + i % 7, 1));
+  for (std::uint64_t i = 0; i < 5000; ++i)
+    batch.push_back(unsigned_event(1000 + i, 1, 100 + i % 7, 1));
   store_->write_batch(batch);
   nostr::Filter f;
   f.kinds = std::vector<std::uint32_t>{1};
@@ -133,7 +134,7 @@ TEST_F(EventStoreTest, CountIsBoundedAndSaysWhenItIsApproximate) {
 TEST_F(EventStoreTest, RecordKeysOfAFilterAreBoundedAndMatchTheQuery) {
   std::vector<EventPtr> batch;
   for (std::uint64_t i = 0; i < 300; ++i)
-    batch.push_back(make_event(1000 + i, 1 + i % 2, 100 + i % 5, i % 3 == 0 ? 7 : 1));
+    batch.push_back(unsigned_event(1000 + i, 1 + i % 2, 100 + i % 5, i % 3 == 0 ? 7 : 1));
   store_->write_batch(batch);
   nostr::Filter f;
   f.kinds = std::vector<std::uint32_t>{1};
@@ -157,7 +158,7 @@ TEST_F(EventStoreTest, RecordKeysOfAFilterAreBoundedAndMatchTheQuery) {
 TEST_F(EventStoreTest, TiesAtTheLimitAreResolvedByLowestIdWithinTheTieAllowance) {
   // 200 events share one timestamp: within the allowance the answer is exact (lowest ids first).
   std::vector<EventPtr> batch;
-  for (std::uint64_t i = 0; i < 200; ++i) batch.push_back(make_event(5000 - i, 1, 100, 1));
+  for (std::uint64_t i = 0; i < 200; ++i) batch.push_back(unsigned_event(5000 - i, 1, 100, 1));
   store_->write_batch(batch);
   nostr::Filter f;
   f.kinds = std::vector<std::uint32_t>{1};
@@ -165,7 +166,7 @@ TEST_F(EventStoreTest, TiesAtTheLimitAreResolvedByLowestIdWithinTheTieAllowance)
   EXPECT_EQ(query(f), (std::vector<nostr::EventId>{id(4801), id(4802), id(4803)}));
   // Far past the allowance the query still answers `limit` tied events, without reading them all.
   std::vector<EventPtr> flood;
-  for (std::uint64_t i = 0; i < 20000; ++i) flood.push_back(make_event(100000 + i, 2, 200, 1));
+  for (std::uint64_t i = 0; i < 20000; ++i) flood.push_back(unsigned_event(100000 + i, 2, 200, 1));
   store_->write_batch(flood);
   f.limit = 1;
   auto one = query(f);
@@ -174,8 +175,8 @@ TEST_F(EventStoreTest, TiesAtTheLimitAreResolvedByLowestIdWithinTheTieAllowance)
 }
 
 TEST_F(EventStoreTest, CommitSequenceAndQueryHorizonSeparateBeforeFromAfter) {
-  std::vector<EventPtr> first{make_event(1, 1, 100, 1), make_event(1, 1, 100, 1),
-                              make_event(2, 1, 101, 1)};
+  std::vector<EventPtr> first{unsigned_event(1, 1, 100, 1), unsigned_event(1, 1, 100, 1),
+                              unsigned_event(2, 1, 101, 1)};
   auto reports = store_->write_batch_with_json(first);
   ASSERT_EQ(reports.size(), 3u);
   EXPECT_GT(reports[0].seq, 0u);
@@ -185,153 +186,153 @@ TEST_F(EventStoreTest, CommitSequenceAndQueryHorizonSeparateBeforeFromAfter) {
   auto horizon = store_->query({nostr::Filter{}}, [&](const QueryHit&) { ++hits; });
   EXPECT_EQ(hits, 2u);
   EXPECT_GT(horizon, reports[2].seq) << "everything the query saw lies below its horizon";
-  auto later = store_->write_batch_with_json(std::vector<EventPtr>{make_event(3, 1, 102, 1)});
+  auto later = store_->write_batch_with_json(std::vector<EventPtr>{unsigned_event(3, 1, 102, 1)});
   EXPECT_GE(later[0].seq, horizon) << "a later commit lies at or above it";
 }
 
 TEST_F(EventStoreTest, NullEventIsAnErrorNotACrash) {
-  std::vector<EventPtr> batch{nullptr, make_event(1, 1, 100, 1)};
+  std::vector<EventPtr> batch{nullptr, unsigned_event(1, 1, 100, 1)};
   auto outcomes = store_->write_batch(batch);
   EXPECT_EQ(outcomes[0], WriteOutcome::error);
   EXPECT_EQ(outcomes[1], WriteOutcome::stored);
 }
 
 TEST_F(EventStoreTest, ReplaceableLatestWins) {
-  EXPECT_EQ(write(make_event(1, 7, 100, 0)), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(2, 7, 200, 0)), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 0)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(2, 7, 200, 0)), WriteOutcome::replaced_older);
   EXPECT_EQ(all(), Ids{id(2)});
   EXPECT_FALSE(store_->contains(id(1)));
-  EXPECT_EQ(write(make_event(3, 7, 150, 0)), WriteOutcome::rejected_older_version);
+  EXPECT_EQ(write(unsigned_event(3, 7, 150, 0)), WriteOutcome::rejected_older_version);
   // Another author and another kind are separate heads.
-  EXPECT_EQ(write(make_event(4, 8, 50, 0)), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(5, 7, 50, 10002)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(4, 8, 50, 0)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(5, 7, 50, 10002)), WriteOutcome::stored);
   EXPECT_EQ(all().size(), 3u);
 }
 
 TEST_F(EventStoreTest, ReplaceableEqualCreatedAtKeepsLowestId) {
-  EXPECT_EQ(write(make_event(5, 7, 100, 3)), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(9, 7, 100, 3)), WriteOutcome::rejected_older_version);
-  EXPECT_EQ(write(make_event(2, 7, 100, 3)), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(5, 7, 100, 3)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(9, 7, 100, 3)), WriteOutcome::rejected_older_version);
+  EXPECT_EQ(write(unsigned_event(2, 7, 100, 3)), WriteOutcome::replaced_older);
   EXPECT_EQ(all(), Ids{id(2)});
 }
 
 TEST_F(EventStoreTest, AddressableIsKeyedByDTag) {
-  EXPECT_EQ(write(make_event(1, 7, 100, 30617, {{"d", "repo"}})), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(2, 7, 100, 30617, {{"d", "other"}})), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(3, 7, 101, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
-  EXPECT_EQ(write(make_event(4, 7, 99, 30617, {{"d", "repo"}})),
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 30617, {{"d", "repo"}})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(2, 7, 100, 30617, {{"d", "other"}})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(3, 7, 101, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(4, 7, 99, 30617, {{"d", "repo"}})),
             WriteOutcome::rejected_older_version);
   // Missing d tag = empty d; a second tag named d does not count.
-  EXPECT_EQ(write(make_event(5, 7, 100, 30617)), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(6, 7, 101, 30617, {{"x", "y"}, {"d", ""}, {"d", "repo"}})),
+  EXPECT_EQ(write(unsigned_event(5, 7, 100, 30617)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(6, 7, 101, 30617, {{"x", "y"}, {"d", ""}, {"d", "repo"}})),
             WriteOutcome::replaced_older);
   EXPECT_EQ(all(), (Ids{id(3), id(6), id(2)}));
   // Equal created_at: lowest id wins.
-  EXPECT_EQ(write(make_event(0, 7, 101, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(0, 7, 101, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
   EXPECT_FALSE(store_->contains(id(3)));
 }
 
 TEST_F(EventStoreTest, AddressableWithLongDTagIsExact) {
   std::string long_a(300, 'a'), long_b = std::string(299, 'a') + "b";
-  EXPECT_EQ(write(make_event(1, 7, 100, 30000, {{"d", long_a}})), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(2, 7, 100, 30000, {{"d", long_b}})), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(3, 7, 101, 30000, {{"d", long_a}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 30000, {{"d", long_a}})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(2, 7, 100, 30000, {{"d", long_b}})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(3, 7, 101, 30000, {{"d", long_a}})), WriteOutcome::replaced_older);
   EXPECT_EQ(all(), (Ids{id(3), id(2)}));
 }
 
 TEST_F(EventStoreTest, EphemeralNeverStored) {
-  EXPECT_EQ(write(make_event(1, 7, 100, 20000)), WriteOutcome::ephemeral_not_stored);
-  EXPECT_EQ(write(make_event(2, 7, 100, 29999)), WriteOutcome::ephemeral_not_stored);
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 20000)), WriteOutcome::ephemeral_not_stored);
+  EXPECT_EQ(write(unsigned_event(2, 7, 100, 29999)), WriteOutcome::ephemeral_not_stored);
   EXPECT_EQ(store_->size(), 0u);
   EXPECT_FALSE(store_->contains(id(1)));
 }
 
 TEST_F(EventStoreTest, DeletionByIdRemovesOwnEventsOnly) {
-  write(make_event(1, 7, 100, 1));
-  write(make_event(2, 8, 100, 1));
-  EXPECT_EQ(write(make_event(3, 7, 200, 5, {{"e", hex_id(1)}, {"e", hex_id(2)}})),
+  write(unsigned_event(1, 7, 100, 1));
+  write(unsigned_event(2, 8, 100, 1));
+  EXPECT_EQ(write(unsigned_event(3, 7, 200, 5, {{"e", hex_id(1)}, {"e", hex_id(2)}})),
             WriteOutcome::stored);
   EXPECT_FALSE(store_->contains(id(1)));
   EXPECT_TRUE(store_->contains(id(2))) << "deletion by another author must be ignored";
   EXPECT_TRUE(store_->contains(id(3))) << "the deletion request itself is stored";
-  EXPECT_EQ(write(make_event(1, 7, 100, 1)), WriteOutcome::deleted);
-  EXPECT_EQ(write(make_event(2, 8, 100, 1)), WriteOutcome::duplicate);
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 1)), WriteOutcome::deleted);
+  EXPECT_EQ(write(unsigned_event(2, 8, 100, 1)), WriteOutcome::duplicate);
 }
 
 TEST_F(EventStoreTest, DeletionBeforeTheEventArrivesRefusesIt) {
-  write(make_event(3, 7, 200, 5, {{"e", hex_id(1)}, {"e", hex_id(2)}}));
-  EXPECT_EQ(write(make_event(1, 7, 100, 1)), WriteOutcome::deleted);
+  write(unsigned_event(3, 7, 200, 5, {{"e", hex_id(1)}, {"e", hex_id(2)}}));
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 1)), WriteOutcome::deleted);
   // Same id but another author cannot exist for real; a foreign deletion does not block.
-  EXPECT_EQ(write(make_event(2, 8, 100, 1)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(2, 8, 100, 1)), WriteOutcome::stored);
 }
 
 TEST_F(EventStoreTest, DeletingADeletionHasNoEffect) {
-  write(make_event(1, 7, 100, 1));
-  write(make_event(2, 7, 110, 5, {{"e", hex_id(1)}}));
-  write(make_event(3, 7, 120, 5, {{"e", hex_id(2)}}));
+  write(unsigned_event(1, 7, 100, 1));
+  write(unsigned_event(2, 7, 110, 5, {{"e", hex_id(1)}}));
+  write(unsigned_event(3, 7, 120, 5, {{"e", hex_id(2)}}));
   EXPECT_TRUE(store_->contains(id(2)));
   EXPECT_FALSE(store_->contains(id(1)));
 }
 
 TEST_F(EventStoreTest, DeletionByAddressUpToItsCreatedAt) {
-  write(make_event(1, 7, 100, 30617, {{"d", "repo"}}));
-  EXPECT_EQ(write(make_event(9, 7, 150, 5, {{"a", address(30617, 7, "repo")}})),
+  write(unsigned_event(1, 7, 100, 30617, {{"d", "repo"}}));
+  EXPECT_EQ(write(unsigned_event(9, 7, 150, 5, {{"a", address(30617, 7, "repo")}})),
             WriteOutcome::stored);
   EXPECT_FALSE(store_->contains(id(1)));
   // Versions up to the deletion's created_at are refused, later ones accepted.
-  EXPECT_EQ(write(make_event(2, 7, 150, 30617, {{"d", "repo"}})), WriteOutcome::deleted);
-  EXPECT_EQ(write(make_event(3, 7, 151, 30617, {{"d", "repo"}})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(2, 7, 150, 30617, {{"d", "repo"}})), WriteOutcome::deleted);
+  EXPECT_EQ(write(unsigned_event(3, 7, 151, 30617, {{"d", "repo"}})), WriteOutcome::stored);
 }
 
 TEST_F(EventStoreTest, DeletionDoesNotRemoveALaterVersion) {
-  write(make_event(1, 7, 300, 30617, {{"d", "repo"}}));
-  write(make_event(9, 7, 200, 5, {{"a", address(30617, 7, "repo")}}));
+  write(unsigned_event(1, 7, 300, 30617, {{"d", "repo"}}));
+  write(unsigned_event(9, 7, 200, 5, {{"a", address(30617, 7, "repo")}}));
   EXPECT_TRUE(store_->contains(id(1)));
   // A replaceable kind with an empty d.
-  write(make_event(2, 7, 100, 10002));
-  write(make_event(8, 7, 200, 5, {{"a", address(10002, 7, "")}}));
+  write(unsigned_event(2, 7, 100, 10002));
+  write(unsigned_event(8, 7, 200, 5, {{"a", address(10002, 7, "")}}));
   EXPECT_FALSE(store_->contains(id(2)));
-  EXPECT_EQ(write(make_event(4, 7, 200, 10002)), WriteOutcome::deleted);
-  EXPECT_EQ(write(make_event(5, 7, 201, 10002)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(4, 7, 200, 10002)), WriteOutcome::deleted);
+  EXPECT_EQ(write(unsigned_event(5, 7, 201, 10002)), WriteOutcome::stored);
 }
 
 TEST_F(EventStoreTest, DeletionByAddressOfAnotherAuthorIgnored) {
-  write(make_event(1, 7, 100, 30617, {{"d", "repo"}}));
-  write(make_event(9, 8, 150, 5, {{"a", address(30617, 7, "repo")}}));
+  write(unsigned_event(1, 7, 100, 30617, {{"d", "repo"}}));
+  write(unsigned_event(9, 8, 150, 5, {{"a", address(30617, 7, "repo")}}));
   EXPECT_TRUE(store_->contains(id(1)));
-  EXPECT_EQ(write(make_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
 }
 
 TEST_F(EventStoreTest, DeletionByAddressWithAKindPastUint32DeletesNothing) {
-  write(make_event(1, 7, 100, 30617, {{"d", "repo"}}));
+  write(unsigned_event(1, 7, 100, 30617, {{"d", "repo"}}));
   // 4294997913 = 2^32 + 30617: a kind that does not fit 32 bits must not wrap to 30617.
-  EXPECT_EQ(
-      write(make_event(9, 7, 150, 5, {{"a", "4294997913:" + nostr::to_hex(author(7)) + ":repo"}})),
-      WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(9, 7, 150, 5,
+                                 {{"a", "4294997913:" + nostr::to_hex(author(7)) + ":repo"}})),
+            WriteOutcome::stored);
   EXPECT_TRUE(store_->contains(id(1)));
-  EXPECT_EQ(write(make_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(2, 7, 120, 30617, {{"d", "repo"}})), WriteOutcome::replaced_older);
 }
 
 TEST_F(EventStoreTest, MalformedDeletionTagsAreIgnored) {
-  write(make_event(1, 7, 100, 1));
-  EXPECT_EQ(write(make_event(9, 7, 150, 5,
-                             {{"e"},
-                              {"e", "zz"},
-                              {"a", "x"},
-                              {"a", "1:zz:"},
-                              {"a", "::"},
-                              {"a", "99999999999:" + nostr::to_hex(author(7)) + ":"}})),
+  write(unsigned_event(1, 7, 100, 1));
+  EXPECT_EQ(write(unsigned_event(9, 7, 150, 5,
+                                 {{"e"},
+                                  {"e", "zz"},
+                                  {"a", "x"},
+                                  {"a", "1:zz:"},
+                                  {"a", "::"},
+                                  {"a", "99999999999:" + nostr::to_hex(author(7)) + ":"}})),
             WriteOutcome::stored);
   EXPECT_TRUE(store_->contains(id(1)));
 }
 
 TEST_F(EventStoreTest, ExpiredEventsRefusedHiddenAndSwept) {
   auto exp = [](std::int64_t t) { return nostr::Tag{"expiration", std::to_string(t)}; };
-  EXPECT_EQ(write(make_event(1, 7, 100, 1, {exp(now_ - 1)})), WriteOutcome::expired);
-  EXPECT_EQ(write(make_event(2, 7, 100, 1, {exp(now_)})), WriteOutcome::expired);
-  EXPECT_EQ(write(make_event(3, 7, 100, 1, {exp(now_ + 10)})), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(4, 7, 100, 1, {exp(now_ + 100)})), WriteOutcome::stored);
-  EXPECT_EQ(write(make_event(5, 7, 100, 1, {{"expiration", "garbage"}})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(1, 7, 100, 1, {exp(now_ - 1)})), WriteOutcome::expired);
+  EXPECT_EQ(write(unsigned_event(2, 7, 100, 1, {exp(now_)})), WriteOutcome::expired);
+  EXPECT_EQ(write(unsigned_event(3, 7, 100, 1, {exp(now_ + 10)})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(4, 7, 100, 1, {exp(now_ + 100)})), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(5, 7, 100, 1, {{"expiration", "garbage"}})), WriteOutcome::stored);
   EXPECT_EQ(all().size(), 3u);
   now_ += 10;  // event 3 now expired: hidden at once, before any sweep
   EXPECT_EQ(all(), (Ids{id(4), id(5)}));
@@ -345,15 +346,15 @@ TEST_F(EventStoreTest, ExpiredEventsRefusedHiddenAndSwept) {
   EXPECT_EQ(store_->sweep_expired(now_ + 1000), 1u);
   EXPECT_EQ(all(), Ids{id(5)});
   // Swept events can be re-submitted only if not expired: they are refused.
-  EXPECT_EQ(write(make_event(3, 7, 100, 1, {exp(now_)})), WriteOutcome::expired);
+  EXPECT_EQ(write(unsigned_event(3, 7, 100, 1, {exp(now_)})), WriteOutcome::expired);
 }
 
 TEST_F(EventStoreTest, LimitOrdersNewestFirstThenLowestId) {
-  write(make_event(5, 1, 100, 1));
-  write(make_event(3, 1, 100, 1));
-  write(make_event(4, 1, 200, 1));
-  write(make_event(1, 1, 50, 1));
-  write(make_event(2, 1, 100, 1));
+  write(unsigned_event(5, 1, 100, 1));
+  write(unsigned_event(3, 1, 100, 1));
+  write(unsigned_event(4, 1, 200, 1));
+  write(unsigned_event(1, 1, 50, 1));
+  write(unsigned_event(2, 1, 100, 1));
   nostr::Filter f;
   f.limit = 3;
   EXPECT_EQ(query(f), (Ids{id(4), id(2), id(3)}));
@@ -366,7 +367,7 @@ TEST_F(EventStoreTest, LimitOrdersNewestFirstThenLowestId) {
 }
 
 TEST_F(EventStoreTest, SinceUntilInclusive) {
-  for (int i = 1; i <= 5; ++i) write(make_event(i, 1, 100 + i, 1));
+  for (int i = 1; i <= 5; ++i) write(unsigned_event(i, 1, 100 + i, 1));
   nostr::Filter f;
   f.since = 102;
   f.until = 104;
@@ -379,8 +380,8 @@ TEST_F(EventStoreTest, SinceUntilInclusive) {
 }
 
 TEST_F(EventStoreTest, MultipleFiltersDeduplicated) {
-  write(make_event(1, 1, 100, 1, {{"t", "a"}}));
-  write(make_event(2, 2, 101, 1, {{"t", "b"}}));
+  write(unsigned_event(1, 1, 100, 1, {{"t", "a"}}));
+  write(unsigned_event(2, 2, 101, 1, {{"t", "b"}}));
   nostr::Filter by_tag;
   by_tag.tags['t'] = {"a", "b"};
   nostr::Filter by_author;
@@ -393,21 +394,21 @@ TEST_F(EventStoreTest, MultipleFiltersDeduplicated) {
 
 TEST_F(EventStoreTest, LongTagValuesMatchExactly) {
   std::string long_a(400, 'a'), long_b = std::string(399, 'a') + "b";
-  write(make_event(1, 1, 100, 1, {{"r", long_a}}));
-  write(make_event(2, 1, 100, 1, {{"r", long_b}}));
+  write(unsigned_event(1, 1, 100, 1, {{"r", long_a}}));
+  write(unsigned_event(2, 1, 100, 1, {{"r", long_b}}));
   nostr::Filter f;
   f.tags['r'] = {long_b};
   EXPECT_EQ(query(f), Ids{id(2)});
 }
 
 TEST_F(EventStoreTest, ReopenKeepsEverything) {
-  write(make_event(1, 1, 100, 1));
-  write(make_event(2, 1, 100, 0));
+  write(unsigned_event(1, 1, 100, 1));
+  write(unsigned_event(2, 1, 100, 0));
   store_.reset();
   store_ = std::make_unique<EventStore>(test::options_for(dir_, &now_));
   EXPECT_EQ(all(), (Ids{id(1), id(2)}));
-  EXPECT_EQ(write(make_event(3, 1, 101, 0)), WriteOutcome::replaced_older);
-  EXPECT_EQ(write(make_event(2, 1, 100, 0)), WriteOutcome::rejected_older_version);
+  EXPECT_EQ(write(unsigned_event(3, 1, 101, 0)), WriteOutcome::replaced_older);
+  EXPECT_EQ(write(unsigned_event(2, 1, 100, 0)), WriteOutcome::rejected_older_version);
 }
 
 TEST_F(EventStoreTest, SchemaVersionMismatchIsRefused) {
@@ -455,7 +456,7 @@ TEST(EventStoreMapTest, MapGrowsWhenFull) {
   std::vector<EventPtr> batch;
   for (int i = 0; i < 3000; ++i)
     batch.push_back(
-        make_event(i + 1, i % 10, 1000 + i, 1, {{"t", "topic"}}, std::string(200, 'x')));
+        unsigned_event(i + 1, i % 10, 1000 + i, 1, {{"t", "topic"}}, std::string(200, 'x')));
   auto outcomes = store.write_batch(batch);
   for (auto o : outcomes) ASSERT_EQ(o, WriteOutcome::stored) << store.last_error();
   EXPECT_GT(store.map_size(), initial);
@@ -472,18 +473,18 @@ TEST(EventStoreMapTest, MapFullAtCeilingFailsCleanly) {
   options.initial_map_size = 128 * 1024;
   options.max_map_size = 256 * 1024;
   EventStore store(options);
-  std::vector<EventPtr> small{make_event(1, 1, 1, 1)};
+  std::vector<EventPtr> small{unsigned_event(1, 1, 1, 1)};
   ASSERT_EQ(store.write_batch(small)[0], WriteOutcome::stored);
   std::vector<EventPtr> batch;
   for (int i = 0; i < 3000; ++i)
-    batch.push_back(make_event(i + 10, 1, 1000 + i, 1, {}, std::string(500, 'x')));
+    batch.push_back(unsigned_event(i + 10, 1, 1000 + i, 1, {}, std::string(500, 'x')));
   auto outcomes = store.write_batch(batch);
   for (auto o : outcomes) EXPECT_EQ(o, WriteOutcome::error);
   EXPECT_NE(store.last_error().find("store full"), std::string::npos) << store.last_error();
   // Nothing of the failed batch was committed and the store still works.
   EXPECT_EQ(store.size(), 1u);
   EXPECT_TRUE(store.contains(test::bytes_of(1, 0xee)));
-  std::vector<EventPtr> after{make_event(2, 1, 2, 1)};
+  std::vector<EventPtr> after{unsigned_event(2, 1, 2, 1)};
   EXPECT_EQ(store.write_batch(after)[0], WriteOutcome::stored);
 }
 

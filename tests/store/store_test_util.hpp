@@ -24,10 +24,11 @@ inline nostr::Bytes32 bytes_of(std::uint64_t n, std::uint8_t salt = 0) {
   return out;
 }
 
-/// An event with a chosen id (so ordering ties are controllable).
-inline nostr::EventPtr make_event(std::uint64_t id, std::uint64_t author, std::int64_t created_at,
-                                  std::uint32_t kind, nostr::Tags tags = {},
-                                  std::string content = "") {
+/// An unsigned event with a chosen id (so ordering ties are controllable); the store does not
+/// check signatures. Signed events come from tests/support/nostr_builders.hpp.
+inline nostr::EventPtr unsigned_event(std::uint64_t id, std::uint64_t author,
+                                      std::int64_t created_at, std::uint32_t kind,
+                                      nostr::Tags tags = {}, std::string content = "") {
   auto ev = std::make_shared<nostr::Event>();
   ev->id = bytes_of(id, 0xee);
   ev->pubkey = bytes_of(author, 0xaa);

@@ -87,6 +87,7 @@ class ActorTest : public ::testing::Test {
     self->send(handle, std::forward<Ts>(args)...);
     run();
     std::optional<Result> reply;
+    // An error leaves `reply` empty: the caller's assertion on it reports the failure.
     self->receive([&](Result& value) { reply = std::move(value); }, [&](caf::error&) {},
                   caf::after(std::chrono::seconds(0)) >> [] {});
     return reply;
