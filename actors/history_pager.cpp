@@ -39,6 +39,20 @@ std::vector<std::string> HistoryPager::open(const std::string& id, nostr::Filter
   return frames;
 }
 
+std::vector<std::string> HistoryPager::open_history(const std::string& id, nostr::Filters filters) {
+  std::vector<std::string> frames;
+  if (subs_.count(id)) frames = close(id);
+  State state;
+  state.progress.resize(filters.size());
+  state.asked = filters;
+  state.filters = std::move(filters);
+  state.page = 1;
+  state.page_open = true;
+  frames.push_back(req_frame(page_id(id, state.page), state.filters));
+  subs_[id] = std::move(state);
+  return frames;
+}
+
 std::vector<std::string> HistoryPager::close(const std::string& id) {
   std::vector<std::string> frames;
   auto it = subs_.find(id);

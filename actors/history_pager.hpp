@@ -28,6 +28,10 @@ class HistoryPager {
 
   /// Frames opening `id` (history + live).
   std::vector<std::string> open(const std::string& id, nostr::Filters filters);
+  /// Frames paging the history of `id` while its live REQ (opened elsewhere,
+  /// under `id` itself) stays as it is: the first page is a separate REQ, so
+  /// an EOSE of the live REQ is never taken for the end of a page.
+  std::vector<std::string> open_history(const std::string& id, nostr::Filters filters);
   /// Frames closing `id` and its page in flight.
   std::vector<std::string> close(const std::string& id);
 

@@ -25,9 +25,13 @@ class Bridge final : public runtime::RelayClientHandler {
  public:
   explicit Bridge(relay_connection_actor target) : target_(std::move(target)) {}
   void on_open(runtime::PeerLimits peer) override {
-    caf::anon_send(
-        target_, atom::relay_open::value,
-        RelayUp{{}, peer.max_message_bytes, peer.max_filters, peer.max_limit, peer.nip77});
+    caf::anon_send(target_, atom::relay_open::value,
+                   RelayUp{{},
+                           peer.max_message_bytes,
+                           peer.max_filters,
+                           peer.max_limit,
+                           peer.nip77.has_value(),
+                           peer.nip77.value_or(false)});
   }
   void on_message(std::string&& text) override {
     caf::anon_send(target_, atom::relay_msg::value, std::move(text));
@@ -212,9 +216,11 @@ void apply_step(Self self, sync::NegentropyHistory::Step&& step) {
   st.traffic.id_requests += step.fetches;
   if (step.supported) report_negentropy(self, true);
   if (step.unsupported) report_negentropy(self, false);
-  // A subscription handed back is paged by REQ; its REQ replaces the live-only one.
-  for (auto& [id, filters] : step.fallback)
-    send_frames(self, st.pager.open(id, std::move(filters)));
+  // A subscription handed back keeps its live REQ and pages its history by REQ.
+  for (auto& [id, filters] : step.fallback) {
+    send_frames(self, st.pager.open_history(id, std::move(filters)));
+    ++st.traffic.pages;
+  }
   if (step.completed) self->send(st.manager, RelaySubscriptionDone{st.relay, *step.completed});
 }
 
@@ -299,8 +305,12 @@ void on_frame(Self self, std::string& text) {
             if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});
           }
           if constexpr (std::is_same_v<T, nostr::RelayNotice>) {
+            // Behind the frames before it, like the NEG answers it may stand for.
             if (!signals_rate_limit(msg.message))
-              apply_step(self, st.negentropy.on_notice(msg.message));
+              return in_order(self, [self, notice = std::move(msg.message), frame_bytes] {
+                apply_step(self, self->state.negentropy.on_notice(notice));
+                consumed(self, frame_bytes);
+              });
           }
           consumed(self, frame_bytes);
         }

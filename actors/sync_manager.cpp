@@ -266,7 +266,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         figures.last_connect = now(self);
         log::info(component, "connected to " + up.relay);
         execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
-                                                     now(self), up.nip77));
+                                                     now(self), up.nip77()));
       },
       [=](RelayDown& down) { on_relay_down(self, down); },
       [=](RelaySubscriptionDone& done) {

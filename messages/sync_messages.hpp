@@ -52,8 +52,14 @@ struct RelayUp {
   std::size_t max_filters = 0;
   /// The peer's NIP-11 limitation.max_limit; 0 when unknown.
   std::size_t max_limit = 0;
-  /// Whether the peer's NIP-11 supported_nips lists 77; unset without a list.
-  std::optional<bool> nip77;
+  /// Whether the peer's NIP-11 has a supported_nips list, and lists 77 in it.
+  bool lists_nips = false;
+  bool lists_nip77 = false;
+
+  /// Whether the peer advertises NIP-77; unset when it lists no NIPs.
+  std::optional<bool> nip77() const {
+    return lists_nips ? std::optional<bool>(lists_nip77) : std::nullopt;
+  }
 };
 
 /// RelayConnection -> SyncManager: the connection ended (or never opened);
@@ -166,7 +172,7 @@ typename Inspector::result_type inspect(Inspector& f, SyncUnsubscribe& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayUp& x) {
   return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes, x.max_filters,
-           x.max_limit, x.nip77);
+           x.max_limit, x.lists_nips, x.lists_nip77);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayDown& x) {

@@ -60,9 +60,11 @@ struct Run {
   bool completed = false;
 };
 
-Run run(HistoryPager& pager, const CappedRelay& relay, nostr::Filters filters) {
+Run run(HistoryPager& pager, const CappedRelay& relay, nostr::Filters filters,
+        bool history_only = false) {
   Run out;
-  std::vector<std::string> frames = pager.open("sub", filters);
+  std::vector<std::string> frames =
+      history_only ? pager.open_history("sub", filters) : pager.open("sub", filters);
   for (int guard = 0; guard < 1000 && !out.completed; ++guard) {
     std::string req;
     for (const auto& frame : frames)
@@ -102,6 +104,25 @@ TEST(HistoryPager, FetchesEverythingWhateverTheRemoteCap) {
     // Each page repeats the boundary event (until is inclusive).
     EXPECT_LE(result.reqs, static_cast<int>(95 / (cap - 1) + 3)) << cap;
   }
+}
+
+TEST(HistoryPager, HistoryBesideALiveRequestOpenedElsewhere) {
+  // A NIP-77 subscription handed back keeps its live REQ "sub": the history starts at page 1,
+  // and an EOSE of "sub" does not end it.
+  CappedRelay relay{{}, 20};
+  for (std::uint32_t i = 0; i < 95; ++i) relay.events.push_back(event(i, 1000 + i, 'x'));
+  HistoryPager pager;
+  auto frames = pager.open_history("sub", {tagged('x')});
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"REQ\",\"sub~1\"", 0), 0u) << frames[0];
+  EXPECT_FALSE(pager.on_eose("sub").completed);
+  HistoryPager fresh;
+  auto result = run(fresh, relay, {tagged('x')}, true);
+  EXPECT_TRUE(result.completed);
+  EXPECT_EQ(result.received.size(), 95u);
+  // Closing it closes the page and the live REQ.
+  auto closing = fresh.close("sub");
+  EXPECT_EQ(closing.back(), "[\"CLOSE\",\"sub\"]");
 }
 
 TEST(HistoryPager, FloodOnOneTimestampTerminates) {

@@ -59,6 +59,7 @@ TEST_F(SelfSubscriberTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingThe
             [](RelaySubscriptionDone&) { unexpected_at_manager("RelaySubscriptionDone"); },
             [](RelaySubscriptionClosed&) { unexpected_at_manager("RelaySubscriptionClosed"); },
             [](RelayRateLimited&) { unexpected_at_manager("RelayRateLimited"); },
+            [](RelayNegentropy&) { unexpected_at_manager("RelayNegentropy"); },
             [](RelayTraffic&) { unexpected_at_manager("RelayTraffic"); },
             [](RetryTimer&) { unexpected_at_manager("RetryTimer"); },
             [](DailyTick&) { unexpected_at_manager("DailyTick"); },

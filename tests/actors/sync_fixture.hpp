@@ -112,12 +112,19 @@ class SyncFixture : public test::ActorTest {
     return d;
   }
 
+  /// What the scripted peers' NIP-11 says: NIPs listed without 77, so history is paged by REQ.
+  static runtime::PeerLimits req_only_peer() {
+    runtime::PeerLimits limits;
+    limits.nip77 = false;
+    return limits;
+  }
+
   /// Starts the manager, discovers repo_ on relay_ and opens the scripted connection.
   void connect_first_peer(std::optional<std::vector<verifier_actor>> verifiers = {}) {
     start_manager(std::nullopt, std::move(verifiers));
     anon_send(manager_, discovery(repo_, {relay_}));
     run();
-    peers_[0]->handler->on_open({});
+    peers_[0]->handler->on_open(req_only_peer());
     run();
   }
 

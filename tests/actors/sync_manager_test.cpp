@@ -21,7 +21,7 @@ TEST_F(SyncManagerTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   ASSERT_EQ(peers_.size(), 1u);
   EXPECT_EQ(dials_[0].first, "peer.example");
   EXPECT_FALSE(dials_[0].second) << "relays from events may not be private";
-  peers_[0]->handler->on_open({});
+  peers_[0]->handler->on_open(req_only_peer());
   run();
   auto reqs = peers_[0]->reqs();
   ASSERT_GE(reqs.size(), 2u);
@@ -59,7 +59,7 @@ TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   EXPECT_EQ(peers_.size(), 1u);
   advance_time(1s);
   ASSERT_EQ(peers_.size(), 2u);
-  peers_[1]->handler->on_open({});
+  peers_[1]->handler->on_open(req_only_peer());
   run();
   auto reqs = peers_[1]->reqs();
   ASSERT_FALSE(reqs.empty());
@@ -71,7 +71,7 @@ TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   run();
   advance_time(std::chrono::seconds(901));
   ASSERT_GE(peers_.size(), 3u);
-  peers_.back()->handler->on_open({});
+  peers_.back()->handler->on_open(req_only_peer());
   run();
   for (const auto& [id, filters] : peers_.back()->reqs())
     for (const auto& f : filters) EXPECT_FALSE(f.since);
