@@ -36,7 +36,7 @@ using runtime::ClientMessageType;
 using runtime::EventResult;
 using Clock = std::chrono::steady_clock;
 
-FramePtr frame(std::string text) {
+Frame frame(std::string text) {
   return std::make_shared<const std::string>(std::move(text));
 }
 
@@ -200,7 +200,8 @@ struct SessionState {
 
   /// Ephemeral events are never stored: broadcast and acknowledge at once.
   void broadcast(const nostr::EventPtr& event) {
-    self->send(ctx->fanout, FanoutEphemeral{event, frame(nostr::serialize_event(*event))});
+    self->send(ctx->fanout, FanoutEphemeral{event, std::make_shared<const std::string>(
+                                                       nostr::serialize_event(*event))});
     count(EventResult::ephemeral);
     send(nostr::relay_ok(event->id, true, ""));
   }
@@ -430,16 +431,16 @@ class ConnectionSink final : public FrameSink {
  public:
   explicit ConnectionSink(const std::shared_ptr<runtime::WsConnection>& connection)
       : connection_(connection) {}
-  void send(FramePtr frame) override {
+  void send(Frame frame) override {
     if (auto connection = connection_.lock()) connection->send(std::move(frame));
   }
-  void send_batch(std::vector<FramePtr> frames) override {
+  void send_batch(std::vector<Frame> frames) override {
     if (auto connection = connection_.lock()) connection->send_batch(std::move(frames));
   }
   void consumed(std::size_t bytes) override {
     if (auto connection = connection_.lock()) connection->consumed(bytes);
   }
-  void close(FramePtr last_frame) override {
+  void close(Frame last_frame) override {
     if (auto connection = connection_.lock()) connection->close(std::move(last_frame));
   }
 

@@ -15,12 +15,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "messages/frame.hpp"
 #include "runtime/websocket_upgrade.hpp"
 
 namespace graspd::runtime {
 
-/// Immutable outbound frame shared by every recipient (fan-out copies no text).
-using WsFrame = std::shared_ptr<const std::string>;
+/// Immutable outbound frame; its body is shared by every recipient (fan-out copies no event).
+using WsFrame = Frame;
 
 /// Thread-safe handle on one open WebSocket connection.
 class WsConnection {

@@ -14,11 +14,11 @@
 namespace graspd::test {
 
 struct RecordingSink : FrameSink {
-  void send(FramePtr frame) override {
+  void send(Frame frame) override {
     std::lock_guard lock(mutex);
-    frames.push_back(*frame);
+    frames.push_back(frame.text());
   }
-  void close(FramePtr) override { closed = true; }
+  void close(Frame) override { closed = true; }
   void consumed(std::size_t bytes) override { consumed_bytes += bytes; }
   /// The frames recorded since the last call.
   std::vector<std::string> take() {
