@@ -80,8 +80,9 @@ void FanoutState::deliver(const nostr::EventPtr& event,
       if (!seen_by_query(sub, seq)) send_event(sub, json);
       return;
     }
-    // Dropping here only loses an event the stored query will very likely
-    // return anyway (it was committed before the query started).
+    // Dropping here loses an event the stored query will very likely return anyway (committed
+    // before the query started) or, while a paced answer waits for a reader that does not read,
+    // a live match past the bound: what one such subscription holds stays bounded.
     if (sub.pending.size() < options.max_pending_per_subscription)
       sub.pending.push_back({event, json, seq});
   });

@@ -6,6 +6,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ class FrameSink {
   virtual void close(Frame last_frame) = 0;
   /// The session is done with `bytes` of the client's text (inbound back-pressure).
   virtual void consumed(std::size_t /*bytes*/) {}
+  /// Calls `ready` once the frames handed over so far leave at most `bytes` queued for the client
+  /// (at once if they already do), from any thread; never after the connection closed. A stored
+  /// query's answer waits for it between chunks (outbound back-pressure). A later request replaces
+  /// an earlier one still waiting.
+  virtual void when_drained(std::size_t /*bytes*/, std::function<void()> ready) { ready(); }
 };
 using FrameSinkPtr = std::shared_ptr<FrameSink>;
 

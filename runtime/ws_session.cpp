@@ -135,6 +135,16 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     });
   }
 
+  void when_drained(std::size_t bytes, std::function<void()> ready) override {
+    net::post(ws_.get_executor(),
+              [self = shared_from_this(), bytes, ready = std::move(ready)]() mutable {
+                if (self->finished_) return;
+                self->drained_at_ = bytes;
+                self->on_drained_ = std::move(ready);
+                self->check_drained();
+              });
+  }
+
   void close(WsFrame last_frame) override {
     net::post(ws_.get_executor(),
               [self = shared_from_this(), frame = std::move(last_frame)]() mutable {
@@ -191,6 +201,11 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       return;
     }
     do_read();
+  }
+
+  void check_drained() {
+    if (!on_drained_ || queued_bytes_ > drained_at_) return;
+    std::exchange(on_drained_, nullptr)();
   }
 
   bool backlog_full() const { return inbound_backlog_ > shared_->options.max_inbound_backlog; }
@@ -271,6 +286,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       if (read_waiting_) on_closed();
       return;
     }
+    check_drained();
     do_write();
   }
 
@@ -288,6 +304,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     closing_ = true;
     queue_.clear();
     queued_bytes_ = 0;
+    on_drained_ = nullptr;
     if (handler_) handler_->on_close();
     handler_.reset();
     if (counted_) {
@@ -310,6 +327,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::deque<WsFrame> queue_;
   WsFrame writing_frame_;  // the frame Beast is writing
   std::size_t queued_bytes_ = 0;
+  std::function<void()> on_drained_;  // when_drained: due once queued_bytes_ <= drained_at_
+  std::size_t drained_at_ = 0;
   std::size_t inbound_backlog_ = 0;         // text handed to the handler, not yet consumed
   bool read_waiting_ = false;               // a read is due once the backlog shrinks
   std::shared_ptr<WsSession> paused_self_;  // keeps the session alive while reads wait
