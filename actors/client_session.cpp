@@ -5,8 +5,11 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
+#include <span>
 
 #include "actors/arrival_order.hpp"
 #include "actors/outbox.hpp"
@@ -36,7 +39,7 @@ using runtime::ClientMessageType;
 using runtime::EventResult;
 using Clock = std::chrono::steady_clock;
 
-FramePtr frame(std::string text) {
+Frame frame(std::string text) {
   return std::make_shared<const std::string>(std::move(text));
 }
 
@@ -99,6 +102,20 @@ struct SessionState {
   VerifierPool verifiers;
   /// NIP-77 reconciliations of this connection, one per NEG subscription id.
   std::unique_ptr<NegentropySessions> negentropy;
+  /// Stored answers of REQs, oldest first. Each leaves in chunks of `chunk_bytes`: the next chunk
+  /// is loaded only once the transport's queue is down to `chunk_bytes` again (ws_drained), so one
+  /// REQ over a huge result holds at most about two chunks, never the whole answer.
+  struct Answer {
+    std::string subid;
+    std::uint64_t generation = 0;
+    store::QueryAnswer query;
+    std::size_t next = 0;  // the first reference not loaded yet
+    std::vector<nostr::EventId> delivered;
+    Clock::time_point started;
+  };
+  std::deque<Answer> answers;
+  std::size_t chunk_bytes = 0;
+  bool awaiting_drain = false;
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -200,7 +217,8 @@ struct SessionState {
 
   /// Ephemeral events are never stored: broadcast and acknowledge at once.
   void broadcast(const nostr::EventPtr& event) {
-    self->send(ctx->fanout, FanoutEphemeral{event, frame(nostr::serialize_event(*event))});
+    self->send(ctx->fanout, FanoutEphemeral{event, std::make_shared<const std::string>(
+                                                       nostr::serialize_event(*event))});
     count(EventResult::ephemeral);
     send(nostr::relay_ok(event->id, true, ""));
   }
@@ -252,7 +270,7 @@ struct SessionState {
         .then([this, gen, subid, filters, started](bool) {
           auto it = subscriptions.find(subid);
           if (it == subscriptions.end() || it->second != gen || closed) return;
-          run_stored_query(subid, *filters, started);
+          run_stored_query(subid, gen, *filters, started);
         });
   }
 
@@ -277,32 +295,98 @@ struct SessionState {
     subscription_values.erase(subid);
   }
 
-  void run_stored_query(const std::string& subid, const nostr::Filters& filters,
+  /// Selects the answer (references, in one read transaction, with the JSON of a first chunk when
+  /// nothing is queued before it) and queues what is left behind the answers still being sent.
+  void run_stored_query(const std::string& subid, std::uint64_t gen, const nostr::Filters& filters,
                         Clock::time_point started) {
-    std::vector<nostr::EventId> delivered;
-    std::uint64_t horizon = 0;
+    Answer answer{subid, gen, {}, 0, {}, started};
+    const bool send_now = answers.empty() && !awaiting_drain;
+    std::size_t budget = chunk_bytes;
     try {
       store::QueryOptions options;
       options.max_limit = ctx->limits.max_limit;
-      horizon = ctx->store->query(
-          filters,
-          [&](const store::QueryHit& hit) {
-            delivered.push_back(hit.id);
-            send(nostr::relay_event(subid, hit.json));
-          },
-          options);
+      answer.query = ctx->store->query_refs(
+          filters, options, send_now ? sender(answer, budget) : store::AnswerSink{});
     } catch (const std::exception&) {
-      forget_subscription(subid);
-      self->send(ctx->fanout, FanoutUnsubscribe{connection_id, subid});
-      return send(nostr::relay_closed(subid, "error: could not run the query"));
+      return fail_query(subid);
     }
+    answer.next = answer.query.loaded;
+    answers.push_back(std::move(answer));
+    if (!awaiting_drain) continue_answers(budget);
+  }
+
+  void fail_query(const std::string& subid) {
+    forget_subscription(subid);
+    self->send(ctx->fanout, FanoutUnsubscribe{connection_id, subid});
+    send(nostr::relay_closed(subid, "error: could not run the query"));
+  }
+
+  /// Sends stored events, up to `budget` bytes for all queued answers together, then waits for
+  /// the transport to drain. An answer whose REQ was replaced or CLOSEd meanwhile is dropped.
+  void continue_answers(std::size_t budget) {
+    while (!answers.empty()) {
+      auto& answer = answers.front();
+      auto it = subscriptions.find(answer.subid);
+      if (closed || it == subscriptions.end() || it->second != answer.generation) {
+        answers.pop_front();
+        continue;
+      }
+      bool done = false;
+      try {
+        done = send_chunk(answer, budget);
+      } catch (const std::exception&) {
+        fail_query(answer.subid);
+        answers.pop_front();
+        continue;
+      }
+      if (!done) return wait_for_drain();
+      finish_answer(answer);
+      answers.pop_front();
+    }
+  }
+
+  /// Sends one event of `answer` and charges it to `budget`; false once the budget is spent.
+  store::AnswerSink sender(Answer& answer, std::size_t& budget) {
+    return [this, &answer, &budget](const store::AnswerRef& ref, std::string_view json) {
+      answer.delivered.push_back(ref.id);
+      send(nostr::relay_event(answer.subid, json));
+      budget -= std::min(budget, json.size());
+      return budget > 0;
+    };
+  }
+
+  /// Loads and sends the answer's next events until `budget` is spent; true when the answer is
+  /// complete.
+  bool send_chunk(Answer& answer, std::size_t& budget) {
+    const auto& refs = answer.query.refs;
+    if (budget == 0 || answer.next == refs.size()) return answer.next == refs.size();
+    answer.next +=
+        ctx->store->load_answer(std::span(refs).subspan(answer.next), sender(answer, budget));
+    return answer.next == refs.size();
+  }
+
+  void wait_for_drain() {
+    awaiting_drain = true;
+    outbox.flush();
+    sink->when_drained(chunk_bytes, [session = caf::actor_cast<client_session_actor>(self)] {
+      caf::anon_send(session, atom::ws_drained::value);
+    });
+  }
+
+  void on_drained() {
+    awaiting_drain = false;
+    continue_answers(chunk_bytes);
+  }
+
+  void finish_answer(Answer& answer) {
     // Observed before EOSE leaves, so a client reading metrics after EOSE sees it.
     if (auto* m = metrics())
-      m->req_latency(std::chrono::duration<double>(ctx->now() - started).count());
-    send(nostr::relay_eose(subid));
+      m->req_latency(std::chrono::duration<double>(ctx->now() - answer.started).count());
+    send(nostr::relay_eose(answer.subid));
     // EOSE must be on its way before the fan-out may send live events to the sink directly.
     outbox.flush();
-    self->send(ctx->fanout, FanoutLive{connection_id, subid, std::move(delivered), horizon});
+    self->send(ctx->fanout, FanoutLive{connection_id, answer.subid, std::move(answer.delivered),
+                                       answer.query.horizon});
   }
 
   void handle(nostr::ClientClose& msg) {
@@ -379,6 +463,7 @@ struct SessionState {
     negentropy->clear();
     subscriptions.clear();
     subscription_values.clear();
+    answers.clear();
     open_values = 0;
     self->send(ctx->fanout, FanoutDisconnect{connection_id});
   }
@@ -400,6 +485,10 @@ client_session_actor::behavior_type client_session(
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);
+  // At most a quarter of the outbound bound, so a chunk, the one before it still draining and the
+  // live events beside them stay well inside it for a client that reads.
+  st.chunk_bytes = std::max<std::size_t>(
+      1, std::min(st.ctx->limits.answer_chunk_bytes, st.ctx->limits.max_outbound_bytes / 4));
   // Queued behind the messages already waiting (e.g. the other replies of one commit).
   st.outbox = Outbox(st.sink, [self] { self->send(self, atom::ws_flush::value); });
   return {
@@ -414,6 +503,7 @@ client_session_actor::behavior_type client_session(
                            std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
       },
       [self](atom::ws_flush) { self->state.outbox.flush(); },
+      [self](atom::ws_drained) { self->state.on_drained(); },
       [self](atom::ws_closed) {
         self->state.on_closed();
         // Pending store replies still arrive (their OK is dropped by the
@@ -430,16 +520,19 @@ class ConnectionSink final : public FrameSink {
  public:
   explicit ConnectionSink(const std::shared_ptr<runtime::WsConnection>& connection)
       : connection_(connection) {}
-  void send(FramePtr frame) override {
+  void send(Frame frame) override {
     if (auto connection = connection_.lock()) connection->send(std::move(frame));
   }
-  void send_batch(std::vector<FramePtr> frames) override {
+  void send_batch(std::vector<Frame> frames) override {
     if (auto connection = connection_.lock()) connection->send_batch(std::move(frames));
   }
   void consumed(std::size_t bytes) override {
     if (auto connection = connection_.lock()) connection->consumed(bytes);
   }
-  void close(FramePtr last_frame) override {
+  void when_drained(std::size_t bytes, std::function<void()> ready) override {
+    if (auto connection = connection_.lock()) connection->when_drained(bytes, std::move(ready));
+  }
+  void close(Frame last_frame) override {
     if (auto connection = connection_.lock()) connection->close(std::move(last_frame));
   }
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "actors/subscription_index.hpp"
-#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/event_frame.hpp"
 
 namespace graspd {
 
@@ -38,9 +38,11 @@ void FanoutState::subscribe(FanoutSubscribe& msg) {
   index.add(key, std::move(msg.filters));
 }
 
-void FanoutState::send_event(const Subscription& sub, const std::string& json) {
-  sub.sink->send(
-      std::make_shared<const std::string>(nostr::relay_event(sub.subscription_id, json)));
+// Every subscription's frame shares the one JSON of the event: delivering a large event to many
+// subscriptions (on one connection or many) holds it once, not once per subscription.
+void FanoutState::send_event(const Subscription& sub,
+                             const std::shared_ptr<const std::string>& json) {
+  sub.sink->send(nostr::relay_event_frame(sub.subscription_id, json));
 }
 
 void FanoutState::go_live(const FanoutLive& msg) {
@@ -54,7 +56,7 @@ void FanoutState::go_live(const FanoutLive& msg) {
   for (const auto& pending : sub.pending) {
     if (seen_by_query(sub, pending.seq)) continue;
     if (!std::binary_search(delivered.begin(), delivered.end(), pending.event->id))
-      send_event(sub, *pending.json);
+      send_event(sub, pending.json);
   }
   sub.pending.clear();
   sub.pending.shrink_to_fit();
@@ -75,11 +77,12 @@ void FanoutState::deliver(const nostr::EventPtr& event,
     auto& sub = subscriptions[key];
     ++reached;
     if (sub.live) {
-      if (!seen_by_query(sub, seq)) send_event(sub, *json);
+      if (!seen_by_query(sub, seq)) send_event(sub, json);
       return;
     }
-    // Dropping here only loses an event the stored query will very likely
-    // return anyway (it was committed before the query started).
+    // Dropping here loses an event the stored query will very likely return anyway (committed
+    // before the query started) or, while a paced answer waits for a reader that does not read,
+    // a live match past the bound: what one such subscription holds stays bounded.
     if (sub.pending.size() < options.max_pending_per_subscription)
       sub.pending.push_back({event, json, seq});
   });

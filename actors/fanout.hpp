@@ -53,7 +53,7 @@ struct FanoutState {
   void remove(SubscriptionIndex::SubscriptionKey key);
   void remove(std::uint64_t connection_id, const std::string& subscription_id);
   void subscribe(FanoutSubscribe& msg);
-  static void send_event(const Subscription& sub, const std::string& json);
+  static void send_event(const Subscription& sub, const std::shared_ptr<const std::string>& json);
   static bool seen_by_query(const Subscription& sub, std::uint64_t seq);
   void go_live(const FanoutLive& msg);
   /// `seq` is the commit sequence of a stored event, 0 for an ephemeral one.

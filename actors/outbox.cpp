@@ -7,7 +7,7 @@ namespace graspd {
 Outbox::Outbox(FrameSinkPtr sink, std::function<void()> schedule_flush)
     : sink_(std::move(sink)), schedule_flush_(std::move(schedule_flush)) {}
 
-void Outbox::send(FramePtr frame) {
+void Outbox::send(Frame frame) {
   frames_.push_back(std::move(frame));
   schedule();
 }

@@ -19,7 +19,7 @@ class Outbox {
   Outbox() = default;
   Outbox(FrameSinkPtr sink, std::function<void()> schedule_flush);
 
-  void send(FramePtr frame);
+  void send(Frame frame);
   /// `bytes` of the client's text are handled; reported to the sink with the next flush.
   void consumed(std::size_t bytes);
   /// Hands everything collected to the sink: the consumed bytes first, then the frames (one alone,
@@ -35,7 +35,7 @@ class Outbox {
 
   FrameSinkPtr sink_;
   std::function<void()> schedule_flush_;
-  std::vector<FramePtr> frames_;
+  std::vector<Frame> frames_;
   bool flush_scheduled_ = false;
   std::size_t consumed_unreported_ = 0;
 };

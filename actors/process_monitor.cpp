@@ -20,6 +20,18 @@ void take_sample(ProcessMonitorActor self) {
   }
 }
 
+void maybe_release_heap(ProcessMonitorActor self) {
+  auto& state = self->state;
+  const auto now = self->clock().now();
+  if (!state.trim.should_trim(state.last, now)) return;
+  state.trim.trimmed(now);
+  ++state.trims;
+  state.options.release_free_heap();
+  log::debug("process_monitor", "returned freed heap memory to the system (anonymous resident ",
+             state.last.anonymous_memory_bytes >> 20, " MiB, heap in use ",
+             state.last.heap_in_use_bytes >> 20, " MiB)");
+}
+
 std::string status_json(const ProcessMonitorState& state) {
   std::ostringstream json;
   json << "{\"uptime_seconds\":" << static_cast<std::uint64_t>(state.uptime_seconds)
@@ -33,6 +45,7 @@ std::string status_json(const ProcessMonitorState& state) {
 process_monitor_actor::behavior_type process_monitor(ProcessMonitorActor self,
                                                      ProcessMonitorOptions options) {
   self->state.options = std::move(options);
+  self->state.trim = TrimPolicy(self->state.options.trim);
   self->state.started = self->clock().now();
   take_sample(self);
   self->delayed_send(self, self->state.options.interval, atom::tick::value);
@@ -40,6 +53,7 @@ process_monitor_actor::behavior_type process_monitor(ProcessMonitorActor self,
   return {
       [=](atom::tick) {
         take_sample(self);
+        maybe_release_heap(self);
         self->delayed_send(self, self->state.options.interval, atom::tick::value);
       },
       [=](atom::status) { return status_json(self->state); },

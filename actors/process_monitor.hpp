@@ -1,6 +1,7 @@
 // ProcessMonitor: samples this process's uptime, resident memory and open descriptors every
-// `interval` (a delayed tick to itself) into the process gauges of runtime/metrics.hpp, and answers
-// `status` with a JSON snapshot. Holds no other state; one instance per daemon.
+// `interval` (a delayed tick to itself) into the process gauges of runtime/metrics.hpp, returns
+// freed heap memory to the system when a sample shows much of it kept (TrimPolicy), and answers
+// `status` with a JSON snapshot. One instance per daemon.
 #pragma once
 
 #include <caf/actor_clock.hpp>
@@ -12,10 +13,10 @@
 #include <functional>
 #include <string>
 
+#include "actors/trim_policy.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/process_stats.hpp"
-
 
 namespace graspd::actors {
 
@@ -24,6 +25,10 @@ struct ProcessMonitorOptions {
   std::chrono::seconds interval{5};
   /// Source of the samples; tests substitute a fake.
   std::function<runtime::ProcessStats()> sample = runtime::sample_process_stats;
+  /// Returns freed heap memory to the system when `trim` says so, checked at each sample: no
+  /// timer of its own, so an idle process wakes no more often than it samples.
+  std::function<void()> release_free_heap = runtime::release_free_heap;
+  TrimPolicy::Options trim;
 };
 
 struct ProcessMonitorState {
@@ -33,6 +38,8 @@ struct ProcessMonitorState {
   double uptime_seconds = 0;
   runtime::ProcessStats last;
   std::uint64_t samples = 0;
+  TrimPolicy trim;
+  std::uint64_t trims = 0;
 };
 
 using ProcessMonitorActor = process_monitor_actor::stateful_pointer<ProcessMonitorState>;

@@ -25,6 +25,8 @@ using ws_oversize = caf::atom_constant<caf::atom("ws_oversz")>;
 using ws_closed = caf::atom_constant<caf::atom("ws_closed")>;
 /// Client session to itself: hand the frames produced so far to the transport in one batch.
 using ws_flush = caf::atom_constant<caf::atom("ws_flush")>;
+/// The transport's outbound queue drained below the mark a stored answer waits for.
+using ws_drained = caf::atom_constant<caf::atom("ws_drain")>;
 
 // Store writer.
 /// Subscribe an actor to the store's change feed (StoreCommitted messages).

@@ -6,33 +6,37 @@
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "messages/frame.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "messages/store_messages.hpp"
 
 namespace graspd {
 
-/// Immutable outbound frame text, shared by every recipient.
-using FramePtr = std::shared_ptr<const std::string>;
-
 /// The way back to one client connection; thread-safe. Implemented over the
 /// WebSocket transport (and by a recorder in tests).
 class FrameSink {
  public:
   virtual ~FrameSink() = default;
-  virtual void send(FramePtr frame) = 0;
+  virtual void send(Frame frame) = 0;
   /// Sends frames in order; transports override it to hand them over at once.
-  virtual void send_batch(std::vector<FramePtr> frames) {
+  virtual void send_batch(std::vector<Frame> frames) {
     for (auto& frame : frames) send(std::move(frame));
   }
   /// Sends `last_frame` (if any) and closes the connection.
-  virtual void close(FramePtr last_frame) = 0;
+  virtual void close(Frame last_frame) = 0;
   /// The session is done with `bytes` of the client's text (inbound back-pressure).
   virtual void consumed(std::size_t /*bytes*/) {}
+  /// Calls `ready` once the frames handed over so far leave at most `bytes` queued for the client
+  /// (at once if they already do), from any thread; never after the connection closed. A stored
+  /// query's answer waits for it between chunks (outbound back-pressure). A later request replaces
+  /// an earlier one still waiting.
+  virtual void when_drained(std::size_t /*bytes*/, std::function<void()> ready) { ready(); }
 };
 using FrameSinkPtr = std::shared_ptr<FrameSink>;
 
@@ -70,7 +74,7 @@ struct FanoutDisconnect {
 /// An ephemeral event: broadcast to live subscriptions, never stored.
 struct FanoutEphemeral {
   nostr::EventPtr event;
-  FramePtr json;
+  std::shared_ptr<const std::string> json;
 };
 
 /// Asks a verifier to check an event's id and signature; answered with a nostr::EventCheck.

@@ -1,5 +1,6 @@
 #include "runtime/process_stats.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,14 +10,29 @@ namespace graspd::runtime {
 
 namespace {
 
-std::uint64_t resident_bytes() {
-  // statm: size resident shared text lib data dt, in pages.
+/// Resident and anonymous resident bytes from statm (size resident shared text lib data dt, in
+/// pages; `shared` counts the file-backed and shared resident pages).
+void read_statm(ProcessStats& stats) {
   std::ifstream statm("/proc/self/statm");
   std::uint64_t size_pages = 0;
   std::uint64_t resident_pages = 0;
-  if (!(statm >> size_pages >> resident_pages)) return 0;
+  std::uint64_t shared_pages = 0;
+  if (!(statm >> size_pages >> resident_pages >> shared_pages)) return;
   auto page_size = ::sysconf(_SC_PAGESIZE);
-  return resident_pages * static_cast<std::uint64_t>(page_size > 0 ? page_size : 4096);
+  const auto page = static_cast<std::uint64_t>(page_size > 0 ? page_size : 4096);
+  stats.resident_memory_bytes = resident_pages * page;
+  stats.anonymous_memory_bytes =
+      resident_pages > shared_pages ? (resident_pages - shared_pages) * page : 0;
+}
+
+std::uint64_t heap_in_use() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const auto info = ::mallinfo2();
+  // Chunks handed out from the arenas plus the ones malloc mapped on their own.
+  return info.uordblks + info.hblkhd;
+#else
+  return 0;
+#endif
 }
 
 std::uint64_t count_open_fds() {
@@ -33,7 +49,17 @@ std::uint64_t count_open_fds() {
 }  // namespace
 
 ProcessStats sample_process_stats() {
-  return ProcessStats{resident_bytes(), count_open_fds()};
+  ProcessStats stats;
+  read_statm(stats);
+  stats.open_fds = count_open_fds();
+  stats.heap_in_use_bytes = heap_in_use();
+  return stats;
+}
+
+void release_free_heap() {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
 }
 
 }  // namespace graspd::runtime

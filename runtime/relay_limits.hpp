@@ -25,6 +25,11 @@ struct RelayLimits {
   double events_per_second = 1000;
   double event_burst = 5000;
   std::size_t max_outbound_bytes = 16u << 20;
+  /// A REQ's stored answer leaves in chunks of about this many bytes (at most a quarter of
+  /// `max_outbound_bytes`); the next chunk is loaded once the connection's outbound queue is down
+  /// to that size again, so a huge answer is never held whole (not a configuration option: it only
+  /// shapes how the answer is paced).
+  std::size_t answer_chunk_bytes = 1u << 20;
   std::chrono::seconds idle_ping_interval{60};
   /// Signature checks one connection may have out on the shared verifier actors at once; past it
   /// the session verifies its events itself, so a flooding client delays the others' checks by at

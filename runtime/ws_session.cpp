@@ -2,10 +2,12 @@
 
 #include <utility>  // before Asio, see toolchain.md §1
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <string_view>
 
 #include "runtime/coalescing_stream.hpp"
 
@@ -133,6 +135,16 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     });
   }
 
+  void when_drained(std::size_t bytes, std::function<void()> ready) override {
+    net::post(ws_.get_executor(),
+              [self = shared_from_this(), bytes, ready = std::move(ready)]() mutable {
+                if (self->finished_) return;
+                self->drained_at_ = bytes;
+                self->on_drained_ = std::move(ready);
+                self->check_drained();
+              });
+  }
+
   void close(WsFrame last_frame) override {
     net::post(ws_.get_executor(),
               [self = shared_from_this(), frame = std::move(last_frame)]() mutable {
@@ -191,6 +203,11 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     do_read();
   }
 
+  void check_drained() {
+    if (!on_drained_ || queued_bytes_ > drained_at_) return;
+    std::exchange(on_drained_, nullptr)();
+  }
+
   bool backlog_full() const { return inbound_backlog_ > shared_->options.max_inbound_backlog; }
 
   void dispatch_message() {
@@ -204,11 +221,11 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     if (closing_ || !frame) return;
     const auto& options = shared_->options;
     if (queue_.size() + 1 > options.max_outbound_frames ||
-        queued_bytes_ + frame->size() > options.max_outbound_bytes) {
+        queued_bytes_ + frame.size() > options.max_outbound_bytes) {
       if (shared_->observer.on_overflow) shared_->observer.on_overflow();
       // Frames not yet started are dropped: the reader is too slow to matter.
       while (queue_.size() > (writing_ ? 1u : 0u)) {
-        queued_bytes_ -= queue_.back()->size();
+        queued_bytes_ -= queue_.back().size();
         queue_.pop_back();
       }
       return close_after(options.overflow_frame);
@@ -216,8 +233,11 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     push(std::move(frame));
   }
 
+  // The bound counts each frame's size on the wire, a shared body once per frame that holds it:
+  // what the client still has to read. The memory the queue holds is at most that (frames sharing
+  // an event's JSON hold it once), so sharing makes the queue cheaper, never the bound looser.
   void push(WsFrame frame) {
-    queued_bytes_ += frame->size();
+    queued_bytes_ += frame.size();
     queue_.push_back(std::move(frame));
     if (!writing_) do_write();
   }
@@ -239,15 +259,24 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     // Frames queued behind this one leave with the last of them in one socket write.
     ws_.next_layer().hold(queue_.size() > 1);
     ws_.text(true);
-    ws_.async_write(
-        net::buffer(*queue_.front()),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+    // Held here until the write completes, whatever happens to the queue meanwhile.
+    writing_frame_ = queue_.front();
+    const std::array<net::const_buffer, 3> pieces{
+        piece(writing_frame_.head()), piece(writing_frame_.body()), piece(writing_frame_.tail())};
+    ws_.async_write(pieces, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->on_write(ec);
+    });
+  }
+
+  static net::const_buffer piece(std::string_view text) {
+    return net::const_buffer(text.data(), text.size());
   }
 
   void on_write(beast::error_code ec) {
     writing_ = false;
+    writing_frame_ = {};
     if (!queue_.empty()) {
-      queued_bytes_ -= std::min(queued_bytes_, queue_.front()->size());
+      queued_bytes_ -= std::min(queued_bytes_, queue_.front().size());
       queue_.pop_front();
     }
     if (ec) {
@@ -257,6 +286,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       if (read_waiting_) on_closed();
       return;
     }
+    check_drained();
     do_write();
   }
 
@@ -274,6 +304,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     closing_ = true;
     queue_.clear();
     queued_bytes_ = 0;
+    on_drained_ = nullptr;
     if (handler_) handler_->on_close();
     handler_.reset();
     if (counted_) {
@@ -294,7 +325,10 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::uint64_t id_;
   std::unique_ptr<WsSessionHandler> handler_;
   std::deque<WsFrame> queue_;
+  WsFrame writing_frame_;  // the frame Beast is writing
   std::size_t queued_bytes_ = 0;
+  std::function<void()> on_drained_;  // when_drained: due once queued_bytes_ <= drained_at_
+  std::size_t drained_at_ = 0;
   std::size_t inbound_backlog_ = 0;         // text handed to the handler, not yet consumed
   bool read_waiting_ = false;               // a read is due once the backlog shrinks
   std::shared_ptr<WsSession> paused_self_;  // keeps the session alive while reads wait
@@ -328,7 +362,7 @@ class Endpoint final : public WsEndpoint {
         if (auto session = weak.lock()) open.push_back(std::move(session));
       }
     }
-    for (auto& session : open) session->close(nullptr);
+    for (auto& session : open) session->close({});
   }
 
   std::size_t open_connections() const override { return shared_->limiter.open(); }

@@ -15,12 +15,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "messages/frame.hpp"
 #include "runtime/websocket_upgrade.hpp"
 
 namespace graspd::runtime {
 
-/// Immutable outbound frame shared by every recipient (fan-out copies no text).
-using WsFrame = std::shared_ptr<const std::string>;
+/// Immutable outbound frame; its body is shared by every recipient (fan-out copies no event).
+using WsFrame = Frame;
 
 /// Thread-safe handle on one open WebSocket connection.
 class WsConnection {
@@ -37,6 +38,10 @@ class WsConnection {
   /// transport stops reading from the socket while more than `max_inbound_backlog` bytes are not
   /// done.
   virtual void consumed(std::size_t bytes) = 0;
+  /// Calls `ready` on the connection's strand once at most `bytes` are queued for the client (at
+  /// once if that is already so); never once the connection is closed. One request at a time: a
+  /// later one replaces it.
+  virtual void when_drained(std::size_t bytes, std::function<void()> ready) = 0;
   virtual std::uint64_t id() const = 0;
   virtual const std::string& remote_ip() const = 0;
 };

@@ -183,32 +183,83 @@ std::size_t EventStore::sweep_expired(std::int64_t now) {
   }
 }
 
+namespace {
+
+/// The events a query answers, in answer order: per filter the newest min(limit, max_limit)
+/// (created_at desc, id asc), their union deduplicated. Views point into the reader's map.
+std::vector<Candidate> select_answer(Reader& reader, const nostr::Filters& filters,
+                                     const QueryOptions& options) {
+  std::vector<Candidate> all;
+  std::vector<Candidate> one;
+  for (const auto& filter : filters) {
+    std::uint64_t limit = std::min(filter.limit.value_or(options.max_limit), options.max_limit);
+    one.clear();
+    reader.collect(filter, limit, one);
+    std::sort(one.begin(), one.end(), detail::candidate_order);
+    if (one.size() > limit) one.resize(limit);
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  if (filters.size() > 1) {
+    std::sort(all.begin(), all.end(), detail::candidate_order);
+    all.erase(std::unique(all.begin(), all.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.seq == b.seq; }),
+              all.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+std::uint64_t EventStore::horizon(MDB_txn* txn) const {
+  auto next = lookup(txn, dbs_->meta, detail::kNextSeqKey);
+  return next && next->size() == 8 ? detail::read_be64(next->data()) : 1;
+}
+
 std::uint64_t EventStore::query(const nostr::Filters& filters,
                                 const std::function<void(const QueryHit&)>& sink,
                                 const QueryOptions& options) const {
   return read([&](MDB_txn* txn) {
-    auto next = lookup(txn, dbs_->meta, detail::kNextSeqKey);
-    std::uint64_t horizon = next && next->size() == 8 ? detail::read_be64(next->data()) : 1;
     Reader reader(txn, *dbs_, now());
-    std::vector<Candidate> all;
-    std::vector<Candidate> one;
-    for (const auto& filter : filters) {
-      std::uint64_t limit = std::min(filter.limit.value_or(options.max_limit), options.max_limit);
-      one.clear();
-      reader.collect(filter, limit, one);
-      std::sort(one.begin(), one.end(), detail::candidate_order);
-      if (one.size() > limit) one.resize(limit);
-      all.insert(all.end(), one.begin(), one.end());
-    }
-    if (filters.size() > 1) {
-      std::sort(all.begin(), all.end(), detail::candidate_order);
-      all.erase(std::unique(all.begin(), all.end(),
-                            [](const Candidate& a, const Candidate& b) { return a.seq == b.seq; }),
-                all.end());
-    }
-    for (const auto& c : all)
+    for (const auto& c : select_answer(reader, filters, options))
       sink(QueryHit{c.json, *reinterpret_cast<const nostr::EventId*>(c.id), c.created_at, c.kind});
-    return horizon;
+    return horizon(txn);
+  });
+}
+
+QueryAnswer EventStore::query_refs(const nostr::Filters& filters, const QueryOptions& options,
+                                   const AnswerSink& first) const {
+  return read([&](MDB_txn* txn) {
+    Reader reader(txn, *dbs_, now());
+    QueryAnswer answer;
+    const auto selected = select_answer(reader, filters, options);
+    answer.refs.reserve(selected.size());
+    for (const auto& c : selected) {
+      AnswerRef ref{c.seq, {}};
+      std::memcpy(ref.id.data(), c.id, ref.id.size());
+      answer.refs.push_back(ref);
+    }
+    answer.horizon = horizon(txn);
+    bool more = static_cast<bool>(first);
+    while (more && answer.loaded < selected.size()) {
+      more = first(answer.refs[answer.loaded], selected[answer.loaded].json);
+      ++answer.loaded;
+    }
+    return answer;
+  });
+}
+
+std::size_t EventStore::load_answer(std::span<const AnswerRef> refs, const AnswerSink& sink) const {
+  return read([&](MDB_txn* txn) {
+    const auto t = now();
+    std::size_t handled = 0;
+    for (const auto& ref : refs) {
+      ++handled;
+      RecordView r;
+      // Sequence numbers are never reused: the record is the same event or gone.
+      if (!detail::load_record(txn, dbs_->events, ref.seq, r) || detail::is_expired(r, t)) continue;
+      if (!sink(ref, r.json)) break;
+    }
+    return handled;
   });
 }
 

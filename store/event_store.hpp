@@ -83,6 +83,24 @@ struct WriteReport {
   std::uint64_t seq = 0;
 };
 
+/// One event of a stored query's answer without its JSON: what loads it later (load_answer).
+struct AnswerRef {
+  std::uint64_t seq = 0;
+  nostr::EventId id{};
+};
+
+/// A stored query's answer as references, in the order query() streams it, with its horizon.
+struct QueryAnswer {
+  std::vector<AnswerRef> refs;
+  std::uint64_t horizon = 0;
+  /// How many leading references query_refs already handed to its sink with their JSON.
+  std::size_t loaded = 0;
+};
+
+/// Receives one event of an answer with its stored JSON (valid during the call only); returns
+/// false to stop after it.
+using AnswerSink = std::function<bool(const AnswerRef&, std::string_view json)>;
+
 struct CountResult {
   std::uint64_t count = 0;
   bool approximate = false;
@@ -118,6 +136,16 @@ class EventStore {
   std::uint64_t query(const nostr::Filters& filters,
                       const std::function<void(const QueryHit&)>& sink,
                       const QueryOptions& options = {}) const;
+  /// The events query() would stream, as references (about 40 bytes each instead of the JSON),
+  /// and the same horizon: a caller can load the answer piece by piece with load_answer. The first
+  /// events, until `first` returns false, go to `first` with their JSON from the same read
+  /// transaction (a small answer is then complete without a second one).
+  QueryAnswer query_refs(const nostr::Filters& filters, const QueryOptions& options = {},
+                         const AnswerSink& first = {}) const;
+  /// Hands `sink` the stored JSON of each reference, in order, inside one read transaction, until
+  /// the sink returns false. An event deleted, replaced or expired since query_refs is skipped.
+  /// Returns how many references were handled (skipped ones and the last one sunk included).
+  std::size_t load_answer(std::span<const AnswerRef> refs, const AnswerSink& sink) const;
   /// The (created_at, id) of the events matching `filter`, newest first, at
   /// most min(filter.limit, max) of them (among events sharing the last
   /// created_at, which ones is unspecified). Reads only the index and each
@@ -151,6 +179,8 @@ class EventStore {
  private:
   template <class Fn>
   auto read(Fn&& fn) const;
+  /// The next record sequence number as `txn` sees it (a query's horizon).
+  std::uint64_t horizon(MDB_txn* txn) const;
   void grow_map();
 
   StoreOptions options_;

@@ -321,5 +321,72 @@ TEST_F(ClientSessionTest, ClosingTheConnectionDropsItsSubscriptions) {
             std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
 }
 
+TEST_F(ClientSessionTest, AStoredAnswerLeavesInChunksPacedByTheTransport) {
+  // 120 events of 40 KB: a 4.8 MB answer, sent in chunks of 256 KiB.
+  constexpr std::size_t events = 120;
+  constexpr std::size_t chunk = 256 * 1024;
+  std::vector<nostr::EventPtr> stored;
+  for (std::size_t i = 0; i < events; ++i)
+    stored.push_back(std::make_shared<const nostr::Event>(
+        signed_event(1, std::string(40 * 1024, 'a' + i % 26), 1700000000 + i)));
+  store_->write_batch(stored);
+  runtime::RelayLimits limits;
+  limits.answer_chunk_bytes = chunk;
+  auto session = open_session(limits);
+  sink_->hold_drains = true;
+
+  std::vector<std::string> answer = say(session, R"(["REQ","big",{"kinds":[1],"limit":500}])");
+  std::size_t rounds = 1;
+  const std::size_t largest_frame =
+      nostr::relay_event("big", nostr::serialize_event(*stored[0])).size();
+  auto bytes_of = [](const std::vector<std::string>& frames) {
+    std::size_t bytes = 0;
+    for (const auto& f : frames) bytes += f.size();
+    return bytes;
+  };
+  EXPECT_LE(bytes_of(answer), chunk + largest_frame + 1024) << "the first chunk";
+  // An event committed while the answer is under way comes live, after EOSE.
+  auto fresh = std::make_shared<const nostr::Event>(signed_event(1, "fresh", 1800000000));
+  caf::anon_send(writer_, StoreWrite{fresh, {}});
+  run();
+  while (sink_->release_drain()) {
+    run();
+    auto frames = sink_->take();
+    EXPECT_LE(bytes_of(frames), chunk + largest_frame + 1024) << "round " << rounds;
+    answer.insert(answer.end(), frames.begin(), frames.end());
+    ++rounds;
+  }
+  EXPECT_GT(rounds, 10u) << "the answer was not paced";
+  ASSERT_EQ(answer.size(), events + 2);
+  for (std::size_t i = 0; i < events; ++i)
+    EXPECT_EQ(answer[i], nostr::relay_event("big", nostr::serialize_event(*stored[events - 1 - i])))
+        << "newest first, at " << i;
+  EXPECT_EQ(answer[events], nostr::relay_eose("big"));
+  EXPECT_EQ(answer[events + 1], nostr::relay_event("big", nostr::serialize_event(*fresh)));
+}
+
+TEST_F(ClientSessionTest, AnAnswerWhoseReqIsClosedMidwayStopsWithoutEose) {
+  std::vector<nostr::EventPtr> stored;
+  for (std::size_t i = 0; i < 40; ++i)
+    stored.push_back(std::make_shared<const nostr::Event>(
+        signed_event(1, std::string(40 * 1024, 'b'), 1700000000 + i)));
+  store_->write_batch(stored);
+  runtime::RelayLimits limits;
+  limits.answer_chunk_bytes = 64 * 1024;
+  auto session = open_session(limits);
+  sink_->hold_drains = true;
+  EXPECT_FALSE(say(session, R"(["REQ","s",{"kinds":[1]}])").empty());
+  say(session, R"(["CLOSE","s"])");
+  EXPECT_EQ(say(session, R"(["REQ","t",{"ids":[")" + nostr::to_hex(stored[0]->id) + R"("]}])"),
+            std::vector<std::string>{})
+      << "a second REQ waits behind the first answer";
+  sink_->hold_drains = false;
+  ASSERT_TRUE(sink_->release_drain());
+  run();
+  EXPECT_EQ(sink_->take(),
+            (std::vector<std::string>{nostr::relay_event("t", nostr::serialize_event(*stored[0])),
+                                      nostr::relay_eose("t")}));
+}
+
 }  // namespace
 }  // namespace graspd

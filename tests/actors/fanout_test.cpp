@@ -7,6 +7,8 @@
 
 #include <caf/all.hpp>
 
+#include <set>
+
 #include "messages/nostr/relay_message.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/recording_sink.hpp"
@@ -35,12 +37,19 @@ nostr::Filters kind_filter(std::uint32_t kind) {
   return {f};
 }
 
+/// Keeps the frames themselves (pieces and shared bodies), as a transport queue would hold them.
+struct HoldingSink : FrameSink {
+  void send(Frame frame) override { held.push_back(std::move(frame)); }
+  void close(Frame) override {}
+  std::vector<Frame> held;
+};
+
 class FanoutTest : public test::ActorTest {
  protected:
   FanoutTest() : fanout_(spawn(fanout_behavior, FanoutOptions{})) { run(); }
 
   void subscribe(std::uint64_t conn, const std::string& subid, nostr::Filters filters,
-                 const std::shared_ptr<RecordingSink>& sink) {
+                 const FrameSinkPtr& sink) {
     auto ack = request<bool>(fanout_, FanoutSubscribe{conn, subid, std::move(filters), sink});
     ASSERT_TRUE(ack && *ack);
   }
@@ -125,6 +134,40 @@ TEST_F(FanoutTest, ResubscribingWithTheSameIdReplacesTheFilters) {
   EXPECT_TRUE(sink->take().empty());
   send(committed(event(2, 2)));
   EXPECT_EQ(sink->take().size(), 1u);
+}
+
+TEST_F(FanoutTest, OneLargeEventToManySubscriptionsHoldsItsJsonOnce) {
+  // Many subscriptions on few connections whose clients do not read: every frame stays queued.
+  constexpr std::size_t subscriptions = 1000;
+  constexpr std::size_t connections = 4;
+  constexpr std::size_t event_bytes = 500 * 1024;
+  std::vector<std::shared_ptr<HoldingSink>> sinks;
+  for (std::size_t c = 0; c < connections; ++c) sinks.push_back(std::make_shared<HoldingSink>());
+  for (std::size_t i = 0; i < subscriptions; ++i) {
+    const auto conn = i % connections;
+    const auto subid = "sub" + std::to_string(i);
+    subscribe(conn, subid, kind_filter(1), sinks[conn]);
+    send(FanoutLive{conn, subid, {}, 0});
+  }
+  auto json = std::make_shared<const std::string>("{\"content\":\"" +
+                                                  std::string(event_bytes, 'x') + "\"}");
+  send(StoreCommitted{event(1, 0x01), json, WriteOutcome::stored, 1});
+
+  // What the queued frames hold: each distinct body once, plus every frame's own pieces.
+  std::set<const std::string*> bodies;
+  std::size_t held = 0;
+  std::size_t frames = 0;
+  for (const auto& sink : sinks) {
+    for (const auto& frame : sink->held) {
+      ++frames;
+      held += frame.head().size() + frame.tail().size();
+      if (bodies.insert(frame.shared_body().get()).second) held += frame.body().size();
+    }
+  }
+  EXPECT_EQ(frames, subscriptions);
+  EXPECT_LE(held, json->size() + subscriptions * 64)
+      << "the event's JSON is held " << bodies.size() << " times";
+  EXPECT_EQ(sinks[0]->held.front().text(), nostr::relay_event("sub0", *json));
 }
 
 }  // namespace

@@ -13,20 +13,20 @@ namespace {
 
 /// Records each call the outbox makes, in order.
 struct CallSink : FrameSink {
-  void send(FramePtr frame) override { calls.push_back("send " + *frame); }
-  void send_batch(std::vector<FramePtr> frames) override {
+  void send(Frame frame) override { calls.push_back("send " + frame.text()); }
+  void send_batch(std::vector<Frame> frames) override {
     std::string call = "batch";
-    for (const auto& frame : frames) call += " " + *frame;
+    for (const auto& frame : frames) call += " " + frame.text();
     calls.push_back(call);
   }
-  void close(FramePtr) override { calls.push_back("close"); }
+  void close(Frame) override { calls.push_back("close"); }
   void consumed(std::size_t bytes) override {
     calls.push_back("consumed " + std::to_string(bytes));
   }
   std::vector<std::string> calls;
 };
 
-FramePtr frame(std::string text) {
+Frame frame(std::string text) {
   return std::make_shared<const std::string>(std::move(text));
 }
 

@@ -2,12 +2,28 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
 #include "tests/support/actor_fixture.hpp"
 
 namespace graspd::actors {
 namespace {
 
 using namespace std::chrono_literals;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool under_address_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool under_address_sanitizer = true;
+#else
+constexpr bool under_address_sanitizer = false;
+#endif
+#else
+constexpr bool under_address_sanitizer = false;
+#endif
 
 class ProcessMonitorTest : public test::ActorTest {
  protected:
@@ -80,6 +96,57 @@ TEST_F(ProcessMonitorTest, WorksWithoutGauges) {
   run();
   advance_time(5s);
   EXPECT_EQ(monitor_state(monitor).samples, 2u);
+}
+
+TEST_F(ProcessMonitorTest, ReturnsFreedHeapMemoryOnceItIsWorthIt) {
+  if (under_address_sanitizer) GTEST_SKIP() << "the sanitizer's allocator keeps its own heap";
+  auto real = options();
+  real.sample = runtime::sample_process_stats;
+  // 256 MiB in 64 KiB blocks (below malloc's mmap threshold, so from the heap), freed behind one
+  // block still in use: glibc keeps the freed range resident, as after a large REQ answer.
+  constexpr std::size_t block = 64 * 1024;
+  constexpr std::size_t blocks = 4096;
+  std::vector<char*> transient;
+  for (std::size_t i = 0; i < blocks; ++i) {
+    transient.push_back(static_cast<char*>(std::malloc(block)));
+    std::memset(transient.back(), 1, block);
+  }
+  auto* pin = static_cast<char*>(std::malloc(block));
+  std::memset(pin, 1, block);
+  for (auto* b : transient) std::free(b);
+  const auto before = runtime::sample_process_stats().anonymous_memory_bytes;
+
+  auto monitor = spawn(process_monitor, std::move(real));
+  run();
+  advance_time(5s);
+  const auto after = runtime::sample_process_stats().anonymous_memory_bytes;
+  std::free(pin);
+  EXPECT_EQ(monitor_state(monitor).trims, 1u);
+  EXPECT_LT(after + (200u << 20), before)
+      << "anonymous resident memory went from " << (before >> 20) << " MiB to " << (after >> 20)
+      << " MiB";
+  advance_time(5s);
+  EXPECT_EQ(monitor_state(monitor).trims, 1u) << "at most once a minute";
+}
+
+TEST(TrimPolicy, TrimsOnlyAMarginWorthReturningAndAtMostOncePerInterval) {
+  using namespace std::chrono_literals;
+  TrimPolicy policy(TrimPolicy::Options{64u << 20, 60s});
+  const TrimPolicy::TimePoint t0{};
+  const auto mib = [](std::uint64_t n) { return n << 20; };
+  auto stats = [&](std::uint64_t anonymous, std::uint64_t heap) {
+    runtime::ProcessStats s;
+    s.anonymous_memory_bytes = mib(anonymous);
+    s.heap_in_use_bytes = mib(heap);
+    return s;
+  };
+  EXPECT_FALSE(policy.should_trim(stats(100, 50), t0)) << "50 MiB over the live heap";
+  EXPECT_FALSE(policy.should_trim(stats(500, 400), t0)) << "less than half the live heap over";
+  EXPECT_FALSE(policy.should_trim(stats(10, 400), t0)) << "resident below the heap";
+  ASSERT_TRUE(policy.should_trim(stats(400, 100), t0));
+  policy.trimmed(t0);
+  EXPECT_FALSE(policy.should_trim(stats(400, 100), t0 + 59s)) << "rate-limited";
+  EXPECT_TRUE(policy.should_trim(stats(400, 100), t0 + 60s));
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ namespace {
 using namespace graspd;
 
 struct CountingSink : FrameSink {
-  void send(FramePtr frame) override { bytes += frame->size(); }
-  void close(FramePtr) override {}
+  void send(Frame frame) override { bytes += frame.size(); }
+  void close(Frame) override {}
   std::atomic<std::size_t> bytes{0};
 };
 

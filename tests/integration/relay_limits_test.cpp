@@ -12,6 +12,7 @@
 #include "relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace graspd::test {
 namespace {
@@ -323,32 +324,54 @@ std::uint64_t metric_value(std::uint16_t port, const std::string& name) {
   return std::stoull(body.substr(at + name.size() + 2));
 }
 
-TEST(RelayBackpressure, SlowReaderIsDisconnectedWhileOthersKeepWorking) {
+/// Publishes `count` events of 4,000 content bytes from `first_created_at` on and waits for every
+/// OK.
+void publish_many(TestClient& publisher, int count, std::int64_t first_created_at) {
+  for (int i = 0; i < count; ++i)
+    publisher.send(
+        event_frame(make_event(1, std::string(4000, 'a' + i % 26), {}, first_created_at + i)));
+  for (int i = 0; i < count; ++i) ASSERT_TRUE(publisher.next_as<nostr::RelayOk>());
+}
+
+TEST(RelayBackpressure, AnAnswerWaitsForItsReaderAndASlowLiveReaderIsDisconnected) {
   Relay relay(Env{{"NGIT_MAX_OUTBOUND_BYTES", "1048576"}, {"NGIT_MAX_LIMIT", "5000"}});
   ASSERT_TRUE(relay.started) << relay.process.stderr_text();
+  const auto port = relay.process.port();
   auto publisher = relay.client();
   ASSERT_TRUE(publisher);
-  // ~12 MB of stored events: far more than socket buffers plus the queue limit.
+  // ~12 MB of stored events: far more than socket buffers plus the outbound bound.
   const int count = 3000;
-  for (int i = 0; i < count; ++i)
-    publisher->send(
-        event_frame(make_event(1, std::string(4000, 'a' + i % 26), {}, 1700000000 + i)));
-  for (int i = 0; i < count; ++i) ASSERT_TRUE(publisher->next_as<nostr::RelayOk>());
+  publish_many(*publisher, count, 1700000000);
+  auto disconnects = [&] {
+    return metric_value(port, "graspd_relay_slow_reader_disconnects_total");
+  };
 
-  NonReadingClient slow(relay.process.port());
-  ASSERT_TRUE(slow.handshake_and_send(R"(["REQ","all",{"kinds":[1],"limit":5000}])"));
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  std::uint64_t disconnects = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    disconnects = metric_value(relay.process.port(), "graspd_relay_slow_reader_disconnects_total");
-    if (disconnects > 0) break;
-    std::this_thread::sleep_for(100ms);
-  }
-  EXPECT_EQ(disconnects, 1u);
+  // The answer leaves in chunks as its reader takes them: one that never reads holds about two
+  // chunks in graspd and is not cut off for it.
+  NonReadingClient slow_answer(port);
+  ASSERT_TRUE(slow_answer.handshake_and_send(R"(["REQ","all",{"kinds":[1],"limit":5000}])"));
+  EXPECT_FALSE(wait_until([&] { return disconnects() > 0; }, 1s))
+      << "a reader that has not read its answer yet was disconnected";
+  // A reader that reads gets the whole answer, twelve times its outbound bound.
+  auto reader = relay.client();
+  ASSERT_TRUE(reader);
+  auto all = reader->query("all", R"({"kinds":[1],"limit":5000})");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), static_cast<std::size_t>(count));
+
+  // Live events are not paced: a live subscriber that does not read is cut off at its bound.
+  NonReadingClient slow_live(port);
+  ASSERT_TRUE(slow_live.handshake_and_send(R"(["REQ","live",{"kinds":[1],"limit":0}])"));
+  std::int64_t next_created_at = 1800000000;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        publish_many(*publisher, 200, next_created_at);
+        next_created_at += 200;
+        return disconnects() > 0;
+      },
+      20s));
+  EXPECT_EQ(disconnects(), 1u);
   expect_still_serving(*publisher);
-  auto events = publisher->query("few", "{\"kinds\":[1],\"limit\":5}");
-  ASSERT_TRUE(events);
-  EXPECT_EQ(events->size(), 5u);
 }
 
 TEST(RelayFlood, ManyConnectionsAtOnceDoNotStopService) {

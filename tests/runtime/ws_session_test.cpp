@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -113,6 +114,35 @@ TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
       },
       5s))
       << frames_seen() << " of " << sent << " frames";
+}
+
+TEST_F(WsTransportTest, AFrameInPiecesArrivesAsOneMessageAndDrainRequestsFireOnceWritten) {
+  WsOptions options;
+  options.compression = false;
+  start(options);
+  std::string error;
+  client_ = WsClient::connect("127.0.0.1", server_.port(), "/", {}, &error);
+  ASSERT_TRUE(client_) << error;
+  std::shared_ptr<WsConnection> connection;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(seen_->mutex);
+        connection = seen_->connection.lock();
+        return connection != nullptr;
+      },
+      5s));
+  auto body = std::make_shared<const std::string>(std::string(300 * 1024, 'b'));
+  std::atomic<int> drained{0};
+  for (int i = 0; i < 3; ++i) connection->send(Frame("[head" + std::to_string(i) + ",", body, "]"));
+  connection->when_drained(0, [&] { ++drained; });
+  for (int i = 0; i < 3; ++i) {
+    auto message = client_->receive(5s);
+    ASSERT_TRUE(message);
+    EXPECT_EQ(*message, "[head" + std::to_string(i) + "," + *body + "]");
+  }
+  EXPECT_TRUE(wait_until([&] { return drained == 1; }, 5s));
+  connection->when_drained(0, [&] { ++drained; });
+  EXPECT_TRUE(wait_until([&] { return drained == 2; }, 5s)) << "an empty queue answers at once";
 }
 
 }  // namespace

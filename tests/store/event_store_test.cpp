@@ -392,6 +392,44 @@ TEST_F(EventStoreTest, MultipleFiltersDeduplicated) {
   EXPECT_EQ(store_->count({by_tag, by_author}), 2u);
 }
 
+TEST_F(EventStoreTest, AnswerReferencesLoadLaterInTheQueryOrderSkippingWhatIsGone) {
+  for (std::uint64_t n = 1; n <= 6; ++n)
+    write(make_event(n, n % 2 + 1, 100 + static_cast<std::int64_t>(n), 1, {{"t", "a"}}));
+  nostr::Filter by_tag;
+  by_tag.tags['t'] = {"a"};
+  nostr::Filter by_author;
+  by_author.authors = std::vector<nostr::Pubkey>{author(1)};
+  const nostr::Filters filters{by_tag, by_author};
+  Ids streamed;
+  const auto horizon = store_->query(filters, [&](const QueryHit& h) { streamed.push_back(h.id); });
+
+  Ids first;
+  auto answer = store_->query_refs(filters, {}, [&](const AnswerRef& ref, std::string_view json) {
+    first.push_back(ref.id);
+    EXPECT_EQ(json, *store_->get(ref.id));
+    return first.size() < 2;
+  });
+  EXPECT_EQ(answer.horizon, horizon);
+  EXPECT_EQ(answer.loaded, 2u);
+  Ids refs;
+  for (const auto& ref : answer.refs) refs.push_back(ref.id);
+  EXPECT_EQ(refs, streamed) << "same selection, same order, deduplicated";
+  EXPECT_EQ(first, (Ids{id(6), id(5)}));
+
+  // The author deletes event 4 before the rest is loaded: it is skipped, the others follow.
+  write(make_event(9, 1, 300, 5, {{"e", hex_id(4)}}));
+  Ids later;
+  auto rest = std::span<const AnswerRef>(answer.refs).subspan(answer.loaded);
+  EXPECT_EQ(store_->load_answer(rest,
+                                [&](const AnswerRef& ref, std::string_view) {
+                                  later.push_back(ref.id);
+                                  return later.size() < 2;
+                                }),
+            3u)
+      << "4 skipped, 3 and 2 loaded, then stopped";
+  EXPECT_EQ(later, (Ids{id(3), id(2)}));
+}
+
 TEST_F(EventStoreTest, LongTagValuesMatchExactly) {
   std::string long_a(400, 'a'), long_b = std::string(399, 'a') + "b";
   write(unsigned_event(1, 1, 100, 1, {{"r", long_a}}));
