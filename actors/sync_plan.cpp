@@ -251,7 +251,8 @@ std::vector<std::string> SyncPlan::open(const RelayUrl& relay, RelayState& state
   for (auto& group : pack_filters(filters, max_bytes(state), max_filters(state))) {
     auto id = "gs" + std::to_string(next_subscription_++);
     state.subscriptions[id] = Subscription{layer, group, batch};
-    out.push_back(OpenSubscription{relay, id, std::move(group), state.uses_negentropy()});
+    out.push_back(OpenSubscription{relay, id, std::move(group),
+                                   config_.negentropy && state.uses_negentropy()});
     ids.push_back(std::move(id));
   }
   return ids;

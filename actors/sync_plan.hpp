@@ -58,6 +58,8 @@ struct SyncConfig {
   /// relay lists cannot make graspd dial without bound. Relays past it wait
   /// until a tracked relay is dropped.
   std::size_t max_relays = 1000;
+  /// Reconcile history by NIP-77 where the peer speaks it; false = REQ pages only.
+  bool negentropy = true;
 };
 
 /// Activity counted where it happens, for metrics and /api/sync.

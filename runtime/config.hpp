@@ -86,6 +86,7 @@ struct Config {
   std::uint64_t sync_dead_after_secs = 0;
   std::uint64_t sync_rate_limit_cooldown_secs = 0;
   bool sync_allow_private_addresses = false;
+  bool sync_negentropy = true;
   std::uint64_t sync_max_relays = 0;
 
   // GRASP-03 Sync+ overlay: validated but not read yet (OptionSpec::no_effect_yet says so).

@@ -331,6 +331,9 @@ std::vector<OptionSpec> sync_options() {
        "--sync-allow-private-addresses", "bool", "false",
        "Allow sync connections to loopback/private/link-local addresses.",
        bool_option(&C::sync_allow_private_addresses)},
+      {"sync_negentropy", "NGIT_SYNC_NEGENTROPY", "--sync-negentropy", "bool", "true",
+       "Reconcile history with NIP-77 where the peer speaks it (false: always page by REQ).",
+       bool_option(&C::sync_negentropy)},
   };
 }
 

@@ -36,6 +36,7 @@ SyncManagerConfig sync_manager_config(const runtime::Config& config) {
       static_cast<std::int64_t>(config.sync_rate_limit_cooldown_secs);
   plan.own_relays = own_relay_urls(config);
   plan.max_relays = config.sync_max_relays;
+  plan.negentropy = config.sync_negentropy;
   auto& connection = out.connection;
   connection.client.allow_private_addresses = config.sync_allow_private_addresses;
   connection.client.max_message_bytes = config.max_message_bytes;

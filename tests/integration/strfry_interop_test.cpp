@@ -1,9 +1,17 @@
 // graspd's NIP-77 server against a real strfry's `strfry sync` client (spec nip77-negentropy.md
 // §10): the two relays hold overlapping sets of events that all share one created_at (so every
 // bound needs an id prefix); `strfry sync --dir both` must leave both with the union, and a second
-// run must find nothing to do. strfry is not a Debian package: the test finds it through
-// GRASPD_STRFRY (or `strfry` on PATH) and skips, saying so, where it is absent.
+// run must find nothing to do. And graspd's sync as the NIP-77 client of a `strfry relay` (§10.9):
+// it gets every event of a repository although strfry answers a REQ filter with at most 500. strfry
+// is not a Debian package: the test finds it through GRASPD_STRFRY (or `strfry` on PATH) and skips,
+// saying so, where it is absent.
 #include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +40,51 @@ std::optional<std::string> strfry_binary() {
   return found.substr(0, found.find('\n'));
 }
 
+/// A loopback port nothing listens on right now.
+std::uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+/// True when a WebSocket handshake on `port` succeeds (no test failure when it does not).
+bool accepts_websockets(std::uint16_t port) {
+  auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", {});
+  if (ws) ws->close();
+  return ws != nullptr;
+}
+
+/// `strfry relay` in the background, killed with the test.
+class StrfryRelay {
+ public:
+  StrfryRelay(const std::string& binary, const fs::path& config, const fs::path& log) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen(log.c_str(), "a", stderr);
+      const std::string config_arg = "--config=" + config.string();
+      ::execl(binary.c_str(), binary.c_str(), config_arg.c_str(), "relay", nullptr);
+      std::_Exit(127);
+    }
+  }
+  ~StrfryRelay() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  StrfryRelay(const StrfryRelay&) = delete;
+  StrfryRelay& operator=(const StrfryRelay&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
+
 class StrfryInterop : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -39,10 +92,30 @@ class StrfryInterop : public ::testing::Test {
     if (!binary) GTEST_SKIP() << "strfry not found: set GRASPD_STRFRY=/path/to/strfry to run";
     strfry_ = *binary;
     fs::create_directories(dir_.path() / "db");
+    port_ = free_port();
     std::ofstream(dir_.path() / "strfry.conf")
         << "db = \"" << (dir_.path() / "db").string() << "/\"\n"
         << "events { rejectEventsOlderThanSeconds = 946080000 }\n"
-        << "relay { bind = \"127.0.0.1\"\n port = 1\n nofiles = 0 }\n";
+        << "relay { bind = \"127.0.0.1\"\n port = " << port_ << "\n nofiles = 0 }\n";
+  }
+
+  /// Starts `strfry relay` on port_ and waits until it accepts WebSocket connections.
+  std::unique_ptr<StrfryRelay> start_relay() {
+    auto relay = std::make_unique<StrfryRelay>(strfry_, dir_.path() / "strfry.conf",
+                                               dir_.path() / "relay.log");
+    const bool up = wait_until([&] { return accepts_websockets(port_); }, std::chrono::seconds(10));
+    if (!up) return nullptr;
+    return relay;
+  }
+
+  void import_into_strfry(const std::vector<nostr::Event>& events) {
+    {
+      std::ofstream jsonl(dir_.path() / "events.jsonl");
+      for (const auto& ev : events) jsonl << nostr::serialize_event(ev) << "\n";
+    }
+    int status = -1;
+    auto imported = strfry("import < '" + (dir_.path() / "events.jsonl").string() + "'", status);
+    ASSERT_EQ(status, 0) << imported;
   }
 
   std::string strfry(const std::string& args, int& status) {
@@ -69,6 +142,7 @@ class StrfryInterop : public ::testing::Test {
 
   store::test::TempDir dir_;
   std::string strfry_;
+  std::uint16_t port_ = 0;
 };
 
 TEST_F(StrfryInterop, StrfrySyncBothWaysLeavesBothRelaysWithTheUnion) {
@@ -86,14 +160,9 @@ TEST_F(StrfryInterop, StrfrySyncBothWaysLeavesBothRelaysWithTheUnion) {
   for (const auto& ev : graspd_side) client->send(event_frame(ev));
   for (std::size_t i = 0; i < graspd_side.size(); ++i)
     ASSERT_TRUE(client->next_as<nostr::RelayOk>()) << "OK " << i;
-  {
-    std::ofstream jsonl(dir_.path() / "events.jsonl");
-    for (const auto& ev : strfry_side) jsonl << nostr::serialize_event(ev) << "\n";
-  }
-  int status = -1;
-  auto imported = strfry("import < '" + (dir_.path() / "events.jsonl").string() + "'", status);
-  ASSERT_EQ(status, 0) << imported;
+  import_into_strfry(strfry_side);
   ASSERT_EQ(strfry_count(), strfry_side.size());
+  int status = -1;
 
   const std::string sync =
       "sync " + graspd.relay_url() + " --filter '{\"#t\":[\"strfry-interop\"]}'";
@@ -106,6 +175,37 @@ TEST_F(StrfryInterop, StrfrySyncBothWaysLeavesBothRelaysWithTheUnion) {
   auto second = strfry(sync + " --dir both", status);
   EXPECT_EQ(status, 0) << second;
   EXPECT_NE(second.find("Have 0 need 0"), std::string::npos) << second;
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
+TEST_F(StrfryInterop, GraspdSyncsEveryEventFromAStrfryRelayPastItsFilterCap) {
+  // 3,000 issues on one created_at: strfry answers a REQ filter with at most 500 events
+  // (maxFilterLimit), so REQ pagination alone stops there; NIP-77 names the 2,700 graspd lacks.
+  const std::string strfry_url = "ws://127.0.0.1:" + std::to_string(port_);
+  GraspdProcess graspd{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t = std::time(nullptr) - 5000;
+  std::vector<nostr::Event> all{announcement_listing({graspd.relay_url(), strfry_url}, "demo", t)};
+  const auto address = nostr::address_of(all.front());
+  for (int i = 0; i < 3000; ++i) all.push_back(issue_for(address, i, t + 10));
+  import_into_strfry(all);
+  auto relay = start_relay();
+  ASSERT_TRUE(relay) << "strfry relay did not start";
+
+  auto client = TestClient::connect(graspd.port());
+  ASSERT_TRUE(client);
+  for (std::size_t i = 0; i <= 300; ++i) {
+    auto ok = client->publish(all[i]);
+    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
+  }
+  ASSERT_TRUE(wait_until([&] { return stored_count(graspd.port(), all) == all.size(); },
+                         std::chrono::seconds(90)))
+      << stored_count(graspd.port(), all) << " of " << all.size() << "\n"
+      << sync_status(graspd.port()) << graspd.stderr_text();
+  EXPECT_TRUE(wait_until([&] {
+    return relay_history_method(graspd.port(), strfry_url) == "negentropy" &&
+           relay_figure(graspd.port(), strfry_url, "ids_needed") >= 2700;
+  })) << sync_status(graspd.port());
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 

@@ -15,18 +15,6 @@ std::int64_t now_seconds() {
       .count();
 }
 
-/// The `history_method` of `relay` in graspd's /api/sync, or "" when absent.
-std::string history_method(std::uint16_t port, const std::string& relay) {
-  rapidjson::Document doc;
-  auto body = sync_status(port);
-  doc.Parse(body.c_str());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return "";
-  for (const auto& entry : doc["relays"].GetArray())
-    if (entry["url"].GetString() == relay && entry.HasMember("history_method"))
-      return entry["history_method"].GetString();
-  return "";
-}
-
 /// An announcement listing `relays` and `count` issues all on one created_at.
 std::vector<nostr::Event> issues_on_one_second(const std::vector<std::string>& relays, int count) {
   const auto t = now_seconds() - 5000;
@@ -66,7 +54,7 @@ TEST(SyncNegentropyE2E, AThousandEventsOnOneSecondArriveThroughAPeerCappingAt100
       << sync_status(node.port()) << node.stderr_text();
   // /api/sync is published once a second.
   EXPECT_TRUE(wait_until([&] {
-    return history_method(node.port(), peer.url()) == "negentropy" &&
+    return relay_history_method(node.port(), peer.url()) == "negentropy" &&
            relay_figure(node.port(), peer.url(), "ids_needed") >= 900;
   })) << sync_status(node.port());
   EXPECT_GT(relay_figure(node.port(), peer.url(), "negentropy_rounds"), 0);
@@ -94,7 +82,7 @@ TEST(SyncNegentropyE2E, APeerRefusingNip77WithANoticeIsPagedByReq) {
       << stored_count(node.port(), events) << " of " << events.size() << "\n"
       << sync_status(node.port()) << node.stderr_text();
   EXPECT_TRUE(wait_until([&] {
-    return history_method(node.port(), peer.url()) == "req" &&
+    return relay_history_method(node.port(), peer.url()) == "req" &&
            relay_figure(node.port(), peer.url(), "pages") > 0;
   })) << sync_status(node.port());
 }
@@ -113,7 +101,7 @@ TEST(SyncNegentropyE2E, APeerWhoseNip11LacksNip77IsNotAsked) {
 
   ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); }))
       << sync_status(node.port()) << node.stderr_text();
-  EXPECT_TRUE(wait_until([&] { return history_method(node.port(), peer.url()) == "req"; }))
+  EXPECT_TRUE(wait_until([&] { return relay_history_method(node.port(), peer.url()) == "req"; }))
       << sync_status(node.port());
   EXPECT_EQ(peer.stat("neg_opens"), 0);
 }
@@ -132,7 +120,7 @@ TEST(SyncNegentropyE2E, GraspdReconcilesWithGraspd) {
                          std::chrono::seconds(60)))
       << sync_status(node.port()) << node.stderr_text();
   EXPECT_TRUE(wait_until([&] {
-    return history_method(node.port(), peer.relay_url()) == "negentropy" &&
+    return relay_history_method(node.port(), peer.relay_url()) == "negentropy" &&
            relay_figure(node.port(), peer.relay_url(), "ids_needed") >= 150;
   })) << sync_status(node.port());
   const auto needed = relay_figure(node.port(), peer.relay_url(), "ids_needed");

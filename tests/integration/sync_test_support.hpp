@@ -207,6 +207,19 @@ inline std::int64_t relay_figure(std::uint16_t port, const std::string& relay, c
   return -1;
 }
 
+/// The `history_method` of `relay` in graspd's /api/sync ("negentropy", "req", "unknown"), or ""
+/// when the relay is not listed.
+inline std::string relay_history_method(std::uint16_t port, const std::string& relay) {
+  rapidjson::Document doc;
+  auto body = sync_status(port);
+  doc.Parse(body.c_str());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return "";
+  for (const auto& entry : doc["relays"].GetArray())
+    if (entry["url"].GetString() == relay && entry.HasMember("history_method"))
+      return entry["history_method"].GetString();
+  return "";
+}
+
 /// Environment of a graspd that syncs from loopback peers quickly.
 inline std::vector<std::pair<std::string, std::string>> fast_sync_env() {
   return {{"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},

@@ -394,7 +394,7 @@ TEST_F(EventStoreTest, MultipleFiltersDeduplicated) {
 
 TEST_F(EventStoreTest, AnswerReferencesLoadLaterInTheQueryOrderSkippingWhatIsGone) {
   for (std::uint64_t n = 1; n <= 6; ++n)
-    write(make_event(n, n % 2 + 1, 100 + static_cast<std::int64_t>(n), 1, {{"t", "a"}}));
+    write(unsigned_event(n, n % 2 + 1, 100 + static_cast<std::int64_t>(n), 1, {{"t", "a"}}));
   nostr::Filter by_tag;
   by_tag.tags['t'] = {"a"};
   nostr::Filter by_author;
@@ -417,7 +417,7 @@ TEST_F(EventStoreTest, AnswerReferencesLoadLaterInTheQueryOrderSkippingWhatIsGon
   EXPECT_EQ(first, (Ids{id(6), id(5)}));
 
   // The author deletes event 4 before the rest is loaded: it is skipped, the others follow.
-  write(make_event(9, 1, 300, 5, {{"e", hex_id(4)}}));
+  write(unsigned_event(9, 1, 300, 5, {{"e", hex_id(4)}}));
   Ids later;
   auto rest = std::span<const AnswerRef>(answer.refs).subspan(answer.loaded);
   EXPECT_EQ(store_->load_answer(rest,
