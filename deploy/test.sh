@@ -5,6 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 
+# strfry is not a Debian package: the interop tests against it run when GRASPD_STRFRY names a binary
+# (or strfry is on PATH) and skip, saying so, otherwise. A copy next to the checkout is picked up.
+if [[ -z "${GRASPD_STRFRY:-}" && -x ../shared/tools/strfry/strfry ]]; then
+  GRASPD_STRFRY=$(realpath ../shared/tools/strfry/strfry)
+  export GRASPD_STRFRY
+fi
+
 jobs=$(nproc)
 run_suite() {
   local preset=$1
