@@ -4,12 +4,15 @@
 //   cluster  --nodes N --events E          propagation p50/p99 and loss across N nodes
 //   fullsync --repos R --issues I --comments C
 //                                          full sync from zero from one peer (sync off) into a fresh node
+//   catchup  --repos R --issues I --comments C --missing-every M
+//                                          a node holding all but every M-th event catches up from a
+//                                          peer holding all (both loaded with `graspd import`)
 //   memory   --repos R                     resident memory per R tracked repositories
 //
 // Node modules (ws, nostr-tools) come from tests/interop/node_modules. Every child process is
 // killed on exit, including on SIGINT/SIGTERM and on errors.
 import { createRequire } from 'node:module';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -25,7 +28,7 @@ const { generateSecretKey, getPublicKey, finalizeEvent } = require('nostr-tools/
 const argv = process.argv.slice(2);
 const mode = argv[0] && !argv[0].startsWith('--') ? argv.shift() : 'cluster';
 const opt = { nodes: 3, events: 1000, binary: '', repos: 50, issues: 200, comments: 2, window: 64,
-              timeout: 120, keep: false, verbose: false };
+              timeout: 120, keep: false, verbose: false, missing_every: 100 };
 for (let i = 0; i < argv.length; i++) {
   const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
   if (key === 'keep' || key === 'verbose') { opt[key] = true; continue; }
@@ -55,10 +58,14 @@ function freePort() {
   });
 }
 
-/** Starts graspd on `port` and resolves once it prints "listening on". */
-function startNode(name, port, env = {}) {
+function nodeDir(name) {
   const dir = mkdtempSync(join(process.env.GRASPD_KIT_TMP || tmpdir(), `graspd-kit-${name}-`));
   tempDirs.push(dir);
+  return dir;
+}
+
+/** Starts graspd on `port` (data in `dir`, a new one by default) once /healthz answers. */
+function startNode(name, port, env = {}, dir = nodeDir(name)) {
   const child = spawn(opt.binary, [], {
     env: {
       ...process.env,
@@ -364,13 +371,67 @@ async function fullsync() {
   const view = await syncView(fresh.port);
   const relays = view.relays.map((r) => ({ url: r.url, status: r.status, open_subscriptions: r.open_subscriptions,
     open_filters: r.open_filters, pending_batches: r.pending_batches, bytes_received: r.bytes_received,
-    events_received: r.events_received, events_stored: r.events_stored }));
+    events_received: r.events_received, events_stored: r.events_stored, history_method: r.history_method,
+    ids_needed: r.ids_needed, negentropy_rounds: r.negentropy_rounds, id_requests: r.id_requests, pages: r.pages }));
   const bytes = view.relays.reduce((s, r) => s + r.bytes_received, 0);
   console.log(`fullsync: ${opt.repos} repositories x ${opt.issues} issues x ${opt.comments} comments = ${events.length} events`);
   console.log(`wall time from fresh start until all stored: ${wallMs} ms (stored ${stored})`);
   console.log(`bytes received ${bytes} / stored event JSON ${storedBytes} = ${(bytes / storedBytes).toFixed(3)}`);
   console.log(JSON.stringify(relays, null, 1));
   fc.close();
+  return 0;
+}
+
+// ---------- mode: catchup ----------
+/** A data directory holding `events`, loaded with `graspd import` (ids and signatures checked). */
+function importedDir(name, events) {
+  const dir = nodeDir(name);
+  const jsonl = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+  const r = spawnSync(opt.binary, ['import', '--data', join(dir, 'relay')], { input: jsonl, maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`import into ${name} failed: ${r.stderr}`);
+  return dir;
+}
+
+async function catchup() {
+  const [peerPort, freshPort] = [await freePort(), await freePort()];
+  const ports = [peerPort, freshPort];
+  const owners = Array.from({ length: 10 }, () => generateSecretKey());
+  const authors = Array.from({ length: 20 }, () => generateSecretKey());
+  const at = nowSecs() - 7200 - opt.repos * opt.issues;
+  const events = [];
+  for (let r = 0; r < opt.repos; r++) {
+    const owner = owners[r % owners.length];
+    const d = `repo-${r}`;
+    events.push(announcement(owner, d, ports, at));
+    events.push(...conversation(owner, d, opt.issues, opt.comments, authors, (i) => at + 1 + r * opt.issues + i));
+  }
+  // The node lacks every M-th issue or comment (announcements kept: it knows its repositories).
+  const missing = events.filter((e, i) => e.kind !== 30617 && i % opt.missing_every === 0);
+  const lacking = new Set(missing.map((e) => e.id));
+  const missingBytes = missing.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0);
+  const peerDir = importedDir('peer', events);
+  const freshDir = importedDir('behind', events.filter((e) => !lacking.has(e.id)));
+  log(`peer holds ${events.length} events; the node lacks ${missing.length} (${missingBytes} bytes of JSON)`);
+  await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' }, peerDir);
+
+  const t0 = Date.now();
+  const node = await startNode('behind', freshPort, { NGIT_SYNC_BOOTSTRAP_RELAY_URL: `ws://127.0.0.1:${peerPort}` }, freshDir);
+  const c = new Conn(node.port);
+  await c.open();
+  const all = [{ kinds: [30617] }, { kinds: [1621] }, { kinds: [1111] }];
+  let stored = 0;
+  await waitFor('the node storing everything', async () => (stored = await c.count(all)) >= events.length, opt.timeout * 1000, 100);
+  const wallMs = Date.now() - t0;
+  await sleep(3000);  // the last traffic report reaches /api/sync
+  const view = await syncView(node.port);
+  const peerView = view.relays.find((r) => r.url === `ws://127.0.0.1:${peerPort}`) || {};
+  console.log(`catchup: ${events.length} events on the peer, ${missing.length} missing on the node (${missingBytes} bytes of JSON)`);
+  console.log(`wall time from the node's start until all stored: ${wallMs} ms (stored ${stored})`);
+  console.log(`bytes received ${peerView.bytes_received} = ${(peerView.bytes_received / missingBytes).toFixed(2)} x the missing events' JSON`);
+  console.log(`history_method ${peerView.history_method}, events_received ${peerView.events_received}, ` +
+    `events_known ${peerView.events_known}, ids_needed ${peerView.ids_needed}, negentropy_rounds ${peerView.negentropy_rounds}, ` +
+    `id_requests ${peerView.id_requests}, pages ${peerView.pages}`);
+  c.close();
   return 0;
 }
 
@@ -409,7 +470,7 @@ async function memory() {
   return 0;
 }
 
-const modes = { cluster, fullsync, memory };
+const modes = { cluster, fullsync, catchup, memory };
 if (!modes[mode]) { console.error(`unknown mode ${mode}`); process.exit(2); }
 modes[mode]().then((code) => { cleanup(); process.exit(code); },
   (e) => { console.error(`[kit] error: ${e.stack || e.message}`); cleanup(); process.exit(1); });

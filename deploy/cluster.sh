@@ -7,6 +7,7 @@
 #
 #   deploy/cluster.sh [--nodes N] [--events E] [--build-dir DIR] [--timeout S] [--keep] [--verbose]
 #   deploy/cluster.sh fullsync [--repos R] [--issues I] [--comments C] [--build-dir DIR]
+#   deploy/cluster.sh catchup  [--repos R] [--issues I] [--comments C] [--missing-every M] [--build-dir DIR]
 #   deploy/cluster.sh memory   [--repos R] [--build-dir DIR]
 #
 # Run from anywhere after a build; the build dir defaults to the first of build/release,
@@ -22,7 +23,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
     --build-dir=*) build_dir="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done
