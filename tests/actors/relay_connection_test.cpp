@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "messages/nostr/client_message.hpp"
+#include "messages/nostr/negentropy.hpp"
 #include "tests/actors/sync_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"
 
@@ -13,7 +15,97 @@ namespace {
 using namespace std::chrono_literals;
 using sync_test::signed_event;
 
-class RelayConnectionTest : public sync_test::SyncFixture {};
+class RelayConnectionTest : public sync_test::SyncFixture {
+ protected:
+  /// Answers every NEG-OPEN sent so far as a NIP-77 peer holding `theirs` would (one round: the
+  /// sets here are small enough for the responder to list its ids at once).
+  void answer_neg_opens(const std::vector<nostr::Event>& theirs) {
+    namespace neg = nostr::negentropy;
+    for (const auto& frame : peers_[0]->frames("NEG-OPEN")) {
+      auto msg = nostr::parse_client_message(frame, nostr::ParseLimits{});
+      ASSERT_TRUE(msg.ok()) << frame;
+      const auto& open = std::get<nostr::ClientNegOpen>(*msg);
+      if (!neg_answered_.insert(open.subscription_id).second) continue;
+      std::vector<neg::Item> items;
+      for (const auto& ev : theirs)
+        if (open.filter.matches(ev))
+          items.push_back({static_cast<std::uint64_t>(ev.created_at), ev.id});
+      neg::Storage storage(std::move(items));
+      auto reply = neg::Negentropy::create(storage)->respond(open.message);
+      ASSERT_TRUE(reply.ok());
+      peers_[0]->handler->on_message(
+          nostr::relay_neg_msg(open.subscription_id, neg::message_to_hex(*reply)));
+    }
+    run();
+  }
+
+  std::set<std::string> neg_answered_;
+};
+
+TEST_F(RelayConnectionTest, ANip77PeerIsReconciledAgainstOurStoreAndOnlyMissingIdsFetched) {
+  auto ours = signed_event(1621, {{"a", repo_}}, unix_now() - 20);
+  auto theirs = signed_event(1621, {{"a", repo_}}, unix_now() - 10, 8);
+  store_->write_batch(std::vector<nostr::EventPtr>{std::make_shared<const nostr::Event>(ours)});
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  runtime::PeerLimits speaks_nip77;
+  speaks_nip77.nip77 = true;
+  peers_[0]->handler->on_open(speaks_nip77);
+  run();
+  auto& peer = *peers_[0];
+  // The live REQs ask for no stored events; the history goes by NEG-OPEN.
+  for (const auto& [id, filters] : peer.reqs())
+    for (const auto& f : filters) EXPECT_EQ(f.limit, 0u) << id;
+  ASSERT_FALSE(peer.frames("NEG-OPEN").empty());
+
+  answer_neg_opens({ours, theirs});
+  auto fetches = peer.reqs();
+  std::vector<std::pair<std::string, nostr::Filters>> by_id;
+  for (auto& req : fetches)
+    if (!req.second.empty() && req.second[0].ids) by_id.push_back(req);
+  ASSERT_EQ(by_id.size(), 1u) << "one fetch, for the one subscription whose filter matches";
+  ASSERT_TRUE(by_id[0].second[0].ids);
+  EXPECT_EQ(*by_id[0].second[0].ids, std::vector<nostr::EventId>{theirs.id});
+  peer.handler->on_message(nostr::relay_event(by_id[0].first, nostr::serialize_event(theirs)));
+  peer.handler->on_message(nostr::relay_eose(by_id[0].first));
+  run();
+  EXPECT_TRUE(store_->contains(theirs.id));
+  EXPECT_EQ(relay_state(relay_).negentropy, true);
+  EXPECT_EQ(std::string(sync::history_method(relay_state(relay_))), "negentropy");
+  advance_time(1s);  // traffic report
+  auto& figures = manager_state().figures.at(relay_);
+  EXPECT_EQ(figures.ids_needed, 1u);
+  EXPECT_EQ(figures.id_requests, 1u);
+  EXPECT_GE(figures.negentropy_rounds, 1u);
+}
+
+TEST_F(RelayConnectionTest, APeerAnsweringNegErrIsPagedByReqAndRemembered) {
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  peers_[0]->handler->on_open({});  // no NIP-11 list: ask
+  run();
+  auto& peer = *peers_[0];
+  auto opens = peer.frames("NEG-OPEN");
+  ASSERT_FALSE(opens.empty());
+  for (const auto& frame : opens) {
+    auto msg = nostr::parse_client_message(frame, nostr::ParseLimits{});
+    ASSERT_TRUE(msg.ok());
+    peer.handler->on_message(nostr::relay_neg_err(
+        std::get<nostr::ClientNegOpen>(*msg).subscription_id, "error: unsupported message"));
+  }
+  run();
+  EXPECT_EQ(relay_state(relay_).negentropy, false);
+  EXPECT_EQ(std::string(sync::history_method(relay_state(relay_))), "req");
+  // Every subscription now pages its history beside its live REQ: page 1 of each went out.
+  std::size_t pages = 0;
+  for (const auto& [id, filters] : peer.reqs()) pages += id.find("~1") != std::string::npos;
+  EXPECT_EQ(pages, opens.size());
+  answer_all_with_eose(peer);
+  EXPECT_TRUE(relay_state(relay_).pending.empty());
+  EXPECT_EQ(relay_state(relay_).confirmed.repos.count(repo_), 1u);
+}
 
 TEST_F(RelayConnectionTest, PeerEventsAreVerifiedAndStored) {
   connect_first_peer();

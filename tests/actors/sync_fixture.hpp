@@ -33,6 +33,14 @@ struct ScriptedPeer : runtime::RelayClient {
   std::size_t consumed_bytes = 0;  // reported through consumed()
   void consumed(std::size_t bytes) override { consumed_bytes += bytes; }
 
+  /// The frames sent so far whose verb is `verb`, parsed.
+  std::vector<std::string> frames(const std::string& verb) const {
+    std::vector<std::string> out;
+    for (const auto& frame : sent)
+      if (frame.rfind("[\"" + verb + "\"", 0) == 0) out.push_back(frame);
+    return out;
+  }
+
   /// Subscription ids and filters of the REQ frames sent so far.
   std::vector<std::pair<std::string, nostr::Filters>> reqs() const {
     std::vector<std::pair<std::string, nostr::Filters>> out;
@@ -81,6 +89,14 @@ class SyncFixture : public test::ActorTest {
     config.connection.traffic_report_interval = 1s;
     config.connection.already_stored = [this](const nostr::EventId& id) {
       return store_->contains(id);
+    };
+    config.connection.local_records = [this](const nostr::Filter& filter, std::size_t max) {
+      std::vector<nostr::negentropy::Item> items;
+      store_->for_each_record_key(filter, max,
+                                  [&](std::int64_t created_at, const nostr::EventId& id) {
+                                    items.push_back({static_cast<std::uint64_t>(created_at), id});
+                                  });
+      return std::optional(std::move(items));
     };
     config.connection.verifiers =
         verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
