@@ -27,30 +27,27 @@ std::string HistoryPager::page_id(const std::string& id, std::uint32_t page) {
   return id + page_separator + std::to_string(page);
 }
 
-std::vector<std::string> HistoryPager::open(const std::string& id, nostr::Filters filters) {
+std::vector<std::string> HistoryPager::start(const std::string& id, nostr::Filters filters,
+                                             std::uint32_t first_page) {
   std::vector<std::string> frames;
   if (subs_.count(id)) frames = close(id);
   State state;
   state.progress.resize(filters.size());
   state.asked = filters;
   state.filters = std::move(filters);
-  frames.push_back(req_frame(id, state.filters));
+  state.page = first_page;
+  state.page_open = first_page > 0;
+  frames.push_back(req_frame(first_page > 0 ? page_id(id, first_page) : id, state.filters));
   subs_[id] = std::move(state);
   return frames;
 }
 
+std::vector<std::string> HistoryPager::open(const std::string& id, nostr::Filters filters) {
+  return start(id, std::move(filters), 0);
+}
+
 std::vector<std::string> HistoryPager::open_history(const std::string& id, nostr::Filters filters) {
-  std::vector<std::string> frames;
-  if (subs_.count(id)) frames = close(id);
-  State state;
-  state.progress.resize(filters.size());
-  state.asked = filters;
-  state.filters = std::move(filters);
-  state.page = 1;
-  state.page_open = true;
-  frames.push_back(req_frame(page_id(id, state.page), state.filters));
-  subs_[id] = std::move(state);
-  return frames;
+  return start(id, std::move(filters), 1);
 }
 
 std::vector<std::string> HistoryPager::close(const std::string& id) {

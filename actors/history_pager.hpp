@@ -76,6 +76,9 @@ class HistoryPager {
     bool page_open = false;
   };
   Step next_page(const std::string& id, State& state);
+  /// Opens `id` with its first REQ on the main id (page 0) or on page `first_page`.
+  std::vector<std::string> start(const std::string& id, nostr::Filters filters,
+                                 std::uint32_t first_page);
 
   std::size_t max_seen_;
   std::map<std::string, State> subs_;

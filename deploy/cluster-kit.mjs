@@ -328,24 +328,31 @@ async function cluster() {
   return lossTotal === 0 && refused.length === 0 ? 0 : 1;
 }
 
-// ---------- mode: fullsync ----------
-async function fullsync() {
-  const [peerPort, freshPort] = [await freePort(), await freePort()];
-  const ports = [peerPort, freshPort];
-  const peer = await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' });
+/**
+ * `opt.repos` repositories listing the nodes on `ports`, each with `opt.issues` issues and
+ * `opt.comments` comments per issue, by 10 owners and 20 authors, from `at` on. One second per
+ * thread: real histories spread over time.
+ */
+function repositories(ports, at) {
   const owners = Array.from({ length: 10 }, () => generateSecretKey());
   const authors = Array.from({ length: 20 }, () => generateSecretKey());
-  const at = nowSecs() - 3600 - opt.repos * opt.issues;
-  const tSign = Date.now();
   const events = [];
   for (let r = 0; r < opt.repos; r++) {
     const owner = owners[r % owners.length];
     const d = `repo-${r}`;
     events.push(announcement(owner, d, ports, at));
-    // One second per thread: real histories spread over time (a remote `limit` cap cannot page
-    // through more events than it returns that share one created_at).
     events.push(...conversation(owner, d, opt.issues, opt.comments, authors, (i) => at + 1 + r * opt.issues + i));
   }
+  return events;
+}
+
+// ---------- mode: fullsync ----------
+async function fullsync() {
+  const [peerPort, freshPort] = [await freePort(), await freePort()];
+  const ports = [peerPort, freshPort];
+  const peer = await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' });
+  const tSign = Date.now();
+  const events = repositories(ports, nowSecs() - 3600 - opt.repos * opt.issues);
   log(`signed ${events.length} events in ${Date.now() - tSign} ms`);
   const c = new Conn(peer.port);
   await c.open();
@@ -395,16 +402,7 @@ function importedDir(name, events) {
 async function catchup() {
   const [peerPort, freshPort] = [await freePort(), await freePort()];
   const ports = [peerPort, freshPort];
-  const owners = Array.from({ length: 10 }, () => generateSecretKey());
-  const authors = Array.from({ length: 20 }, () => generateSecretKey());
-  const at = nowSecs() - 7200 - opt.repos * opt.issues;
-  const events = [];
-  for (let r = 0; r < opt.repos; r++) {
-    const owner = owners[r % owners.length];
-    const d = `repo-${r}`;
-    events.push(announcement(owner, d, ports, at));
-    events.push(...conversation(owner, d, opt.issues, opt.comments, authors, (i) => at + 1 + r * opt.issues + i));
-  }
+  const events = repositories(ports, nowSecs() - 7200 - opt.repos * opt.issues);
   // The node lacks every M-th issue or comment (announcements kept: it knows its repositories).
   const missing = events.filter((e, i) => e.kind !== 30617 && i % opt.missing_every === 0);
   const lacking = new Set(missing.map((e) => e.id));

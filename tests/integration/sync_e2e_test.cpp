@@ -11,12 +11,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 RepoFixture build_repo(const std::vector<std::string>& relays, int issues, int comments_each,
                        const std::string& d = "demo") {
   RepoFixture repo;
@@ -35,15 +29,6 @@ std::vector<nostr::Event> everything(const RepoFixture& repo) {
   out.insert(out.end(), repo.issues.begin(), repo.issues.end());
   out.insert(out.end(), repo.comments.begin(), repo.comments.end());
   return out;
-}
-
-void publish_all(std::uint16_t port, const std::vector<nostr::Event>& events) {
-  auto client = TestClient::connect(port);
-  ASSERT_TRUE(client);
-  for (const auto& ev : events) {
-    auto ok = client->publish(ev);
-    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
-  }
 }
 
 TEST(SyncE2E, GraspdSyncsHistoryAndLiveFromAnotherGraspdAndResumesAfterRestart) {

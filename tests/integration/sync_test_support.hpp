@@ -220,6 +220,22 @@ inline std::string relay_history_method(std::uint16_t port, const std::string& r
   return "";
 }
 
+inline std::int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Publishes `events` to graspd at `port`, each accepted.
+inline void publish_all(std::uint16_t port, const std::vector<nostr::Event>& events) {
+  auto client = TestClient::connect(port);
+  ASSERT_TRUE(client);
+  for (const auto& ev : events) {
+    auto ok = client->publish(ev);
+    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
+  }
+}
+
 /// Environment of a graspd that syncs from loopback peers quickly.
 inline std::vector<std::pair<std::string, std::string>> fast_sync_env() {
   return {{"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
