@@ -17,8 +17,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "interop_support.hpp"
@@ -93,10 +97,41 @@ class StrfryInterop : public ::testing::Test {
     strfry_ = *binary;
     fs::create_directories(dir_.path() / "db");
     port_ = free_port();
+    configure("");
+  }
+
+  /// Writes strfry.conf; `negentropy` is the body of its relay.negentropy block.
+  void configure(const std::string& negentropy) {
     std::ofstream(dir_.path() / "strfry.conf")
         << "db = \"" << (dir_.path() / "db").string() << "/\"\n"
         << "events { rejectEventsOlderThanSeconds = 946080000 }\n"
-        << "relay { bind = \"127.0.0.1\"\n port = " << port_ << "\n nofiles = 0 }\n";
+        << "relay { bind = \"127.0.0.1\"\n port = " << port_ << "\n nofiles = 0\n"
+        << " negentropy { " << negentropy << " } }\n";
+  }
+
+  std::string strfry_url() const { return "ws://127.0.0.1:" + std::to_string(port_); }
+
+  /// A repository listing graspd and the strfry relay, with `issues` issues at `time_of(i)`.
+  std::vector<nostr::Event> repository(const GraspdProcess& graspd, int issues,
+                                       const std::function<std::int64_t(int)>& time_of) {
+    const std::int64_t t = std::time(nullptr) - 50000;
+    std::vector<nostr::Event> all{
+        announcement_listing({graspd.relay_url(), strfry_url()}, "demo", t)};
+    const auto address = nostr::address_of(all.front());
+    for (int i = 0; i < issues; ++i) all.push_back(issue_for(address, i, time_of(i)));
+    return all;
+  }
+
+  /// strfry relay holds `all`; graspd holds its first `graspd_holds` and syncs. Returns how many
+  /// of `all` graspd stores within `deadline` (waiting until all or the deadline).
+  std::size_t sync_from_strfry(GraspdProcess& graspd, const std::vector<nostr::Event>& all,
+                               std::size_t graspd_holds, std::chrono::seconds deadline) {
+    import_into_strfry(all);
+    relay_ = start_relay();
+    EXPECT_TRUE(relay_) << "strfry relay did not start";
+    publish_all(graspd.port(), std::vector<nostr::Event>(all.begin(), all.begin() + graspd_holds));
+    wait_until([&] { return stored_count(graspd.port(), all) == all.size(); }, deadline);
+    return stored_count(graspd.port(), all);
   }
 
   /// Starts `strfry relay` on port_ and waits until it accepts WebSocket connections.
@@ -143,6 +178,7 @@ class StrfryInterop : public ::testing::Test {
   store::test::TempDir dir_;
   std::string strfry_;
   std::uint16_t port_ = 0;
+  std::unique_ptr<StrfryRelay> relay_;
 };
 
 TEST_F(StrfryInterop, StrfrySyncBothWaysLeavesBothRelaysWithTheUnion) {
@@ -181,32 +217,109 @@ TEST_F(StrfryInterop, StrfrySyncBothWaysLeavesBothRelaysWithTheUnion) {
 TEST_F(StrfryInterop, GraspdSyncsEveryEventFromAStrfryRelayPastItsFilterCap) {
   // 3,000 issues on one created_at: strfry answers a REQ filter with at most 500 events
   // (maxFilterLimit), so REQ pagination alone stops there; NIP-77 names the 2,700 graspd lacks.
-  const std::string strfry_url = "ws://127.0.0.1:" + std::to_string(port_);
   GraspdProcess graspd{GraspdOptions{fast_sync_env(), {}}};
   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
   const std::int64_t t = std::time(nullptr) - 5000;
-  std::vector<nostr::Event> all{announcement_listing({graspd.relay_url(), strfry_url}, "demo", t)};
-  const auto address = nostr::address_of(all.front());
-  for (int i = 0; i < 3000; ++i) all.push_back(issue_for(address, i, t + 10));
-  import_into_strfry(all);
-  auto relay = start_relay();
-  ASSERT_TRUE(relay) << "strfry relay did not start";
-
-  auto client = TestClient::connect(graspd.port());
-  ASSERT_TRUE(client);
-  for (std::size_t i = 0; i <= 300; ++i) {
-    auto ok = client->publish(all[i]);
-    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
-  }
-  ASSERT_TRUE(wait_until([&] { return stored_count(graspd.port(), all) == all.size(); },
-                         std::chrono::seconds(90)))
-      << stored_count(graspd.port(), all) << " of " << all.size() << "\n"
+  auto all = repository(graspd, 3000, [&](int) { return t; });
+  EXPECT_EQ(sync_from_strfry(graspd, all, 301, std::chrono::seconds(90)), all.size())
       << sync_status(graspd.port()) << graspd.stderr_text();
   EXPECT_TRUE(wait_until([&] {
-    return relay_history_method(graspd.port(), strfry_url) == "negentropy" &&
-           relay_figure(graspd.port(), strfry_url, "ids_needed") >= 2700;
+    return relay_history_method(graspd.port(), strfry_url()) == "negentropy" &&
+           relay_figure(graspd.port(), strfry_url(), "ids_needed") >= 2700;
   })) << sync_status(graspd.port());
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
+TEST_F(StrfryInterop, AWindowStrfryBlocksIsSplitUntilItIsAccepted) {
+  // strfry refuses a NEG-OPEN matching more than 1,000 events ("blocked: too many query
+  // results"); 3,000 issues over 300 seconds are reconciled in halves of the time window.
+  configure("maxSyncEvents = 1000");
+  GraspdProcess graspd{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t = std::time(nullptr) - 5000;
+  auto all = repository(graspd, 3000, [&](int i) { return t + i / 10; });
+  EXPECT_EQ(sync_from_strfry(graspd, all, 1, std::chrono::seconds(90)), all.size())
+      << sync_status(graspd.port()) << graspd.stderr_text();
+  EXPECT_TRUE(wait_until([&] {
+    return relay_history_method(graspd.port(), strfry_url()) == "negentropy";
+  })) << sync_status(graspd.port());
+}
+
+TEST_F(StrfryInterop, ABlockedSingleSecondFallsBackToPagesAndTerminates) {
+  // 3,000 issues on one second cannot be split under maxSyncEvents = 1000: that window goes to
+  // REQ pagination, which gets strfry's 500 per filter and stops; the relay is not blamed.
+  configure("maxSyncEvents = 1000");
+  GraspdProcess graspd{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t = std::time(nullptr) - 5000;
+  auto all = repository(graspd, 3000, [&](int) { return t; });
+  const auto stored = sync_from_strfry(graspd, all, 1, std::chrono::seconds(5));
+  EXPECT_GE(stored, 501u);
+  EXPECT_LT(stored, all.size());
+  EXPECT_TRUE(wait_until([&] {
+    return relay_figure(graspd.port(), strfry_url(), "pages") > 0 &&
+           relay_history_method(graspd.port(), strfry_url()) == "negentropy";
+  })) << sync_status(graspd.port());
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
+TEST_F(StrfryInterop, AStrfryWithNegentropyDisabledIsPagedByReq) {
+  // strfry answers NEG-OPEN with NOTICE "ERROR: bad msg: negentropy disabled".
+  configure("enabled = false");
+  GraspdProcess graspd{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t = std::time(nullptr) - 5000;
+  auto all = repository(graspd, 2000, [&](int i) { return t + i; });
+  EXPECT_EQ(sync_from_strfry(graspd, all, 1, std::chrono::seconds(90)), all.size())
+      << sync_status(graspd.port()) << graspd.stderr_text();
+  EXPECT_TRUE(wait_until([&] {
+    return relay_history_method(graspd.port(), strfry_url()) == "req";
+  })) << sync_status(graspd.port());
+}
+
+TEST_F(StrfryInterop, PrintMissingNamesExactlyTheSetDifferences) {
+  // 20,000 events, ten per second, split (only strfry, only graspd, both) = (1, 1, 98) %.
+  GraspdProcess graspd{relay_options()};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t = std::time(nullptr) - 5000;
+  std::vector<nostr::Event> graspd_side, strfry_side;
+  std::set<std::string> only_graspd, only_strfry;
+  for (int i = 0; i < 20000; ++i) {
+    auto ev = make_event(1, "m" + std::to_string(i), {{"t", "print-missing"}}, t + i / 10);
+    if (i % 100 != 0) graspd_side.push_back(ev);
+    if (i % 100 != 1) strfry_side.push_back(ev);
+    if (i % 100 == 1) only_graspd.insert(nostr::to_hex(ev.id));
+    if (i % 100 == 0) only_strfry.insert(nostr::to_hex(ev.id));
+  }
+  auto client = TestClient::connect(graspd.port());
+  ASSERT_TRUE(client);
+  for (const auto& ev : graspd_side) client->send(event_frame(ev));
+  for (std::size_t i = 0; i < graspd_side.size(); ++i)
+    ASSERT_TRUE(client->next_as<nostr::RelayOk>()) << "OK " << i;
+  import_into_strfry(strfry_side);
+  int status = -1;
+  auto out = strfry(
+      "sync " + graspd.relay_url() + " --filter '{\"#t\":[\"print-missing\"]}' --print-missing",
+      status);
+  ASSERT_EQ(status, 0) << out;
+  // strfry's log lines share stdout with the id lines and may land inside one: drop them whole
+  // (each ends with its own newline), which rejoins the line they split.
+  out = std::regex_replace(
+      out,
+      std::regex(
+          R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \([^)]*\) \[[^\]]*\][A-Z0-9 ]*\|[^\n]*\n)"),
+      "");
+  std::set<std::string> have, need;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("have,", 0) == 0) have.insert(line.substr(5));
+    if (line.rfind("need,", 0) == 0) need.insert(line.substr(5));
+  }
+  // strfry's point of view: it "has" what graspd lacks and "needs" what only graspd holds.
+  EXPECT_EQ(have.size(), only_strfry.size());
+  EXPECT_EQ(need.size(), only_graspd.size());
+  EXPECT_TRUE(have == only_strfry);
+  EXPECT_TRUE(need == only_graspd);
 }
 
 }  // namespace
