@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "messages/nostr/json.hpp"
@@ -87,20 +88,51 @@ EventStore::~EventStore() {
   mdb_env_close(env_);
 }
 
+/// Attempts at beginning a transaction while other processes keep growing the map.
+constexpr int kBeginAttempts = 8;
+
 template <class Fn>
 auto EventStore::read(Fn&& fn) const {
-  std::shared_lock lock(remap_mutex_);
-  Txn txn(env_, MDB_RDONLY);
-  return fn(txn.get());
+  for (int attempt = 1;; ++attempt) {
+    std::shared_lock lock(remap_mutex_);
+    std::optional<Txn> txn;
+    try {
+      txn.emplace(env_, MDB_RDONLY);
+    } catch (const StoreError& e) {
+      if (e.code() != MDB_MAP_RESIZED || attempt == kBeginAttempts) throw;
+      lock.unlock();
+      adopt_map_size();
+      continue;
+    }
+    return fn(txn->get());
+  }
 }
 
-void EventStore::grow_map() {
+void EventStore::adopt_map_size() const {
   std::unique_lock lock(remap_mutex_);
+  check(mdb_env_set_mapsize(env_, 0), "adopt map size");
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  map_size_ = info.me_mapsize;
+}
+
+bool EventStore::recover(const StoreError& error) {
+  if (error.code() == MDB_MAP_RESIZED) {
+    adopt_map_size();
+    return true;
+  }
+  return error.code() == MDB_MAP_FULL && grow_map();
+}
+
+bool EventStore::grow_map() {
+  std::unique_lock lock(remap_mutex_);
+  if (map_size_ >= options_.max_map_size) return false;
   std::size_t next = std::min(map_size_ * 2, options_.max_map_size);
   check(mdb_env_set_mapsize(env_, next), "grow map");
   MDB_envinfo info;
   mdb_env_info(env_, &info);
   map_size_ = info.me_mapsize;
+  return true;
 }
 
 std::vector<WriteReport> EventStore::write_batch_with_json(
@@ -111,8 +143,9 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
     if (events[i] && !nostr::is_ephemeral(events[i]->kind))
       jsons[i] = std::make_shared<const std::string>(nostr::serialize_event(*events[i]));
   std::vector<WriteReport> reports(events.size());
-  for (;;) {
+  for (int attempt = 1;; ++attempt) {
     try {
+      std::shared_lock lock(remap_mutex_);
       Txn txn(env_, 0);
       Writer writer(txn.get(), *dbs_, now());
       for (std::size_t i = 0; i < events.size(); ++i) {
@@ -131,10 +164,7 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
       txn.commit();
       return reports;
     } catch (const StoreError& e) {
-      if (e.code() == MDB_MAP_FULL && map_size_ < options_.max_map_size) {
-        grow_map();
-        continue;
-      }
+      if (attempt < kBeginAttempts && recover(e)) continue;
       std::string message = e.code() == MDB_MAP_FULL
                                 ? "error: store full: map size limit of " +
                                       std::to_string(options_.max_map_size) + " bytes reached"
@@ -164,20 +194,19 @@ std::string EventStore::last_error() const {
 std::size_t EventStore::sweep_expired(std::int64_t now) {
   constexpr std::size_t kPerTxn = 10000;
   std::size_t total = 0;
-  for (;;) {
+  for (int attempt = 1;;) {
     std::size_t swept = 0;
     try {
+      std::shared_lock lock(remap_mutex_);
       Txn txn(env_, 0);
       Writer writer(txn.get(), *dbs_, now);
       swept = writer.sweep(now, kPerTxn);
       txn.commit();
     } catch (const StoreError& e) {
-      if (e.code() == MDB_MAP_FULL && map_size_ < options_.max_map_size) {
-        grow_map();
-        continue;
-      }
+      if (attempt++ < kBeginAttempts && recover(e)) continue;
       throw;
     }
+    attempt = 1;
     total += swept;
     if (swept < kPerTxn) return total;
   }

@@ -181,14 +181,21 @@ class EventStore {
   auto read(Fn&& fn) const;
   /// The next record sequence number as `txn` sees it (a query's horizon).
   std::uint64_t horizon(MDB_txn* txn) const;
-  void grow_map();
+  /// Doubles the map (up to max_map_size); false when it is at the ceiling already.
+  bool grow_map();
+  /// Another process grew the map (MDB_MAP_RESIZED): takes its size, with no transaction of
+  /// this process open. Every transaction runs under remap_mutex_ held shared, so this waits.
+  void adopt_map_size() const;
+  /// After a failed write transaction: true when it is worth beginning again (the map was
+  /// grown or adopted).
+  bool recover(const StoreError& error);
 
   StoreOptions options_;
   MDB_env* env_ = nullptr;
   std::unique_ptr<Dbs> dbs_;
-  std::size_t map_size_ = 0;
-  // Remapping (map growth) invalidates pointers of in-flight readers, so
-  // readers hold this shared and growth holds it exclusively.
+  mutable std::size_t map_size_ = 0;
+  // Remapping (map growth, or adopting another process's size) invalidates pointers of in-flight
+  // transactions, so readers and the writer hold this shared and a remap holds it exclusively.
   mutable std::shared_mutex remap_mutex_;
   mutable std::mutex error_mutex_;
   std::string last_error_;
