@@ -70,6 +70,8 @@ void SyncSession::on_message(std::string&& text) {
     auto parsed = nostr::parse_relay_message(text, limits_);
     if (parsed)
       dispatch(*parsed);
+    else if (text.starts_with("[\"NEG-MSG\""))
+      fail("the relay sent an unusable NEG-MSG: " + parsed.error());
     else if (!first_neg_msg_seen_)
       fail("the relay sent an unparsable frame: " + parsed.error());
     else
