@@ -368,6 +368,39 @@ void EventStore::for_each(const std::function<bool(std::string_view json)>& sink
   });
 }
 
+std::uint64_t EventStore::next_seq() const {
+  return read([&](MDB_txn* txn) -> std::uint64_t {
+    auto next = lookup(txn, dbs_->meta, detail::kNextSeqKey);
+    return next && next->size() == 8 ? detail::read_be64(next->data()) : 1;
+  });
+}
+
+std::uint64_t EventStore::for_each_committed(
+    std::uint64_t from, std::uint64_t to, std::size_t max,
+    const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const {
+  return read([&](MDB_txn* txn) {
+    Cursor c(txn, dbs_->events);
+    std::int64_t t = now();
+    std::uint64_t seq = from;
+    MDB_val k{sizeof seq, &seq}, v;
+    std::uint64_t next = from;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    for (std::size_t sent = 0; rc == MDB_SUCCESS && sent < max;
+         rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      std::uint64_t at;
+      std::memcpy(&at, k.mv_data, sizeof at);
+      if (at >= to) break;
+      next = at + 1;
+      RecordView r;
+      if (!detail::decode_record(to_view(v), r) || detail::is_expired(r, t)) continue;
+      sink(at, r.json);
+      ++sent;
+    }
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "scan new events");
+    return next;
+  });
+}
+
 std::uint64_t EventStore::size() const {
   return read([&](MDB_txn* txn) {
     MDB_stat stat;

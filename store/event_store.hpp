@@ -166,6 +166,16 @@ class EventStore {
   /// returns false to stop.
   void for_each(const std::function<bool(std::string_view json)>& sink) const;
 
+  /// The next record sequence number: every committed event, by this process or another one
+  /// on the same store, has WriteReport::seq below it (a query's horizon, taken alone).
+  std::uint64_t next_seq() const;
+  /// Stored, unexpired events with `from` <= seq < `to`, in commit order, at most `max`: what
+  /// another process (graspd sync, graspd import) committed there. Returns the sequence number
+  /// to continue from (past the last record examined, or `from` when none).
+  std::uint64_t for_each_committed(
+      std::uint64_t from, std::uint64_t to, std::size_t max,
+      const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const;
+
   /// Message of the last failed write transaction ("error: ...").
   std::string last_error() const;
 

@@ -168,7 +168,12 @@ TEST(SyncCommand, WorksWhileTheDaemonRunsOnTheSameDataDirectory) {
   ASSERT_TRUE(pair.start());
   auto remote = pair.thread(0, 30, 3, now_seconds() - 7000);
   publish_all(pair.peer.port(), remote);
-  // Clients keep publishing to the daemon while the sync writes into its store.
+  // A live subscriber of the daemon; clients keep publishing to it while the sync writes into
+  // its store.
+  auto subscriber = TestClient::connect(pair.local.port());
+  ASSERT_TRUE(subscriber);
+  subscriber->send(R"(["REQ","live",{"kinds":[1621,1111],"limit":0}])");
+  ASSERT_TRUE(subscriber->next_as<nostr::RelayEose>());
   auto live = pair.thread(100, 20, 0, now_seconds() - 6000);
   std::thread publisher([&] { publish_all(pair.local.port(), live); });
   auto run = sync(pair.local, {pair.peer.relay_url(), "--dir", "down"});
@@ -178,6 +183,17 @@ TEST(SyncCommand, WorksWhileTheDaemonRunsOnTheSameDataDirectory) {
   // The daemon's queries read the same LMDB store: the synced events are served at once.
   EXPECT_EQ(stored_count(pair.local.port(), remote), remote.size());
   EXPECT_EQ(stored_count(pair.local.port(), live), live.size());
+  // The daemon notices what another process wrote and publishes it on its change feed: the live
+  // subscriber gets every synced event.
+  std::set<nostr::EventId> expected, delivered;
+  for (const auto& ev : remote) expected.insert(ev.id);
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (delivered.size() < expected.size() && std::chrono::steady_clock::now() < until) {
+    auto msg = subscriber->next(1s);
+    if (auto* ev = msg ? std::get_if<nostr::RelayEvent>(&*msg) : nullptr)
+      if (expected.count(ev->event.id)) delivered.insert(ev->event.id);
+  }
+  EXPECT_EQ(delivered.size(), expected.size());
   // and it goes on accepting: a reply to a synced issue (its policy asks the store).
   publish_all(pair.local.port(), {comment_on(remote[0], 999, now_seconds())});
   EXPECT_EQ(pair.local.stop(), 0) << pair.local.stderr_text();
