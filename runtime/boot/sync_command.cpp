@@ -136,15 +136,7 @@ int run(const SyncArgs& args, Prepared& prepared, const ParsedUrl& url) {
   auto policy = download_policy(args, prepared.config);
   print_start(args, prepared, policy.has_value());
   std::unique_ptr<SyncIngest> ingest;
-  if (args.downloads()) {
-    std::uint64_t reported = 0;
-    ingest = std::make_unique<SyncIngest>(
-        prepared.store, policy,
-        [reported](const nostr::EventId& id, const std::string& why) mutable {
-          if (++reported <= 20)
-            std::cerr << "sync: not stored " << nostr::to_hex(id) << ": " << why << "\n";
-        });
-  }
+  if (args.downloads()) ingest = std::make_unique<SyncIngest>(prepared.store, policy);
   auto options = client_options(prepared.config);
   boost::asio::io_context io;
   SyncOutput output{std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1};

@@ -39,6 +39,10 @@ class SyncIngest {
   SyncIngest(std::shared_ptr<store::EventStore> store, std::optional<policy::PolicyConfig> policy,
              std::function<void(const nostr::EventId&, const std::string&)> on_refused = {});
 
+  void set_on_refused(std::function<void(const nostr::EventId&, const std::string&)> on_refused) {
+    on_refused_ = std::move(on_refused);
+  }
+
   /// Judges one event whose id and signature were checked; accepted ones wait for flush().
   void submit(nostr::EventPtr event);
   /// Writes everything accepted, and what the commits release, until nothing is left. False

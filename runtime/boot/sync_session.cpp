@@ -50,6 +50,11 @@ SyncSession::SyncSession(boost::asio::io_context& io, SyncArgs args,
       timer_(io),
       throttle_(progress_interval(output.terminal)) {
   figures_.local_records = negentropy_.local_records();
+  if (ingest_)
+    ingest_->set_on_refused([this](const nostr::EventId& id, const std::string& why) {
+      if (++logged_refusals_ <= logged_refusal_limit)
+        say("sync: not stored " + nostr::to_hex(id) + ": " + why);
+    });
   throttle_.due(Clock::now());  // the first line after one interval, not at once
 }
 
