@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <limits>
+#include <optional>
 
+#include "messages/nostr/json.hpp"
 #include "runtime/log.hpp"
 
 namespace graspd {
@@ -25,7 +28,41 @@ void publish(Self self, const std::vector<nostr::EventPtr>& events,
     ++st.committed;
     StoreCommitted msg{events[i], reports[i].json, reports[i].outcome, reports[i].seq};
     for (const auto& sub : st.subscribers) self->send(sub, msg);
+    st.tail_from = std::max(st.tail_from, reports[i].seq + 1);
   }
+}
+
+/// Publishes the events other processes committed with sequence numbers in [tail_from, to), at
+/// most `max`. Their JSON was checked when they were written; one that does not parse is skipped.
+/// A failed read is logged and tried again at the next look.
+void publish_foreign(Self self, std::uint64_t to, std::size_t max) {
+  auto& st = self->state;
+  if (st.tail_from >= to) return;
+  nostr::ParseLimits limits;
+  limits.max_message_bytes = limits.max_event_bytes = limits.max_content_bytes = 64u << 20;
+  limits.max_tags = limits.max_tag_elements = 1u << 20;
+  auto sink = [&](std::uint64_t seq, std::string_view json) {
+    auto parsed = nostr::parse_event(json, limits);
+    if (!parsed) return;
+    ++st.foreign;
+    StoreCommitted msg{std::make_shared<const nostr::Event>(std::move(parsed.value())),
+                       std::make_shared<const std::string>(json), WriteOutcome::stored, seq};
+    for (const auto& sub : st.subscribers) self->send(sub, msg);
+  };
+  try {
+    st.tail_from = st.store->for_each_committed(st.tail_from, to, max, sink);
+  } catch (const std::exception& failure) {
+    ++st.failed_batches;
+    log::warn(StoreWriterState::name, "reading other processes' commits failed: ", failure.what());
+  }
+}
+
+/// The first sequence number a batch committed, or none.
+std::optional<std::uint64_t> first_seq(const std::vector<store::WriteReport>& reports) {
+  std::optional<std::uint64_t> first;
+  for (const auto& r : reports)
+    if (r.seq > 0 && (!first || r.seq < *first)) first = r.seq;
+  return first;
 }
 
 std::vector<store::WriteReport> write_all(StoreWriterState& st) {
@@ -55,6 +92,9 @@ void flush(Self self) {
                              std::chrono::duration<double>(self->clock().now() - started).count(),
                              failed);
   for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
+  // Whatever another process committed before this transaction goes first, whole.
+  if (auto first = first_seq(reports))
+    publish_foreign(self, *first, std::numeric_limits<std::size_t>::max());
   publish(self, st.pending, reports);
   st.pending.clear();
   st.depends_on.clear();
@@ -109,6 +149,15 @@ void sweep(Self self) {
   self->delayed_send(self, st.config.sweep_interval, atom::store_sweep::value);
 }
 
+/// Publishes what other processes (graspd sync, graspd import) committed since the last look and
+/// re-arms the timer.
+void tail(Self self) {
+  auto& st = self->state;
+  flush(self);  // keep commit order: pending writes go first
+  publish_foreign(self, std::numeric_limits<std::uint64_t>::max(), st.config.tail_max);
+  self->delayed_send(self, st.config.tail_interval, atom::store_tail::value);
+}
+
 }  // namespace
 
 store_writer_actor::behavior_type store_writer(Self self, std::shared_ptr<store::EventStore> store,
@@ -119,6 +168,9 @@ store_writer_actor::behavior_type store_writer(Self self, std::shared_ptr<store:
   self->set_down_handler([self](caf::down_msg& dm) { drop_subscriber(self, dm.source); });
   if (config.sweep_interval.count() > 0)
     self->delayed_send(self, config.sweep_interval, atom::store_sweep::value);
+  self->state.tail_from = self->state.store->next_seq();
+  if (config.tail_interval.count() > 0)
+    self->delayed_send(self, config.tail_interval, atom::store_tail::value);
   return {
       [self](StoreWrite& msg) -> caf::result<WriteOutcome> { return enqueue_write(self, msg); },
       [self](atom::feed_subscribe, const store_feed_actor& subscriber) {
@@ -126,6 +178,7 @@ store_writer_actor::behavior_type store_writer(Self self, std::shared_ptr<store:
       },
       [self](atom::store_flush) { flush(self); },
       [self](atom::store_sweep) { sweep(self); },
+      [self](atom::store_tail) { tail(self); },
   };
 }
 

@@ -35,6 +35,8 @@ using feed_subscribe = caf::atom_constant<caf::atom("feed_sub")>;
 using store_flush = caf::atom_constant<caf::atom("st_flush")>;
 /// Store writer timer: sweep NIP-40 expired events.
 using store_sweep = caf::atom_constant<caf::atom("st_sweep")>;
+/// Store writer timer: publish what other processes committed to the store.
+using store_tail = caf::atom_constant<caf::atom("st_tail")>;
 
 // Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).

@@ -52,8 +52,10 @@ using store_writer_actor = caf::typed_actor<
     caf::replies_to<StoreWrite>::with<WriteOutcome>,
     // Add a change-feed subscriber (monitored; dropped when it dies).
     caf::reacts_to<atom::feed_subscribe, store_feed_actor>,
-    // Internal: commit the pending batch / periodic NIP-40 sweep.
-    caf::reacts_to<atom::store_flush>, caf::reacts_to<atom::store_sweep>>;
+    // Internal: commit the pending batch / periodic NIP-40 sweep / periodic look for events
+    // other processes on the same store committed.
+    caf::reacts_to<atom::store_flush>, caf::reacts_to<atom::store_sweep>,
+    caf::reacts_to<atom::store_tail>>;
 
 // The ACCEPTANCE actor: the GRASP-01 policy between validation
 // and the store, for client and synced events alike. A session without a

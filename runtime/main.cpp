@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/boot/daemon.hpp"
+#include "runtime/boot/sync_command.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/store_commands.hpp"
@@ -43,5 +44,7 @@ int main(int argc, char** argv) {
   // Subcommands dispatch on args[0] before the daemon's options are parsed.
   if (graspd::runtime::is_store_command(argc, argv))
     return graspd::runtime::run_store_command(argc, argv);
+  if (graspd::boot::is_sync_command(argc, argv))
+    return graspd::boot::run_sync_command(std::vector<std::string>(argv + 2, argv + argc));
   return run_daemon(std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "messages/nostr/json.hpp"
@@ -87,20 +88,51 @@ EventStore::~EventStore() {
   mdb_env_close(env_);
 }
 
+/// Attempts at beginning a transaction while other processes keep growing the map.
+constexpr int kBeginAttempts = 8;
+
 template <class Fn>
 auto EventStore::read(Fn&& fn) const {
-  std::shared_lock lock(remap_mutex_);
-  Txn txn(env_, MDB_RDONLY);
-  return fn(txn.get());
+  for (int attempt = 1;; ++attempt) {
+    std::shared_lock lock(remap_mutex_);
+    std::optional<Txn> txn;
+    try {
+      txn.emplace(env_, MDB_RDONLY);
+    } catch (const StoreError& e) {
+      if (e.code() != MDB_MAP_RESIZED || attempt == kBeginAttempts) throw;
+      lock.unlock();
+      adopt_map_size();
+      continue;
+    }
+    return fn(txn->get());
+  }
 }
 
-void EventStore::grow_map() {
+void EventStore::adopt_map_size() const {
   std::unique_lock lock(remap_mutex_);
+  check(mdb_env_set_mapsize(env_, 0), "adopt map size");
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  map_size_ = info.me_mapsize;
+}
+
+bool EventStore::recover(const StoreError& error) {
+  if (error.code() == MDB_MAP_RESIZED) {
+    adopt_map_size();
+    return true;
+  }
+  return error.code() == MDB_MAP_FULL && grow_map();
+}
+
+bool EventStore::grow_map() {
+  std::unique_lock lock(remap_mutex_);
+  if (map_size_ >= options_.max_map_size) return false;
   std::size_t next = std::min(map_size_ * 2, options_.max_map_size);
   check(mdb_env_set_mapsize(env_, next), "grow map");
   MDB_envinfo info;
   mdb_env_info(env_, &info);
   map_size_ = info.me_mapsize;
+  return true;
 }
 
 std::vector<WriteReport> EventStore::write_batch_with_json(
@@ -111,8 +143,9 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
     if (events[i] && !nostr::is_ephemeral(events[i]->kind))
       jsons[i] = std::make_shared<const std::string>(nostr::serialize_event(*events[i]));
   std::vector<WriteReport> reports(events.size());
-  for (;;) {
+  for (int attempt = 1;; ++attempt) {
     try {
+      std::shared_lock lock(remap_mutex_);
       Txn txn(env_, 0);
       Writer writer(txn.get(), *dbs_, now());
       for (std::size_t i = 0; i < events.size(); ++i) {
@@ -131,10 +164,7 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
       txn.commit();
       return reports;
     } catch (const StoreError& e) {
-      if (e.code() == MDB_MAP_FULL && map_size_ < options_.max_map_size) {
-        grow_map();
-        continue;
-      }
+      if (attempt < kBeginAttempts && recover(e)) continue;
       std::string message = e.code() == MDB_MAP_FULL
                                 ? "error: store full: map size limit of " +
                                       std::to_string(options_.max_map_size) + " bytes reached"
@@ -164,20 +194,19 @@ std::string EventStore::last_error() const {
 std::size_t EventStore::sweep_expired(std::int64_t now) {
   constexpr std::size_t kPerTxn = 10000;
   std::size_t total = 0;
-  for (;;) {
+  for (int attempt = 1;;) {
     std::size_t swept = 0;
     try {
+      std::shared_lock lock(remap_mutex_);
       Txn txn(env_, 0);
       Writer writer(txn.get(), *dbs_, now);
       swept = writer.sweep(now, kPerTxn);
       txn.commit();
     } catch (const StoreError& e) {
-      if (e.code() == MDB_MAP_FULL && map_size_ < options_.max_map_size) {
-        grow_map();
-        continue;
-      }
+      if (attempt++ < kBeginAttempts && recover(e)) continue;
       throw;
     }
+    attempt = 1;
     total += swept;
     if (swept < kPerTxn) return total;
   }
@@ -336,6 +365,39 @@ void EventStore::for_each(const std::function<bool(std::string_view json)>& sink
     }
     if (rc != MDB_NOTFOUND) check(rc, "scan events");
     return 0;
+  });
+}
+
+std::uint64_t EventStore::next_seq() const {
+  return read([&](MDB_txn* txn) -> std::uint64_t {
+    auto next = lookup(txn, dbs_->meta, detail::kNextSeqKey);
+    return next && next->size() == 8 ? detail::read_be64(next->data()) : 1;
+  });
+}
+
+std::uint64_t EventStore::for_each_committed(
+    std::uint64_t from, std::uint64_t to, std::size_t max,
+    const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const {
+  return read([&](MDB_txn* txn) {
+    Cursor c(txn, dbs_->events);
+    std::int64_t t = now();
+    std::uint64_t seq = from;
+    MDB_val k{sizeof seq, &seq}, v;
+    std::uint64_t next = from;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    for (std::size_t sent = 0; rc == MDB_SUCCESS && sent < max;
+         rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      std::uint64_t at;
+      std::memcpy(&at, k.mv_data, sizeof at);
+      if (at >= to) break;
+      next = at + 1;
+      RecordView r;
+      if (!detail::decode_record(to_view(v), r) || detail::is_expired(r, t)) continue;
+      sink(at, r.json);
+      ++sent;
+    }
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "scan new events");
+    return next;
   });
 }
 

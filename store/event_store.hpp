@@ -166,6 +166,16 @@ class EventStore {
   /// returns false to stop.
   void for_each(const std::function<bool(std::string_view json)>& sink) const;
 
+  /// The next record sequence number: every committed event, by this process or another one
+  /// on the same store, has WriteReport::seq below it (a query's horizon, taken alone).
+  std::uint64_t next_seq() const;
+  /// Stored, unexpired events with `from` <= seq < `to`, in commit order, at most `max`: what
+  /// another process (graspd sync, graspd import) committed there. Returns the sequence number
+  /// to continue from (past the last record examined, or `from` when none).
+  std::uint64_t for_each_committed(
+      std::uint64_t from, std::uint64_t to, std::size_t max,
+      const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const;
+
   /// Message of the last failed write transaction ("error: ...").
   std::string last_error() const;
 
@@ -181,14 +191,21 @@ class EventStore {
   auto read(Fn&& fn) const;
   /// The next record sequence number as `txn` sees it (a query's horizon).
   std::uint64_t horizon(MDB_txn* txn) const;
-  void grow_map();
+  /// Doubles the map (up to max_map_size); false when it is at the ceiling already.
+  bool grow_map();
+  /// Another process grew the map (MDB_MAP_RESIZED): takes its size, with no transaction of
+  /// this process open. Every transaction runs under remap_mutex_ held shared, so this waits.
+  void adopt_map_size() const;
+  /// After a failed write transaction: true when it is worth beginning again (the map was
+  /// grown or adopted).
+  bool recover(const StoreError& error);
 
   StoreOptions options_;
   MDB_env* env_ = nullptr;
   std::unique_ptr<Dbs> dbs_;
-  std::size_t map_size_ = 0;
-  // Remapping (map growth) invalidates pointers of in-flight readers, so
-  // readers hold this shared and growth holds it exclusively.
+  mutable std::size_t map_size_ = 0;
+  // Remapping (map growth, or adopting another process's size) invalidates pointers of in-flight
+  // transactions, so readers and the writer hold this shared and a remap holds it exclusively.
   mutable std::shared_mutex remap_mutex_;
   mutable std::mutex error_mutex_;
   std::string last_error_;

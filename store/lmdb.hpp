@@ -27,17 +27,13 @@ inline std::string_view to_view(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
 }
 
-/// Owns a transaction; aborts it unless committed.
+/// Owns a transaction; aborts it unless committed. Throws StoreError with code MDB_MAP_RESIZED
+/// when another process grew the map: the caller adopts the size (no transaction of this process
+/// may be open meanwhile, see EventStore::adopt_map_size) and begins again.
 class Txn {
  public:
   Txn(MDB_env* env, unsigned flags) {
-    int rc = mdb_txn_begin(env, nullptr, flags, &txn_);
-    if (rc == MDB_MAP_RESIZED) {
-      // Another process grew the map: adopt its size and retry once.
-      check(mdb_env_set_mapsize(env, 0), "adopt map size");
-      rc = mdb_txn_begin(env, nullptr, flags, &txn_);
-    }
-    check(rc, "begin transaction");
+    check(mdb_txn_begin(env, nullptr, flags, &txn_), "begin transaction");
   }
   ~Txn() {
     if (txn_) mdb_txn_abort(txn_);

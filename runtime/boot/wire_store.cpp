@@ -18,6 +18,7 @@ constexpr std::string_view component = "relay";
 
 StoreWriterConfig store_writer_config(runtime::Metrics& metrics) {
   StoreWriterConfig config;
+  config.tail_interval = std::chrono::seconds(1);  // events graspd sync / import write meanwhile
   config.observe_commit = [observed = std::make_shared<runtime::StoreMetrics>(metrics.registry())](
                               std::size_t events, double seconds, bool failed) {
     observed->commit(events, seconds, failed);

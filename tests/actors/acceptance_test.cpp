@@ -84,6 +84,7 @@ store_writer_actor::behavior_type gated_writer(
         self->state.promises.clear();
       },
       [](atom::store_sweep) {},
+      [](atom::store_tail) {},
   };
 }
 

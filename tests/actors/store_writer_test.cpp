@@ -131,5 +131,41 @@ TEST_F(StoreWriterTest, TimerSweepsExpiredEvents) {
   EXPECT_TRUE(has_pending_timeout()) << "the sweep re-arms itself";
 }
 
+TEST_F(StoreWriterTest, PublishesWhatAnotherProcessCommittedInCommitOrder) {
+  std::vector<nostr::EventPtr> before{unsigned_event(1, 1, 100, 1)};
+  store_->write_batch(before);  // there at spawn: never published
+  StoreWriterConfig config;
+  config.tail_interval = std::chrono::seconds(1);
+  config.tail_max = 2;
+  auto w = spawn_writer(config);
+  auto log = std::make_shared<std::vector<StoreCommitted>>();
+  self_->send(w, atom::feed_subscribe::value, spawn_recorder(log));
+  run();
+  // Another process (graspd sync) writes to the same store: the next look publishes them, at
+  // most tail_max at a time.
+  std::vector<nostr::EventPtr> foreign{unsigned_event(2, 2, 101, 1), unsigned_event(3, 2, 102, 1),
+                                       unsigned_event(4, 2, 103, 1)};
+  store_->write_batch(foreign);
+  advance_time(std::chrono::seconds(1));
+  ASSERT_EQ(log->size(), 2u);
+  // A write of our own publishes the rest of them first, then itself; so does a foreign write
+  // between two looks.
+  write_all(w, {unsigned_event(5, 1, 104, 1)});
+  std::vector<nostr::EventPtr> more{unsigned_event(6, 2, 105, 1)};
+  store_->write_batch(more);
+  write_all(w, {unsigned_event(7, 1, 106, 1)});
+  ASSERT_EQ(log->size(), 6u);
+  for (std::size_t i = 0; i < log->size(); ++i) {
+    EXPECT_EQ((*log)[i].event->id, store::test::bytes_of(i + 2, 0xee)) << i;
+    EXPECT_EQ(*(*log)[i].json, store_->get((*log)[i].event->id).value());
+    if (i > 0) {
+      EXPECT_GT((*log)[i].seq, (*log)[i - 1].seq);
+    }
+  }
+  EXPECT_EQ(state(w).foreign, 4u);
+  advance_time(std::chrono::seconds(1));
+  EXPECT_EQ(log->size(), 6u) << "nothing is published twice";
+}
+
 }  // namespace
 }  // namespace graspd

@@ -322,5 +322,44 @@ TEST_F(StrfryInterop, PrintMissingNamesExactlyTheSetDifferences) {
   EXPECT_TRUE(need == only_graspd);
 }
 
+// `graspd sync` (the one-shot NIP-77 client) against a strfry relay (the server), on events that
+// all share one created_at: both directions, then nothing left to do.
+TEST_F(StrfryInterop, GraspdSyncCommandBothWaysAgainstAStrfryRelay) {
+  const std::int64_t t = std::time(nullptr) - 1000;
+  std::vector<nostr::Event> all, strfry_side;
+  std::ofstream graspd_side(dir_.path() / "graspd.jsonl");
+  for (int i = 0; i < 3000; ++i) {
+    all.push_back(make_event(1, "g" + std::to_string(i), {{"t", "graspd-sync"}}, t));
+    if (i % 10 != 1) graspd_side << nostr::serialize_event(all.back()) << "\n";
+    if (i % 10 != 0) strfry_side.push_back(all.back());
+  }
+  graspd_side.close();
+  const auto data = (dir_.path() / "graspd").string();
+  const auto graspd = "'" + GraspdProcess::binary() + "' ";
+  int status = -1;
+  auto imported = run_command(
+      graspd + "import --data '" + data + "' < '" + (dir_.path() / "graspd.jsonl").string() + "'",
+      status);
+  ASSERT_EQ(status, 0) << imported;
+  import_into_strfry(strfry_side);
+  auto relay = start_relay();
+  ASSERT_TRUE(relay) << "strfry relay did not start";
+
+  const std::string sync = graspd + "sync ws://127.0.0.1:" + std::to_string(port_) + " --data '" +
+                           data + "' --policy open --filter '{\"#t\":[\"graspd-sync\"]}'";
+  auto first = run_command(sync, status);
+  ASSERT_EQ(status, 0) << first;
+  EXPECT_NE(first.find("have 300, need 300, sent 300 (accepted 300, rejected 0), received 300, "
+                       "stored 300,"),
+            std::string::npos)
+      << first;
+  EXPECT_EQ(strfry_count(), all.size());
+  auto exported = run_command(graspd + "export --data '" + data + "' 2>/dev/null | wc -l", status);
+  EXPECT_EQ(std::stoul(exported), all.size()) << exported;
+  auto second = run_command(sync, status);
+  EXPECT_EQ(status, 0) << second;
+  EXPECT_NE(second.find("have 0, need 0, sent 0"), std::string::npos) << second;
+}
+
 }  // namespace
 }  // namespace graspd::test

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <lmdb.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
 
 #include <fstream>
@@ -524,6 +527,71 @@ TEST(EventStoreMapTest, MapFullAtCeilingFailsCleanly) {
   EXPECT_TRUE(store.contains(test::bytes_of(1, 0xee)));
   std::vector<EventPtr> after{unsigned_event(2, 1, 2, 1)};
   EXPECT_EQ(store.write_batch(after)[0], WriteOutcome::stored);
+}
+
+/// Another process (a forked child with its own LMDB environment, as `graspd sync` beside the
+/// daemon) writes 3000 events into the store at `path` from a small map, growing it. Returns the
+/// child's exit code: 0 when everything was stored.
+int grow_from_another_process(const std::filesystem::path& path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 3;
+    try {
+      StoreOptions options;
+      options.path = path;
+      options.initial_map_size = 256 * 1024;
+      options.durable = false;
+      EventStore other(options);
+      std::vector<EventPtr> batch;
+      for (int i = 0; i < 3000; ++i)
+        batch.push_back(unsigned_event(i + 100, 2, 1000 + i, 1, {}, std::string(300, 'y')));
+      code = 0;
+      for (auto o : other.write_batch(batch)) code |= o == WriteOutcome::stored ? 0 : 1;
+    } catch (...) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+StoreOptions small_map(const TempDir& dir) {
+  StoreOptions options;
+  options.path = dir.path();
+  options.initial_map_size = 256 * 1024;
+  options.durable = false;
+  return options;
+}
+
+TEST(EventStoreMapTest, AReadAdoptsTheMapAnotherProcessGrew) {
+  TempDir dir;
+  EventStore store(small_map(dir));
+  std::vector<EventPtr> first{unsigned_event(1, 1, 1, 1)};
+  ASSERT_EQ(store.write_batch(first)[0], WriteOutcome::stored);
+  const auto before = store.map_size();
+  ASSERT_EQ(grow_from_another_process(dir.path()), 0);
+  // The read transaction meets MDB_MAP_RESIZED, adopts the new size and sees every event.
+  EXPECT_EQ(store.size(), 3001u);
+  EXPECT_GT(store.map_size(), before);
+  EXPECT_TRUE(store.contains(test::bytes_of(3099, 0xee)));
+  std::vector<EventPtr> after{unsigned_event(2, 1, 2, 1)};
+  EXPECT_EQ(store.write_batch(after)[0], WriteOutcome::stored) << store.last_error();
+}
+
+TEST(EventStoreMapTest, AWriteAdoptsTheMapAnotherProcessGrew) {
+  TempDir dir;
+  EventStore store(small_map(dir));
+  std::vector<EventPtr> first{unsigned_event(1, 1, 1, 1)};
+  ASSERT_EQ(store.write_batch(first)[0], WriteOutcome::stored);
+  const auto before = store.map_size();
+  ASSERT_EQ(grow_from_another_process(dir.path()), 0);
+  // The write transaction meets MDB_MAP_RESIZED first: adopted, then committed.
+  std::vector<EventPtr> after{unsigned_event(2, 1, 2, 1)};
+  EXPECT_EQ(store.write_batch(after)[0], WriteOutcome::stored) << store.last_error();
+  EXPECT_GT(store.map_size(), before);
+  EXPECT_EQ(store.size(), 3002u);
 }
 
 TEST(EventStoreOkMessages, PrefixesAndAcceptance) {

@@ -1,0 +1,134 @@
+#include "runtime/boot/sync_ingest.hpp"
+
+#include <ctime>
+#include <limits>
+
+namespace graspd::boot {
+
+namespace {
+
+/// Like the acceptance actor: a dependency that keeps failing is judged again at most this often.
+constexpr int max_write_attempts = 4;
+
+/// The run is short and its parked events wait for events of the same run: nothing expires, and
+/// the one source is not held to a share.
+policy::RetryCache::Limits retry_limits() {
+  policy::RetryCache::Limits limits;
+  limits.max_events = 1000000;
+  limits.max_bytes = std::size_t{1} << 30;
+  limits.ttl_seconds = std::numeric_limits<std::int32_t>::max();
+  return limits;
+}
+
+std::size_t approximate_bytes(const nostr::Event& ev) {
+  std::size_t bytes = 256 + ev.content.size();
+  for (const auto& tag : ev.tags)
+    for (const auto& value : tag) bytes += value.size() + 4;
+  return bytes;
+}
+
+bool committed(WriteOutcome outcome) {
+  return outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
+}
+
+}  // namespace
+
+SyncIngest::SyncIngest(std::shared_ptr<store::EventStore> store,
+                       std::optional<policy::PolicyConfig> policy,
+                       std::function<void(const nostr::EventId&, const std::string&)> on_refused)
+    : store_(std::move(store)), on_refused_(std::move(on_refused)) {
+  if (!policy) return;
+  view_ = std::make_unique<store::EventStoreView>(store_);
+  policy_ = std::make_unique<policy::AcceptancePolicy>(std::move(*policy), *view_);
+  policy_->load_from_store();
+  retry_ = std::make_unique<policy::RetryCache>(retry_limits());
+}
+
+void SyncIngest::submit(nostr::EventPtr event) {
+  judge(std::move(event), 0);
+}
+
+void SyncIngest::refuse(const nostr::EventId& id, const std::string& message) {
+  ++counts_.refused;
+  if (on_refused_) on_refused_(id, message);
+}
+
+void SyncIngest::judge(nostr::EventPtr event, int attempt) {
+  if (!policy_) {
+    batch_.push_back({std::move(event), {}, attempt});
+    return;
+  }
+  // Already accepted in this run, or stored (by us or by the daemon): the store answers duplicate.
+  if (policy_->is_pending(event->id) || store_->contains(event->id)) {
+    ++counts_.duplicate;
+    return;
+  }
+  auto decision = policy_->evaluate(*event);
+  if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
+    retry_->park(event, approximate_bytes(*event), decision.wait_keys,
+                 static_cast<std::int64_t>(std::time(nullptr)));
+    return;
+  }
+  if (!decision.accepted()) return refuse(event->id, decision.message);
+  if (nostr::is_ephemeral(event->kind)) return refuse(event->id, "ephemeral: not stored");
+  policy_->on_accepted(event, decision.depends_on);
+  batch_.push_back({std::move(event), std::move(decision.depends_on), attempt});
+}
+
+bool SyncIngest::flush() {
+  while (!batch_.empty())
+    if (!write_round()) return false;
+  return true;
+}
+
+/// Writes the current batch in one transaction; the events it releases form the next batch.
+bool SyncIngest::write_round() {
+  auto batch = std::move(batch_);
+  batch_.clear();
+  std::vector<nostr::EventPtr> events;
+  std::vector<std::vector<nostr::EventId>> depends_on;
+  for (const auto& accepted : batch) {
+    events.push_back(accepted.event);
+    depends_on.push_back(accepted.depends_on);
+  }
+  auto reports = store_->write_batch_with_json(events, depends_on);
+  if (!reports.empty() && reports.front().outcome == WriteOutcome::error) {
+    error_ = store_->last_error();
+    return false;
+  }
+  std::vector<nostr::EventPtr> newly_committed;
+  for (std::size_t i = 0; i < batch.size(); ++i) on_outcome(batch[i], reports[i], newly_committed);
+  if (!policy_) return true;
+  for (const auto& ev : newly_committed)
+    for (auto& released : retry_->release(policy_->on_committed(*ev))) judge(released, 0);
+  return true;
+}
+
+void SyncIngest::on_outcome(Accepted& accepted, const store::WriteReport& report,
+                            std::vector<nostr::EventPtr>& newly_committed) {
+  const auto& id = accepted.event->id;
+  if (committed(report.outcome)) {
+    ++counts_.stored;
+    if (policy_) policy_->on_written(id);
+    newly_committed.push_back(accepted.event);
+    return;
+  }
+  if (policy_) policy_->on_not_stored(id, report.outcome == WriteOutcome::duplicate);
+  if (report.outcome == WriteOutcome::duplicate) {
+    ++counts_.duplicate;
+  } else if (report.outcome != WriteOutcome::dependency_missing) {
+    refuse(id, std::string(store::ok_message(report.outcome)));
+  } else if (accepted.attempt + 1 >= max_write_attempts) {
+    refuse(id, std::string(store::ok_message(report.outcome)));
+  } else {
+    judge(accepted.event, accepted.attempt + 1);
+  }
+}
+
+IngestCounts SyncIngest::counts() const {
+  auto counts = counts_;
+  counts.parked = retry_ ? retry_->size() : 0;
+  return counts;
+}
+
+}  // namespace graspd::boot
