@@ -31,17 +31,6 @@ nostr::Filters live_only(nostr::Filters filters) {
 
 }  // namespace
 
-bool notice_refuses_negentropy(std::string_view message) {
-  static constexpr std::array<std::string_view, 9> words = {
-      "error",           "invalid",  "unrecognized", "bad msg", "bad message",
-      "could not parse", "disabled", "unsupported",  "unknown"};
-  std::string lower(message.substr(0, 512));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::any_of(words.begin(), words.end(),
-                     [&](std::string_view w) { return lower.find(w) != std::string::npos; });
-}
-
 std::string NegentropyHistory::session_id(const std::string& id, const State& state) const {
   return id + wire_separator + 'n' + std::to_string(state.session_seq);
 }
@@ -285,7 +274,7 @@ NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id,
 
 NegentropyHistory::Step NegentropyHistory::on_notice(const std::string& message) {
   Step step;
-  if (peer_speaks_nip77_ || !notice_refuses_negentropy(message)) return step;
+  if (peer_speaks_nip77_ || !nostr::negentropy::notice_refuses_negentropy(message)) return step;
   std::vector<std::string> probing_ids;
   for (const auto& [id, state] : subs_)
     if (state.session && !state.answered) probing_ids.push_back(id);

@@ -138,8 +138,4 @@ class NegentropyHistory {
   bool peer_speaks_nip77_ = false;
 };
 
-/// True when a NOTICE received before the first NEG-MSG says the peer refused
-/// the NEG-OPEN (strfry sync's word list, nip77-negentropy.md §8 step 5).
-bool notice_refuses_negentropy(std::string_view message);
-
 }  // namespace graspd::sync

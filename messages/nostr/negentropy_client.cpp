@@ -1,5 +1,8 @@
 #include "messages/nostr/negentropy_client.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <set>
 
 #include "messages/nostr/canonical.hpp"
@@ -84,6 +87,17 @@ Result<ClientRound> ClientSession::on_message(std::string_view hex) {
     round.done = true;
   }
   return round;
+}
+
+bool notice_refuses_negentropy(std::string_view message) {
+  static constexpr std::array<std::string_view, 9> words = {
+      "error",           "invalid",  "unrecognized", "bad msg", "bad message",
+      "could not parse", "disabled", "unsupported",  "unknown"};
+  std::string lower(message.substr(0, 512));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::any_of(words.begin(), words.end(),
+                     [&](std::string_view w) { return lower.find(w) != std::string::npos; });
 }
 
 const std::string& ClientSession::subscription_id() const {

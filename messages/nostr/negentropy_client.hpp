@@ -62,6 +62,11 @@ class ClientSession {
   std::shared_ptr<State> state_;
 };
 
+/// True when a NOTICE received before the peer's first NEG-MSG says it refused the NEG-OPEN:
+/// strfry sync's rule (nip77-negentropy.md §8 step 5), its lowercase text contains error,
+/// invalid, unrecognized, bad msg, bad message, could not parse, disabled, unsupported or unknown.
+bool notice_refuses_negentropy(std::string_view message);
+
 }  // namespace graspd::nostr::negentropy
 
 namespace graspd::nostr {

@@ -147,15 +147,6 @@ const char* to_string(SyncDirection direction) {
   return "?";
 }
 
-bool is_error_notice(std::string_view message) {
-  std::string lower(message);
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (std::string_view word : {"error", "invalid", "unrecognized", "bad msg", "bad message",
-                                "could not parse", "disabled", "unsupported", "unknown"})
-    if (lower.find(word) != std::string::npos) return true;
-  return false;
-}
-
 namespace {
 
 std::string seconds_text(std::chrono::duration<double> elapsed) {

@@ -60,11 +60,6 @@ std::string sync_usage();
 
 const char* to_string(SyncDirection direction);
 
-/// A NOTICE that ends the run when it comes before the first NEG-MSG: strfry sync's word list
-/// (its lowercase text contains error, invalid, unrecognized, bad msg, bad message, could not
-/// parse, disabled, unsupported or unknown), so a relay without NIP-77 is reported as such.
-bool is_error_notice(std::string_view message);
-
 /// Every figure of a run, shown by the progress line and the summary.
 struct SyncFigures {
   std::uint64_t local_records = 0;

@@ -140,7 +140,7 @@ void SyncSession::on_neg_err(const nostr::RelayNegErr& msg) {
 }
 
 void SyncSession::on_notice(const nostr::RelayNotice& msg) {
-  if (!first_neg_msg_seen_ && is_error_notice(msg.message))
+  if (!first_neg_msg_seen_ && nostr::negentropy::notice_refuses_negentropy(msg.message))
     return fail("the relay answered NOTICE \"" + msg.message + "\" (no NIP-77?)");
   say("sync: relay NOTICE: " + msg.message);
 }

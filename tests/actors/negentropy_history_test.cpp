@@ -362,13 +362,6 @@ TEST(NegentropyHistory, TooManyLocalRecordsGoToPagination) {
   EXPECT_FALSE(step.unsupported);
 }
 
-TEST(NegentropyNotice, StrfrysWordList) {
-  EXPECT_TRUE(notice_refuses_negentropy("ERROR: bad msg: negentropy disabled"));
-  EXPECT_TRUE(notice_refuses_negentropy("Unknown message type"));
-  EXPECT_TRUE(notice_refuses_negentropy("could not parse command"));
-  EXPECT_FALSE(notice_refuses_negentropy("rate-limited: slow down"));
-  EXPECT_FALSE(notice_refuses_negentropy("welcome"));
-}
 
 }  // namespace
 }  // namespace graspd::sync

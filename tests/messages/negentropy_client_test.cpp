@@ -128,6 +128,15 @@ TEST(NegentropyClient, RefusesBadPayloads) {
   EXPECT_FALSE(ClientSession::open("n", Filter{}, {}, 100).ok());
 }
 
+TEST(NegentropyClient, AnErrorNoticeBeforeTheFirstAnswerRefusesNip77) {
+  EXPECT_TRUE(notice_refuses_negentropy("ERROR: bad msg: negentropy disabled"));
+  EXPECT_TRUE(notice_refuses_negentropy("Unrecognized command NEG-OPEN"));
+  EXPECT_TRUE(notice_refuses_negentropy("could not parse message"));
+  EXPECT_TRUE(notice_refuses_negentropy("invalid: unknown verb"));
+  EXPECT_FALSE(notice_refuses_negentropy("welcome, be nice"));
+  EXPECT_FALSE(notice_refuses_negentropy("rate-limited: slow down"));
+}
+
 TEST(ClientFrames, RequestCloseAndEvent) {
   Filter by_id;
   by_id.ids = std::vector<EventId>{sha256("1")};

@@ -90,15 +90,6 @@ TEST(SyncArgs, RefusesWhatItCannotUse) {
   EXPECT_EQ(parse_error({"ws://a", "--frobnicate"}), "unknown option --frobnicate");
 }
 
-TEST(SyncNotice, StrfrysErrorWordsEndTheRun) {
-  EXPECT_TRUE(is_error_notice("ERROR: bad msg: negentropy disabled"));
-  EXPECT_TRUE(is_error_notice("Unrecognized command NEG-OPEN"));
-  EXPECT_TRUE(is_error_notice("could not parse message"));
-  EXPECT_TRUE(is_error_notice("invalid: unknown verb"));
-  EXPECT_FALSE(is_error_notice("welcome, be nice"));
-  EXPECT_FALSE(is_error_notice("rate-limited: slow down"));
-}
-
 TEST(SyncProgress, TheLineShowsCountsAndRate) {
   SyncFigures f;
   f.rounds = 2;
