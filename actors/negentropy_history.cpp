@@ -42,7 +42,7 @@ std::string NegentropyHistory::fetch_id(const std::string& id, const State& stat
 NegentropyHistory::Step NegentropyHistory::open(const std::string& id, nostr::Filters filters,
                                                 std::int64_t now) {
   Step step;
-  if (subs_.count(id)) step.frames = close(id);
+  if (subs_.count(id)) step = close(id);
   State state;
   state.asked = filters;
   for (auto& f : filters) {
@@ -57,15 +57,34 @@ NegentropyHistory::Step NegentropyHistory::open(const std::string& id, nostr::Fi
   return step;
 }
 
-std::vector<std::string> NegentropyHistory::close(const std::string& id) {
-  std::vector<std::string> frames;
+NegentropyHistory::Step NegentropyHistory::close(const std::string& id) {
+  Step step;
   auto it = subs_.find(id);
-  if (it == subs_.end()) return frames;
-  if (it->second.session) frames.push_back(it->second.session->close_frame());
-  if (it->second.fetch_open) frames.push_back(nostr::client_close(fetch_id(id, it->second)));
-  frames.push_back(nostr::client_close(id));
+  if (it == subs_.end()) return step;
+  if (it->second.session) step.frames.push_back(it->second.session->close_frame());
+  if (it->second.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(id, it->second)));
+  step.frames.push_back(nostr::client_close(id));
   subs_.erase(it);
-  return frames;
+  append(step, resume_waiting());
+  return step;
+}
+
+std::size_t NegentropyHistory::open_sessions() const {
+  return static_cast<std::size_t>(std::count_if(
+      subs_.begin(), subs_.end(), [](const auto& s) { return s.second.session.has_value(); }));
+}
+
+NegentropyHistory::Step NegentropyHistory::resume_waiting() {
+  Step step;
+  while (!waiting_.empty() && open_sessions() < std::max<std::size_t>(limits_.max_sessions, 1)) {
+    auto id = std::move(waiting_.front());
+    waiting_.pop_front();
+    auto it = subs_.find(id);
+    if (it == subs_.end() || !it->second.waiting) continue;
+    it->second.waiting = false;
+    append(step, peer_refused_ ? fall_back(id, false) : next_session(id, it->second));
+  }
+  return step;
 }
 
 std::optional<std::string> NegentropyHistory::owner_of(const std::string& wire_id) const {
@@ -94,6 +113,11 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
   state.session.reset();
   if (state.windows.empty()) {
     finish_if_done(id, state, step);
+    return step;
+  }
+  if (open_sessions() >= std::max<std::size_t>(limits_.max_sessions, 1)) {
+    state.waiting = true;
+    waiting_.push_back(id);
     return step;
   }
   auto ours = local_ ? local_(state.windows.front(), limits_.max_records)
@@ -149,6 +173,7 @@ NegentropyHistory::Step NegentropyHistory::fall_back(const std::string& id, bool
   if (it->second.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(id, it->second)));
   step.fallback.emplace_back(id, std::move(it->second.asked));
   step.unsupported = unsupported;
+  peer_refused_ = peer_refused_ || unsupported;
   subs_.erase(it);
   return step;
 }
@@ -208,8 +233,16 @@ NegentropyHistory::Step NegentropyHistory::on_neg_msg(const std::string& wire_id
   step.frames.push_back(std::move(round->frame));
   next_fetch(*owner, state, step);
   if (round->done) {
+    // The session is over: the next window of this subscription queues behind the others.
+    state.session.reset();
     state.windows.pop_front();
-    append(step, next_session(*owner, state));
+    if (state.windows.empty()) {
+      finish_if_done(*owner, state, step);
+    } else {
+      state.waiting = true;
+      waiting_.push_back(*owner);
+    }
+    append(step, resume_waiting());
   }
   return step;
 }
@@ -222,13 +255,20 @@ NegentropyHistory::Step NegentropyHistory::on_neg_err(const std::string& wire_id
   if (!state.session || wire_id != session_id(*owner, state)) return {};
   // The peer dropped the session with its answer: no NEG-CLOSE is due.
   state.session.reset();
+  Step step;
   if (reason.rfind("blocked:", 0) == 0) {
-    auto step = split_or_fall_back(*owner, state);
+    // Too many results: split the window. Blocked for another reason (too many sessions on
+    // this connection): this subscription pages by REQ; the peer speaks NIP-77 either way.
+    step = reason.find("too many query results") != std::string::npos
+               ? split_or_fall_back(*owner, state)
+               : fall_back(*owner, false);
     step.supported = !peer_speaks_nip77_;
     peer_speaks_nip77_ = true;
-    return step;
+  } else {
+    step = fall_back(*owner, !peer_speaks_nip77_);
   }
-  return fall_back(*owner, !peer_speaks_nip77_);
+  append(step, resume_waiting());
+  return step;
 }
 
 NegentropyHistory::Step NegentropyHistory::on_eose(const std::string& wire_id) {
@@ -257,11 +297,14 @@ NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id,
     if (state.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(*owner, state)));
     subs_.erase(*owner);
     forgotten = true;
+    append(step, resume_waiting());
     return step;
   }
   if (state.session && wire_id == session_id(*owner, state)) {
     state.session.reset();
-    return fall_back(*owner, !peer_speaks_nip77_);
+    step = fall_back(*owner, !peer_speaks_nip77_);
+    append(step, resume_waiting());
+    return step;
   }
   if (state.fetch_open && wire_id == fetch_id(*owner, state)) {
     state.fetch_open = false;
@@ -279,6 +322,7 @@ NegentropyHistory::Step NegentropyHistory::on_notice(const std::string& message)
   for (const auto& [id, state] : subs_)
     if (state.session && !state.answered) probing_ids.push_back(id);
   for (const auto& id : probing_ids) append(step, fall_back(id, true));
+  append(step, resume_waiting());
   return step;
 }
 
@@ -289,6 +333,7 @@ NegentropyHistory::Step NegentropyHistory::on_tick() {
     if (state.session && !state.answered && ++state.waited_ticks >= limits_.probe_ticks)
       expired.push_back(id);
   for (const auto& id : expired) append(step, fall_back(id, !peer_speaks_nip77_));
+  append(step, resume_waiting());
   return step;
 }
 

@@ -40,6 +40,10 @@ struct NegentropyLimits {
   /// Ticks a NEG-OPEN may wait for its first answer before the peer is
   /// taken for one that ignores NIP-77.
   std::size_t probe_ticks = 30;
+  /// NEG sessions open at once on the connection; the other subscriptions
+  /// wait their turn. Below graspd's server cap (NGIT_NEGENTROPY_MAX_SESSIONS,
+  /// default 4) and far below strfry's.
+  std::size_t max_sessions = 4;
   std::size_t frame_size_limit = nostr::negentropy::client_frame_size_limit;
 };
 
@@ -70,8 +74,9 @@ class NegentropyHistory {
   /// Opens `id` (live REQ + the first NEG session); `now` bounds the time
   /// windows split when the peer refuses a set as too large.
   Step open(const std::string& id, nostr::Filters filters, std::int64_t now);
-  /// Frames closing `id`, its NEG session and its fetch in flight.
-  std::vector<std::string> close(const std::string& id);
+  /// Frames closing `id`, its NEG session and its fetch in flight (and the
+  /// session of a subscription that was waiting for one).
+  Step close(const std::string& id);
 
   std::optional<std::string> owner_of(const std::string& wire_id) const;
   /// True when `ev` matches the subscription's filters and, on a fetch, was asked for by id.
@@ -109,6 +114,8 @@ class NegentropyHistory {
     std::deque<nostr::Filter> windows;
     std::optional<nostr::negentropy::ClientSession> session;
     std::uint32_t session_seq = 0;
+    /// Waiting for a session slot (in waiting_).
+    bool waiting = false;
     bool answered = false;
     std::size_t waited_ticks = 0;
     std::deque<nostr::EventId> needs;
@@ -125,6 +132,9 @@ class NegentropyHistory {
   void next_fetch(const std::string& id, State& state, Step& step);
   void finish_if_done(const std::string& id, State& state, Step& step);
   Step fall_back(const std::string& id, bool unsupported);
+  /// Gives free session slots to the subscriptions waiting for one, in arrival order.
+  Step resume_waiting();
+  std::size_t open_sessions() const;
   Step split_or_fall_back(const std::string& id, State& state);
   std::string session_id(const std::string& id, const State& state) const;
   std::string fetch_id(const std::string& id, const State& state) const;
@@ -134,8 +144,11 @@ class NegentropyHistory {
   NegentropyLimits limits_;
   LocalRecords local_;
   std::map<std::string, State> subs_;
+  std::deque<std::string> waiting_;
   /// True once the peer answered a NEG-OPEN on this connection.
   bool peer_speaks_nip77_ = false;
+  /// True once the peer showed it does not speak NIP-77: waiting subscriptions go to REQ.
+  bool peer_refused_ = false;
 };
 
 }  // namespace graspd::sync

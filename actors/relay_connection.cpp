@@ -362,7 +362,7 @@ relay_connection_actor::behavior_type relay_connection(
       [=](SyncSubscribe& sub) {
         auto& state = self->state;
         send_frames(self, state.pager.close(sub.subscription_id));
-        send_frames(self, state.negentropy.close(sub.subscription_id));
+        apply_step(self, state.negentropy.close(sub.subscription_id));
         if (sub.negentropy)
           apply_step(self, state.negentropy.open(sub.subscription_id, std::move(sub.filters),
                                                  unix_now(state)));
@@ -371,7 +371,7 @@ relay_connection_actor::behavior_type relay_connection(
       },
       [=](SyncUnsubscribe& sub) {
         send_frames(self, self->state.pager.close(sub.subscription_id));
-        send_frames(self, self->state.negentropy.close(sub.subscription_id));
+        apply_step(self, self->state.negentropy.close(sub.subscription_id));
       },
       [=](atom::shutdown) {
         if (self->state.client) self->state.client->close();

@@ -45,6 +45,7 @@ struct Peer {
   std::size_t max_sync_events = 1'000'000;
   std::map<std::string, std::pair<std::unique_ptr<neg::Storage>, neg::Negentropy>> sessions;
   std::size_t neg_opens = 0;
+  std::size_t most_sessions = 0;
   std::size_t fetch_reqs = 0;
   std::size_t largest_fetch = 0;
   std::size_t stored_events_sent = 0;
@@ -73,6 +74,7 @@ struct Peer {
     auto server = neg::Negentropy::create(*storage, neg::server_frame_size_limit);
     sessions.erase(open.subscription_id);
     sessions.emplace(open.subscription_id, std::make_pair(std::move(storage), *server));
+    most_sessions = std::max(most_sessions, sessions.size());
     return respond(open.subscription_id, open.message);
   }
 
@@ -223,6 +225,32 @@ TEST(NegentropyHistory, IdsMissingWithinTheCapAreGoneNotAskedAgain) {
   EXPECT_EQ(peer.fetch_reqs, 2u);
 }
 
+TEST(NegentropyHistory, AtMostMaxSessionsAreOpenAtOnce) {
+  Peer peer;
+  Us us;
+  us.limits.max_sessions = 2;
+  us.reset();
+  for (int i = 0; i < 100; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  std::deque<std::string> outbox;
+  std::vector<std::string> ids;
+  for (int s = 0; s < 5; ++s) {
+    ids.push_back("s" + std::to_string(s));
+    absorb(us, us.history->open(ids.back(), {issues_filter(), issues_filter()}, 1700000200),
+           outbox);
+  }
+  std::size_t completed = 0;
+  while (!outbox.empty()) {
+    auto frame = std::move(outbox.front());
+    outbox.pop_front();
+    for (const auto& reply : peer.handle(frame)) deliver(us, reply, outbox);
+    if (us.completed) ++completed, us.completed = false;
+  }
+  EXPECT_EQ(peer.most_sessions, 2u);
+  EXPECT_EQ(peer.neg_opens, 10u) << "two windows for each of five subscriptions";
+  EXPECT_EQ(completed, 5u);
+  EXPECT_EQ(us.stored.size(), 100u);
+}
+
 TEST(NegentropyHistory, EqualSetsFetchNothing) {
   Peer peer;
   Us us;
@@ -361,7 +389,6 @@ TEST(NegentropyHistory, TooManyLocalRecordsGoToPagination) {
   ASSERT_EQ(step.fallback.size(), 1u);
   EXPECT_FALSE(step.unsupported);
 }
-
 
 }  // namespace
 }  // namespace graspd::sync
