@@ -233,66 +233,92 @@ void on_traffic(Self self, const RelayTraffic& traffic) {
 
 }  // namespace
 
+namespace {
+
+void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance,
+                store_writer_actor writer, RelayClientFactory clients,
+                std::shared_ptr<runtime::StatusBoard> board,
+                const std::shared_ptr<prometheus::Registry>& registry) {
+  auto& st = self->state;
+  if (!config.unix_now)
+    config.unix_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+  st.config = std::move(config);
+  st.plan = std::make_unique<sync::SyncPlan>(st.config.plan);
+  st.acceptance = std::move(acceptance);
+  st.writer = std::move(writer);
+  st.clients = std::move(clients);
+  st.board = std::move(board);
+  st.rng.seed(st.config.random_seed);
+  if (registry) st.metrics = std::make_shared<SyncMetrics>(*registry);
+}
+
+void on_relay_up(Self self, const RelayUp& up) {
+  if (!from_current(self, up.relay)) return;
+  self->state.figures[up.relay].last_connect = now(self);
+  log::info(component, "connected to " + up.relay);
+  execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
+                                               now(self), up.nip77()));
+}
+
+void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {
+  if (!from_current(self, closed.relay)) return;
+  log::debug(component, "relay " + closed.relay + " closed a subscription: " + closed.message);
+  execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
+                                            closed.rate_limited, now(self)));
+}
+
+void on_negentropy_answer(Self self, const RelayNegentropy& answer) {
+  if (!from_current(self, answer.relay)) return;
+  log::info(component,
+            answer.relay + (answer.supported ? " answers NIP-77: history by negentropy"
+                                             : " does not answer NIP-77: history by REQ"));
+  self->state.plan->on_negentropy(answer.relay, answer.supported);
+  self->state.status_dirty = true;
+}
+
+/// Refreshes /api/sync and saves the state file when it changed and is due.
+void on_publish(Self self) {
+  publish_status(self);
+  auto& st = self->state;
+  if (st.state_dirty && now(self) - st.last_state_save >= st.config.state_save_interval.count())
+    save_state(st, now(self));
+  self->delayed_send(self, st.config.status_interval, atom::publish::value);
+}
+
+}  // namespace
+
 sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig config,
                                                acceptance_actor acceptance,
                                                store_writer_actor writer,
                                                RelayClientFactory clients,
                                                std::shared_ptr<runtime::StatusBoard> board,
                                                std::shared_ptr<prometheus::Registry> registry) {
-  auto& st = self->state;
-  if (!config.unix_now)
-    config.unix_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
-  st.config = config;
-  st.plan = std::make_unique<sync::SyncPlan>(config.plan);
-  st.acceptance = std::move(acceptance);
-  st.writer = std::move(writer);
-  st.clients = std::move(clients);
-  st.board = std::move(board);
-  st.rng.seed(config.random_seed);
-  if (registry) st.metrics = std::make_shared<SyncMetrics>(*registry);
+  init_state(self, std::move(config), std::move(acceptance), std::move(writer), std::move(clients),
+             std::move(board), registry);
   load_state(self);
-  if (config.bootstrap_relay)
-    execute(self, st.plan->add_bootstrap_relay(*config.bootstrap_relay, now(self)));
+  auto& st = self->state;
+  if (st.config.bootstrap_relay)
+    execute(self, st.plan->add_bootstrap_relay(*st.config.bootstrap_relay, now(self)));
   self->set_exit_handler([self](caf::exit_msg& msg) { on_exit(self, msg); });
-  self->delayed_send(self, config.disconnect_check_interval, atom::tick::value);
+  self->delayed_send(self, st.config.disconnect_check_interval, atom::tick::value);
   self->send(self, atom::publish::value);
   return {
       [=](RepoDiscovery& discovery) {
         execute(self, self->state.plan->on_repositories(to_updates(discovery), now(self)));
       },
-      [=](RelayUp& up) {
-        if (!from_current(self, up.relay)) return;
-        auto& figures = self->state.figures[up.relay];
-        figures.last_connect = now(self);
-        log::info(component, "connected to " + up.relay);
-        execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
-                                                     now(self), up.nip77()));
-      },
+      [=](RelayUp& up) { on_relay_up(self, up); },
       [=](RelayDown& down) { on_relay_down(self, down); },
       [=](RelaySubscriptionDone& done) {
         if (!from_current(self, done.relay)) return;
         execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
       },
-      [=](RelaySubscriptionClosed& closed) {
-        if (!from_current(self, closed.relay)) return;
-        log::debug(component,
-                   "relay " + closed.relay + " closed a subscription: " + closed.message);
-        execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
-                                                  closed.rate_limited, now(self)));
-      },
+      [=](RelaySubscriptionClosed& closed) { on_subscription_closed(self, closed); },
       [=](RelayRateLimited& limited) {
         if (!from_current(self, limited.relay)) return;
         log::info(component, "rate limited by " + limited.relay);
         execute(self, self->state.plan->on_rate_limited(limited.relay, now(self)));
       },
-      [=](RelayNegentropy& answer) {
-        if (!from_current(self, answer.relay)) return;
-        log::info(component,
-                  answer.relay + (answer.supported ? " answers NIP-77: history by negentropy"
-                                                   : " does not answer NIP-77: history by REQ"));
-        self->state.plan->on_negentropy(answer.relay, answer.supported);
-        self->state.status_dirty = true;
-      },
+      [=](RelayNegentropy& answer) { on_negentropy_answer(self, answer); },
       [=](RelayTraffic& traffic) { on_traffic(self, traffic); },
       [=](RetryTimer& timer) {
         execute(self, self->state.plan->on_retry_timer(timer.relay, now(self)));
@@ -304,14 +330,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         execute(self, self->state.plan->on_disconnect_check(now(self)));
         self->delayed_send(self, self->state.config.disconnect_check_interval, atom::tick::value);
       },
-      [=](atom::publish) {
-        publish_status(self);
-        auto& st = self->state;
-        if (st.state_dirty &&
-            now(self) - st.last_state_save >= st.config.state_save_interval.count())
-          save_state(st, now(self));
-        self->delayed_send(self, st.config.status_interval, atom::publish::value);
-      },
+      [=](atom::publish) { on_publish(self); },
       [=](atom::status) -> std::string { return sync_status_json(self->state, now(self)); },
   };
 }
