@@ -95,7 +95,10 @@ void store_event(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
             count_outcome(self, outcome);
             event_settled(self, frame_bytes);
           },
-          [=](caf::error&) { event_settled(self, frame_bytes); });
+          [=](caf::error& error) {
+            self->state.write_failures.report(self, error);
+            event_settled(self, frame_bytes);
+          });
 }
 
 /// Counts an event as in flight (verification, acceptance, store); past the bound the transport
@@ -118,7 +121,10 @@ void ingest_admitted(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
             if (verdict.accepted) count_outcome(self, verdict.outcome);
             event_settled(self, frame_bytes);
           },
-          [=](caf::error&) { event_settled(self, frame_bytes); });
+          [=](caf::error& error) {
+            self->state.acceptance_failures.report(self, error);
+            event_settled(self, frame_bytes);
+          });
 }
 
 /// Runs `step` at its place in the arrival order: after the frames before it whose checks are out.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "actors/arrival_order.hpp"
+#include "actors/failed_replies.hpp"
 #include "actors/history_pager.hpp"
 #include "actors/negentropy_history.hpp"
 #include "actors/verifier_pool.hpp"
@@ -87,6 +88,9 @@ struct RelayConnectionState {
   Arrivals arrivals;
   /// At most `max_in_flight` checks out on the sync's verifiers.
   VerifierPool verifiers;
+  /// Failed replies of the store writer and the acceptance actor (the event is then not stored).
+  FailedReplies write_failures{name, "store write"};
+  FailedReplies acceptance_failures{name, "acceptance query"};
 };
 
 relay_connection_actor::behavior_type relay_connection(
