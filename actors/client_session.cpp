@@ -409,8 +409,8 @@ struct SessionState {
   void handle(nostr::ClientNegOpen& msg) {
     count(ClientMessageType::neg_open);
     answer_negentropy([&] {
-      return negentropy->open(msg, [this](const nostr::Filter& filter, std::uint64_t cap) {
-        return negentropy_records(filter, cap);
+      return negentropy->open(msg, [this](const nostr::Filter& filter, std::uint64_t max) {
+        return ctx->store->negentropy_items(filter, max);
       });
     });
   }
@@ -442,18 +442,6 @@ struct SessionState {
         m->negentropy_round(answer.items);
     }
     if (!answer.frame.empty()) send(std::move(answer.frame));
-  }
-
-  /// The (created_at, id) records of the stored events matching `filter`, at most `cap`. The
-  /// filter's own `limit` is honoured (as strfry does).
-  std::vector<nostr::negentropy::Item> negentropy_records(const nostr::Filter& filter,
-                                                          std::uint64_t cap) {
-    std::vector<nostr::negentropy::Item> items;
-    ctx->store->for_each_record_key(filter, cap,
-                                    [&](std::int64_t created_at, const nostr::EventId& id) {
-                                      items.push_back({static_cast<std::uint64_t>(created_at), id});
-                                    });
-    return items;
   }
 
   void on_closed() {

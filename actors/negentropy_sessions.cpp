@@ -53,23 +53,21 @@ NegentropySessions::Answer NegentropySessions::open(nostr::ClientNegOpen& msg,
     return refuse(msg.subscription_id, NegentropyError::too_many_sessions,
                   "blocked: too many open negentropy subscriptions on this connection (max " +
                       std::to_string(limits_.max_sessions) + ")");
-  // One past the cap tells "exactly the cap" from "more than the cap".
-  const auto cap = limits_.max_sync_events + 1;
-  std::vector<neg::Item> items;
+  std::optional<std::vector<neg::Item>> items;
   try {
-    items = records(msg.filter, cap);
+    items = records(msg.filter, limits_.max_sync_events);
   } catch (const std::exception&) {
     return refuse(msg.subscription_id, NegentropyError::query_failed,
                   "error: could not run the query");
   }
-  if (items.size() > limits_.max_sync_events)
+  if (!items)
     return refuse(msg.subscription_id, NegentropyError::too_many_results,
                   "blocked: too many query results", limits_.max_sync_events);
-  if (budget_ && !budget_->try_take(items.size()))
+  if (budget_ && !budget_->try_take(items->size()))
     return refuse(msg.subscription_id, NegentropyError::busy,
                   "rate-limited: too many negentropy records held, try again later");
-  const auto count = items.size();
-  sessions_[msg.subscription_id] = std::make_unique<const neg::Storage>(std::move(items));
+  const auto count = items->size();
+  sessions_[msg.subscription_id] = std::make_unique<const neg::Storage>(std::move(*items));
   auto answer = respond(msg.subscription_id, msg.message);
   if (!answer.error) answer.items = count;
   return answer;

@@ -51,9 +51,10 @@ struct NegentropyLimits {
 
 class NegentropySessions {
  public:
-  /// The records matching a filter, at most `cap` of them (a query).
-  using RecordSource =
-      std::function<std::vector<nostr::negentropy::Item>(const nostr::Filter&, std::uint64_t cap)>;
+  /// The records matching a filter, or nullopt when more than `max` match
+  /// (`EventStore::negentropy_items`).
+  using RecordSource = std::function<std::optional<std::vector<nostr::negentropy::Item>>(
+      const nostr::Filter&, std::uint64_t max)>;
 
   /// The frame to send and, when it is a NEG-ERR, why.
   struct Answer {

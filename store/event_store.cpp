@@ -338,6 +338,17 @@ void EventStore::for_each_record_key(
   });
 }
 
+std::optional<std::vector<nostr::negentropy::Item>> EventStore::negentropy_items(
+    const nostr::Filter& filter, std::uint64_t max) const {
+  std::vector<nostr::negentropy::Item> items;
+  // One past the bound tells "exactly max" from "more than max".
+  for_each_record_key(filter, max + 1, [&](std::int64_t created_at, const nostr::EventId& id) {
+    items.push_back({static_cast<std::uint64_t>(created_at), id});
+  });
+  if (items.size() > max) return std::nullopt;
+  return items;
+}
+
 std::optional<std::string> EventStore::get(const nostr::EventId& id) const {
   return read([&](MDB_txn* txn) -> std::optional<std::string> {
     auto seq = lookup_seq(txn, dbs_->ids, detail::id_view(id.data()));

@@ -24,6 +24,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/nostr/negentropy.hpp"
 #include "messages/store_messages.hpp"
 
 struct MDB_env;
@@ -153,6 +154,11 @@ class EventStore {
   void for_each_record_key(
       const nostr::Filter& filter, std::uint64_t max,
       const std::function<void(std::int64_t created_at, const nostr::EventId& id)>& sink) const;
+  /// The NIP-77 items of the events matching `filter` (its own `limit` honoured, as strfry
+  /// does), or nullopt when more than `max` match: the NGIT_NEGENTROPY_MAX_SYNC_EVENTS bound
+  /// that the server, the sync and `graspd sync` all apply.
+  std::optional<std::vector<nostr::negentropy::Item>> negentropy_items(const nostr::Filter& filter,
+                                                                       std::uint64_t max) const;
   /// NIP-45 COUNT: distinct events matching any filter (limits ignored).
   std::uint64_t count(const nostr::Filters& filters) const;
   /// COUNT examining at most `max_examined` index entries: past that the

@@ -53,19 +53,6 @@ std::optional<runtime::Config> load(const SyncArgs& args) {
   return config;
 }
 
-/// Our records for the filter, at most the configured cap (the same bound the server applies).
-std::optional<std::vector<neg::Item>> local_records(const store::EventStore& store,
-                                                    const nostr::Filter& filter,
-                                                    std::uint64_t cap) {
-  std::vector<neg::Item> items;
-  store.for_each_record_key(filter, cap + 1,
-                            [&](std::int64_t created_at, const nostr::EventId& id) {
-                              items.push_back({static_cast<std::uint64_t>(created_at), id});
-                            });
-  if (items.size() > cap) return std::nullopt;
-  return items;
-}
-
 /// Opens the store and our side of the reconciliation; a message on stderr when it cannot.
 bool prepare(const SyncArgs& args, Prepared& out) {
   try {
@@ -73,7 +60,7 @@ bool prepare(const SyncArgs& args, Prepared& out) {
     options.path = out.config.data_path;
     out.store = std::make_shared<store::EventStore>(options);
     const auto cap = out.config.negentropy_max_sync_events;
-    auto items = local_records(*out.store, args.filter, cap);
+    auto items = out.store->negentropy_items(args.filter, cap);
     if (!items) {
       std::cerr << "graspd sync: the store holds more than " << cap
                 << " events for this filter (NGIT_NEGENTROPY_MAX_SYNC_EVENTS); narrow the "

@@ -76,12 +76,7 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
   // NIP-77 reconciles against our own records of the filter (index keys only, no JSON).
   config.connection.local_records = [events = store.store](const nostr::Filter& filter,
                                                            std::size_t max) {
-    std::vector<nostr::negentropy::Item> items;
-    events->for_each_record_key(filter, max + 1,
-                                [&](std::int64_t created_at, const nostr::EventId& id) {
-                                  items.push_back({static_cast<std::uint64_t>(created_at), id});
-                                });
-    return items.size() > max ? std::nullopt : std::optional(std::move(items));
+    return events->negentropy_items(filter, max);
   };
   config.connection.negentropy.max_records = services.config.negentropy_max_sync_events;
   wired.verifiers = spawn_verifiers(services);

@@ -25,16 +25,14 @@ std::vector<neg::Item> records(std::size_t count) {
   return out;
 }
 
-/// A record source over a fixed set, counting its calls and the cap it was given.
+/// A record source over a fixed set, remembering the bound it was given.
 struct FixedSource {
   std::vector<neg::Item> items;
-  std::uint64_t last_cap = 0;
+  std::uint64_t last_max = 0;
   NegentropySessions::RecordSource source() {
-    return [this](const nostr::Filter&, std::uint64_t cap) {
-      last_cap = cap;
-      auto out = items;
-      if (out.size() > cap) out.resize(cap);
-      return out;
+    return [this](const nostr::Filter&, std::uint64_t max) {
+      last_max = max;
+      return items.size() > max ? std::nullopt : std::optional(items);
     };
   }
 };
@@ -67,7 +65,7 @@ TEST_F(NegentropySessionsTest, AClientReconcilesAgainstTheSnapshot) {
   auto answer = sessions_.open(msg, server.source());
   ASSERT_FALSE(answer.error) << answer.frame;
   EXPECT_EQ(answer.items, 60u);
-  EXPECT_EQ(server.last_cap, 101u) << "one past the cap tells 'more' from 'exactly'";
+  EXPECT_EQ(server.last_max, 100u) << "the source is asked for the configured bound";
   std::set<nostr::EventId> have, need;
   auto engine = neg::Negentropy::create(client, neg::client_frame_size_limit);
   for (int round = 0; round < 10; ++round) {

@@ -91,12 +91,7 @@ class SyncFixture : public test::ActorTest {
       return store_->contains(id);
     };
     config.connection.local_records = [this](const nostr::Filter& filter, std::size_t max) {
-      std::vector<nostr::negentropy::Item> items;
-      store_->for_each_record_key(filter, max,
-                                  [&](std::int64_t created_at, const nostr::EventId& id) {
-                                    items.push_back({static_cast<std::uint64_t>(created_at), id});
-                                  });
-      return std::optional(std::move(items));
+      return store_->negentropy_items(filter, max);
     };
     config.connection.verifiers =
         verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};

@@ -158,6 +158,26 @@ TEST_F(EventStoreTest, RecordKeysOfAFilterAreBoundedAndMatchTheQuery) {
   EXPECT_EQ(limited, 10u) << "the filter's limit is honoured";
 }
 
+TEST_F(EventStoreTest, NegentropyItemsAreAllMatchesOrNothingPastTheBound) {
+  std::vector<EventPtr> batch;
+  for (std::uint64_t i = 0; i < 120; ++i) batch.push_back(unsigned_event(2000 + i, 1, 100 + i, 1));
+  store_->write_batch(batch);
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{1};
+  auto exact = store_->negentropy_items(f, 120);
+  ASSERT_TRUE(exact) << "exactly the bound is within it";
+  std::set<nostr::negentropy::Item> got(exact->begin(), exact->end());
+  std::set<nostr::negentropy::Item> expected;
+  for (const auto& ev : batch)
+    expected.insert({static_cast<std::uint64_t>(ev->created_at), ev->id});
+  EXPECT_EQ(got, expected);
+  EXPECT_FALSE(store_->negentropy_items(f, 119)) << "one past the bound refuses the whole set";
+  f.limit = 10;
+  auto limited = store_->negentropy_items(f, 50);
+  ASSERT_TRUE(limited) << "the filter's own limit keeps it within the bound";
+  EXPECT_EQ(limited->size(), 10u);
+}
+
 TEST_F(EventStoreTest, TiesAtTheLimitAreResolvedByLowestIdWithinTheTieAllowance) {
   // 200 events share one timestamp: within the allowance the answer is exact (lowest ids first).
   std::vector<EventPtr> batch;
