@@ -257,7 +257,7 @@ void on_relay_up(Self self, const RelayUp& up) {
   self->state.figures[up.relay].last_connect = now(self);
   log::info(component, "connected to " + up.relay);
   execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
-                                               now(self), up.nip77()));
+                                               now(self), up.nip77(), up.max_subscriptions));
 }
 
 void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {

@@ -130,6 +130,37 @@ std::size_t SyncPlan::max_filters(const RelayState& state) const {
   return state.max_filters ? state.max_filters : config_.default_max_filters;
 }
 
+std::size_t SyncPlan::subscription_budget(const RelayState& state) const {
+  auto cap = state.max_subscriptions ? state.max_subscriptions : config_.default_max_subscriptions;
+  return cap > config_.reserved_subscriptions ? cap - config_.reserved_subscriptions : 1;
+}
+
+std::size_t SyncPlan::refs_per_filter(const RelayState& state) const {
+  return std::max(state.refs_per_filter, config_.refs_per_filter);
+}
+
+std::size_t SyncPlan::groups(const RelayState& state, const nostr::Filters& filters) const {
+  return pack_filters(filters, max_bytes(state), max_filters(state)).size();
+}
+
+bool SyncPlan::fits_budget(const RelayState& state, const SyncItems& items) const {
+  auto added = groups(state, item_filters(items, std::nullopt, refs_per_filter(state)));
+  return state.subscriptions.size() + added <= subscription_budget(state);
+}
+
+bool SyncPlan::widen_to_fit(RelayState& state, const SyncItems& items) const {
+  // A reference costs ~70 bytes of JSON (64 hex digits or a repository address, quotes, comma).
+  const std::size_t widest = std::max(config_.refs_per_filter, max_bytes(state) / 2 / 70);
+  const auto announcements = groups(state, announcement_filters(std::nullopt));
+  for (auto refs = refs_per_filter(state);; refs = std::min(refs * 2, widest)) {
+    state.refs_per_filter = refs;
+    // +1: confirmed and new items are packed apart, each may leave one REQ part-filled.
+    auto needed = announcements + groups(state, item_filters(items, std::nullopt, refs)) + 1;
+    if (needed <= subscription_budget(state)) return true;
+    if (refs == widest) return false;
+  }
+}
+
 bool SyncPlan::has_work(const RelayUrl& relay, const RelayState& state) const {
   return state.is_bootstrap || !targets_for(relay).empty();
 }
@@ -227,12 +258,27 @@ void SyncPlan::add_items(const RelayUrl& relay, RelayState& state, SyncItems ite
   if (state.status != ConnectionStatus::connected || items.empty()) return;
   if (state.rate_limited_until && *state.rate_limited_until > now) return;
   if (state.consolidation_wanted) return;  // recomputed when consolidation runs
-  auto new_filters = item_filters(items, std::nullopt, config_.refs_per_filter).size();
+  if (!fits_budget(state, items)) {
+    SyncItems everything = state.confirmed;
+    everything.merge(pending_items(state));
+    everything.merge(items);
+    const auto before = refs_per_filter(state);
+    // Past the widest filters the budget cannot be met: subscribing anyway beats not syncing.
+    widen_to_fit(state, everything);
+    if (refs_per_filter(state) > before &&
+        state.subscriptions.size() > groups(state, announcement_filters(std::nullopt))) {
+      // Live coverage already open is repacked at the new width with the rest.
+      state.consolidation_wanted = true;
+      if (state.pending.empty()) consolidate(relay, state, now, out);
+      return;
+    }
+  }
+  auto new_filters = item_filters(items, std::nullopt, refs_per_filter(state)).size();
   if (state.open_filter_count() + new_filters > config_.consolidation_threshold) {
     SyncItems everything = state.confirmed;
     everything.merge(pending_items(state));
     auto minimal = announcement_filters(std::nullopt).size() +
-                   item_filters(everything, std::nullopt, config_.refs_per_filter).size();
+                   item_filters(everything, std::nullopt, refs_per_filter(state)).size();
     // Only consolidate when it frees filters; otherwise the threshold cannot
     // be met and refusing to sync would be worse than exceeding it.
     if (minimal < state.open_filter_count()) {
@@ -261,7 +307,7 @@ std::vector<std::string> SyncPlan::open(const RelayUrl& relay, RelayState& state
 void SyncPlan::subscribe_items(const RelayUrl& relay, RelayState& state, const SyncItems& items,
                                Commands& out) {
   PendingBatch batch{next_batch_++, items, {}};
-  auto filters = item_filters(items, std::nullopt, config_.refs_per_filter);
+  auto filters = item_filters(items, std::nullopt, refs_per_filter(state));
   for (auto& id : open(relay, state, Layer::items, filters, batch.id, out))
     batch.outstanding.insert(std::move(id));
   state.pending.push_back(std::move(batch));
@@ -270,7 +316,7 @@ void SyncPlan::subscribe_items(const RelayUrl& relay, RelayState& state, const S
 void SyncPlan::subscribe_catch_up(const RelayUrl& relay, RelayState& state, const SyncItems& items,
                                   std::int64_t since, Commands& out) {
   if (items.empty()) return;
-  open(relay, state, Layer::catch_up, item_filters(items, since, config_.refs_per_filter),
+  open(relay, state, Layer::catch_up, item_filters(items, since, refs_per_filter(state)),
        std::nullopt, out);
 }
 
@@ -311,7 +357,8 @@ void SyncPlan::dial(const RelayUrl& relay, RelayState& state, Commands& out) {
 
 Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
                                 std::size_t max_filters, std::int64_t now,
-                                std::optional<bool> advertised_nip77) {
+                                std::optional<bool> advertised_nip77,
+                                std::size_t max_subscriptions) {
   auto* state = tracked(relay);
   if (!state) return {};
   Commands out;
@@ -319,6 +366,7 @@ Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_b
   state->advertised_nip77 = advertised_nip77;
   state->max_message_bytes = max_message_bytes;
   state->max_filters = max_filters;
+  state->max_subscriptions = max_subscriptions;
   state->health = RelayHealth{};
   state->subscriptions.clear();
   const bool fresh = !state->last_connected || !state->disconnected_at ||

@@ -52,6 +52,12 @@ struct SyncConfig {
   std::size_t default_max_message_bytes = 65536;
   /// Filters per REQ when the peer does not advertise limitation.max_filters.
   std::size_t default_max_filters = 10;
+  /// REQs open at once when the peer does not advertise limitation.max_subscriptions: strfry's
+  /// default (relay.maxSubsPerConnection = 20), the tightest cap in common use.
+  std::size_t default_max_subscriptions = 20;
+  /// Subscriptions left free of live coverage for history fetches (NIP-77 id batches, REQ pages):
+  /// with every slot held by live REQs, no history could ever be asked for.
+  std::size_t reserved_subscriptions = 2;
   /// Canonical URLs of this service itself: never dialled.
   std::set<RelayUrl> own_relays;
   /// Most relays tracked (and connections opened) at once; hostile or huge
@@ -130,6 +136,10 @@ struct RelayState {
   std::map<std::string, Subscription> deferred;
   std::size_t max_message_bytes = 0;
   std::size_t max_filters = 0;
+  std::size_t max_subscriptions = 0;
+  /// References per filter for this relay: raised above SyncConfig::refs_per_filter when its
+  /// items would not fit the subscription budget otherwise (0 = the configured value).
+  std::size_t refs_per_filter = 0;
   /// Whether the peer speaks NIP-77: unknown until its connection shows it.
   /// A peer that does not is synced by REQ pagination until the next daily
   /// fresh sync, which asks again.
@@ -199,11 +209,15 @@ class SyncPlan {
   /// A self-subscriber batch. Only deltas reach the relays.
   Commands on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now);
 
-  /// `max_message_bytes` / `max_filters`: the peer's NIP-11 limits, 0 when unknown.
-  /// `advertised_nip77`: whether its NIP-11 supported_nips lists 77 (unset without a list).
+  /// `max_message_bytes` / `max_filters` / `max_subscriptions`: the peer's NIP-11 limits, 0 when
+  /// unknown. `advertised_nip77`: whether its NIP-11 supported_nips lists 77 (unset without a
+  /// list).
   Commands on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
                         std::size_t max_filters, std::int64_t now,
-                        std::optional<bool> advertised_nip77 = std::nullopt);
+                        std::optional<bool> advertised_nip77 = std::nullopt,
+                        std::size_t max_subscriptions = 0);
+  /// Live subscriptions this relay may hold: its REQ cap less the reserve for history fetches.
+  std::size_t subscription_budget(const RelayState& state) const;
   Commands on_connect_failed(const RelayUrl& relay, const std::string& error, std::int64_t now);
   Commands on_disconnected(const RelayUrl& relay, const std::string& reason, std::int64_t now);
   Commands on_eose(const RelayUrl& relay, const std::string& subscription_id, std::int64_t now);
@@ -270,6 +284,14 @@ class SyncPlan {
   bool has_work(const RelayUrl& relay, const RelayState& state) const;
   std::size_t max_bytes(const RelayState& state) const;
   std::size_t max_filters(const RelayState& state) const;
+  std::size_t refs_per_filter(const RelayState& state) const;
+  /// REQs `filters` take once packed for this relay.
+  std::size_t groups(const RelayState& state, const nostr::Filters& filters) const;
+  /// Whether subscribing `items` keeps the relay within its subscription budget.
+  bool fits_budget(const RelayState& state, const SyncItems& items) const;
+  /// Raises the relay's refs per filter until announcements and `items` fit its subscription
+  /// budget, or a filter would not fit half a REQ frame. True when they fit.
+  bool widen_to_fit(RelayState& state, const SyncItems& items) const;
 
   SyncConfig config_;
   RepoSyncIndex repos_;

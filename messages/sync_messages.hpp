@@ -56,6 +56,9 @@ struct RelayUp {
   bool lists_nips = false;
   bool lists_nip77 = false;
 
+  /// The peer's NIP-11 limitation.max_subscriptions; 0 when unknown.
+  std::size_t max_subscriptions = 0;
+
   /// Whether the peer advertises NIP-77; unset when it lists no NIPs.
   std::optional<bool> nip77() const {
     return lists_nips ? std::optional<bool>(lists_nip77) : std::nullopt;

@@ -94,6 +94,7 @@ PeerLimits parse_peer_limits(const std::string& body) {
   out.max_message_bytes = field("max_message_length");
   out.max_filters = field("max_filters");
   out.max_limit = field("max_limit");
+  out.max_subscriptions = field("max_subscriptions");
   return out;
 }
 

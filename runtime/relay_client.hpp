@@ -64,6 +64,8 @@ struct PeerLimits {
   std::size_t max_filters = 0;
   /// limitation.max_limit: most events one filter returns.
   std::size_t max_limit = 0;
+  /// limitation.max_subscriptions: most REQs open at once on one connection.
+  std::size_t max_subscriptions = 0;
   /// Whether supported_nips lists 77; unset when the document has no such list.
   std::optional<bool> nip77;
 };

@@ -70,6 +70,83 @@ class SyncPlanTest : public ::testing::Test {
   std::int64_t t0 = 1'000'000;
 };
 
+/// The subscriptions a peer holds open, kept from the commands sent to it.
+struct PeerView {
+  std::map<std::string, nostr::Filters> open;
+  std::vector<std::string> fresh;  ///< opened by the last apply()
+
+  void apply(const Commands& commands) {
+    fresh.clear();
+    for (const auto& c : commands) {
+      if (auto* o = std::get_if<OpenSubscription>(&c)) {
+        open[o->subscription_id] = o->filters;
+        fresh.push_back(o->subscription_id);
+      } else if (auto* x = std::get_if<CloseSubscription>(&c)) {
+        open.erase(x->subscription_id);
+      }
+    }
+  }
+  std::set<std::string> values(char tag) const {
+    std::set<std::string> out;
+    for (const auto& [id, filters] : open)
+      for (const auto& f : filters)
+        if (auto it = f.tags.find(tag); it != f.tags.end())
+          out.insert(it->second.begin(), it->second.end());
+    return out;
+  }
+};
+
+EventId numbered_root(std::uint32_t n) {
+  EventId id{};
+  for (int i = 0; i < 4; ++i) id[i] = static_cast<std::uint8_t>(n >> (8 * i));
+  id[31] = 0x5a;
+  return id;
+}
+
+TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersSubscriptionCapWithRoomForHistory) {
+  constexpr std::size_t cap = 10;  // the peer's NIP-11 max_subscriptions
+  PeerView peer;
+  peer.apply(plan_.on_repositories(repos({0}, {relay_a}), t0));
+  peer.apply(plan_.on_connected(relay_a, 1 << 20, 20, t0, std::nullopt, cap));
+  for (const auto& id : peer.fresh) peer.apply(plan_.on_eose(relay_a, id, t0));
+  std::set<std::string> every_root;
+  // 40 repositories of 250 roots each, arriving one by one as the self-subscriber reports them;
+  // the peer answers every subscription with EOSE at once.
+  for (int n = 1; n <= 40; ++n) {
+    std::set<EventId> roots;
+    for (std::uint32_t i = 0; i < 250; ++i) {
+      roots.insert(numbered_root(n * 1000 + i));
+      every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
+    }
+    peer.apply(
+        plan_.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, t0 + n));
+    while (!peer.fresh.empty()) {
+      auto fresh = peer.fresh;
+      Commands answers;
+      for (const auto& id : fresh) {
+        auto more = plan_.on_eose(relay_a, id, t0 + n);
+        answers.insert(answers.end(), more.begin(), more.end());
+      }
+      peer.apply(answers);
+    }
+    ASSERT_LE(peer.open.size(), cap - 2) << "repository " << n << ": two slots stay free";
+  }
+  EXPECT_EQ(peer.values('e'), every_root) << "every root is still covered";
+  EXPECT_EQ(peer.values('E'), every_root);
+  EXPECT_GT(state(relay_a).refs_per_filter, 100u) << "the filters were widened to fit";
+}
+
+TEST_F(SyncPlanTest, APeerWithoutALimitationIsGivenStrfrysDefaultCap) {
+  SyncConfig c = config();
+  EXPECT_EQ(plan_.subscription_budget(RelayState{}),
+            c.default_max_subscriptions - c.reserved_subscriptions);
+  RelayState capped;
+  capped.max_subscriptions = 50;
+  EXPECT_EQ(plan_.subscription_budget(capped), 48u);
+  capped.max_subscriptions = 1;
+  EXPECT_EQ(plan_.subscription_budget(capped), 1u) << "never zero: one REQ is always tried";
+}
+
 TEST_F(SyncPlanTest, DeriveRelayTargetsInvertsRepoIndex) {
   RepoSyncIndex index;
   for (const auto& u : repos({1, 2}, {relay_a, relay_b}, {root(7)}))
