@@ -149,13 +149,14 @@ void sweep(Self self) {
   self->delayed_send(self, st.config.sweep_interval, atom::store_sweep::value);
 }
 
-/// Publishes what other processes (graspd sync, graspd import) committed since the last look and
-/// re-arms the timer.
+/// Publishes what other processes (graspd sync, graspd import) committed since the last look. With
+/// a tail interval the writer polls; without one, boot's file watch sends store_tail on writes.
 void tail(Self self) {
   auto& st = self->state;
   flush(self);  // keep commit order: pending writes go first
   publish_foreign(self, std::numeric_limits<std::uint64_t>::max(), st.config.tail_max);
-  self->delayed_send(self, st.config.tail_interval, atom::store_tail::value);
+  if (st.config.tail_interval.count() > 0)
+    self->delayed_send(self, st.config.tail_interval, atom::store_tail::value);
 }
 
 }  // namespace

@@ -83,6 +83,19 @@ void report_totals(SyncManagerState& st) {
   st.reported = now;
 }
 
+void arm_publish(Self self) {
+  auto& st = self->state;
+  if (st.publish_armed) return;
+  st.publish_armed = true;
+  self->delayed_send(self, st.config.status_interval, atom::publish::value);
+}
+
+/// /api/sync is refreshed within one status interval of any change.
+void status_changed(Self self) {
+  self->state.status_dirty = true;
+  arm_publish(self);
+}
+
 void execute(Self self, const sync::Commands& commands) {
   auto& st = self->state;
   for (const auto& command : commands) {
@@ -116,8 +129,8 @@ void execute(Self self, const sync::Commands& commands) {
         command);
   }
   report_totals(st);
-  st.status_dirty = true;
   st.state_dirty = true;
+  status_changed(self);
 }
 
 /// Reports from a connection that was already replaced are ignored.
@@ -228,7 +241,7 @@ void on_traffic(Self self, const RelayTraffic& traffic) {
   st.figures[traffic.relay] += traffic;
   if (st.metrics)
     traffic.for_each([&](const char* what, std::uint64_t n) { st.metrics->add(what, n); });
-  st.status_dirty = true;
+  status_changed(self);
 }
 
 }  // namespace
@@ -273,16 +286,19 @@ void on_negentropy_answer(Self self, const RelayNegentropy& answer) {
             answer.relay + (answer.supported ? " answers NIP-77: history by negentropy"
                                              : " does not answer NIP-77: history by REQ"));
   self->state.plan->on_negentropy(answer.relay, answer.supported);
-  self->state.status_dirty = true;
+  status_changed(self);
 }
 
-/// Refreshes /api/sync and saves the state file when it changed and is due.
+/// Refreshes /api/sync and saves the state file when it changed and is due. The timer stays armed
+/// while relays are tracked (their health ages with time) or a save is pending; an idle manager
+/// with no relays sleeps until something changes.
 void on_publish(Self self) {
-  publish_status(self);
   auto& st = self->state;
+  st.publish_armed = false;
+  publish_status(self);
   if (st.state_dirty && now(self) - st.last_state_save >= st.config.state_save_interval.count())
     save_state(st, now(self));
-  self->delayed_send(self, st.config.status_interval, atom::publish::value);
+  if (st.state_dirty || !st.plan->relays().empty()) arm_publish(self);
 }
 
 }  // namespace
@@ -301,6 +317,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
     execute(self, st.plan->add_bootstrap_relay(*st.config.bootstrap_relay, now(self)));
   self->set_exit_handler([self](caf::exit_msg& msg) { on_exit(self, msg); });
   self->delayed_send(self, st.config.disconnect_check_interval, atom::tick::value);
+  st.publish_armed = true;
   self->send(self, atom::publish::value);
   return {
       [=](RepoDiscovery& discovery) {

@@ -73,6 +73,8 @@ struct SyncManagerState {
   sync::SyncTotals reported;
   bool status_dirty = true;
   bool state_dirty = false;
+  /// A publish message is on its way: at most one, and none while there is nothing to refresh.
+  bool publish_armed = false;
   /// Unix time of the last state-file save.
   std::int64_t last_state_save = 0;
 };

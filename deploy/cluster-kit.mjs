@@ -4,16 +4,18 @@
 //   cluster  --nodes N --events E          propagation p50/p99 and loss across N nodes
 //   fullsync --repos R --issues I --comments C
 //                                          full sync from zero from one peer (sync off) into a fresh node
-//   catchup  --repos R --issues I --comments C --missing-every M
+//   catchup  --repos R --issues I --comments C --missing-every M [--events-cache FILE]
 //                                          a node holding all but every M-th event catches up from a
-//                                          peer holding all (both loaded with `graspd import`)
+//                                          peer holding all (both loaded with `graspd import`); with
+//                                          --events-cache the signed events (and the two ports their
+//                                          announcements name) are saved once and reused
 //   memory   --repos R                     resident memory per R tracked repositories
 //
 // Node modules (ws, nostr-tools) come from tests/interop/node_modules. Every child process is
 // killed on exit, including on SIGINT/SIGTERM and on errors.
 import { createRequire } from 'node:module';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +30,7 @@ const { generateSecretKey, getPublicKey, finalizeEvent } = require('nostr-tools/
 const argv = process.argv.slice(2);
 const mode = argv[0] && !argv[0].startsWith('--') ? argv.shift() : 'cluster';
 const opt = { nodes: 3, events: 1000, binary: '', repos: 50, issues: 200, comments: 2, window: 64,
-              timeout: 120, keep: false, verbose: false, missing_every: 100 };
+              timeout: 120, keep: false, verbose: false, missing_every: 100, events_cache: '' };
 for (let i = 0; i < argv.length; i++) {
   const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
   if (key === 'keep' || key === 'verbose') { opt[key] = true; continue; }
@@ -399,10 +401,22 @@ function importedDir(name, events) {
   return dir;
 }
 
-async function catchup() {
-  const [peerPort, freshPort] = [await freePort(), await freePort()];
-  const ports = [peerPort, freshPort];
+/** Signing 100,000 events takes minutes: a cache keeps them, with the ports they name. */
+async function catchupEvents() {
+  if (opt.events_cache && existsSync(opt.events_cache)) {
+    const cached = JSON.parse(readFileSync(opt.events_cache, 'utf8'));
+    log(`reusing ${cached.events.length} signed events from ${opt.events_cache}`);
+    return cached;
+  }
+  const ports = [await freePort(), await freePort()];
   const events = repositories(ports, nowSecs() - 7200 - opt.repos * opt.issues);
+  if (opt.events_cache) writeFileSync(opt.events_cache, JSON.stringify({ ports, events }));
+  return { ports, events };
+}
+
+async function catchup() {
+  const { ports, events } = await catchupEvents();
+  const [peerPort, freshPort] = ports;
   // The node lacks every M-th issue or comment (announcements kept: it knows its repositories).
   const missing = events.filter((e, i) => e.kind !== 30617 && i % opt.missing_every === 0);
   const lacking = new Set(missing.map((e) => e.id));

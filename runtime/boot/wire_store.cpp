@@ -2,10 +2,12 @@
 
 #include <caf/send.hpp>
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
 #include "actors/store_writer.hpp"
+#include "messages/atoms.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/store_metrics.hpp"
@@ -16,9 +18,11 @@ namespace {
 
 constexpr std::string_view component = "relay";
 
+// What graspd sync / graspd import commit meanwhile reaches live subscribers within this time.
+constexpr std::chrono::seconds foreign_write_delay{1};
+
 StoreWriterConfig store_writer_config(runtime::Metrics& metrics) {
   StoreWriterConfig config;
-  config.tail_interval = std::chrono::seconds(1);  // events graspd sync / import write meanwhile
   config.observe_commit = [observed = std::make_shared<runtime::StoreMetrics>(metrics.registry())](
                               std::size_t events, double seconds, bool failed) {
     observed->commit(events, seconds, failed);
@@ -43,8 +47,19 @@ WiredStore wire_store(const Services& services) {
   }
   log::info(component, "event store open at ", services.config.data_path, " (", wired.store->size(),
             " events)");
-  wired.writer =
-      spawn_store_writer(services.system, wired.store, store_writer_config(services.metrics));
+  auto config = store_writer_config(services.metrics);
+  // The network threads do not run yet: the watch cannot call before `writer` is set.
+  auto writer = std::make_shared<store_writer_actor>();
+  try {
+    wired.foreign_writes = std::make_shared<runtime::FileChangeWatch>(
+        services.io, std::filesystem::path(services.config.data_path) / "data.mdb",
+        foreign_write_delay, [writer] { caf::anon_send(*writer, atom::store_tail::value); });
+  } catch (const std::exception& failure) {
+    log::warn(component, failure.what(), ": looking for other processes' writes every second");
+    config.tail_interval = foreign_write_delay;
+  }
+  wired.writer = spawn_store_writer(services.system, wired.store, config);
+  *writer = wired.writer;
   return wired;
 }
 

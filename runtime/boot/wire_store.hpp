@@ -6,6 +6,7 @@
 
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
+#include "runtime/file_change_watch.hpp"
 #include "store/event_store.hpp"
 
 namespace graspd::boot {
@@ -14,6 +15,8 @@ struct WiredStore {
   /// Read transactions for whoever needs them; the writer owns every write.
   std::shared_ptr<store::EventStore> store;
   store_writer_actor writer;
+  /// Wakes the writer when another process commits; null when the writer polls instead.
+  std::shared_ptr<runtime::FileChangeWatch> foreign_writes;
 };
 
 /// Config → StoreOptions.

@@ -167,5 +167,25 @@ TEST_F(StoreWriterTest, PublishesWhatAnotherProcessCommittedInCommitOrder) {
   EXPECT_EQ(log->size(), 6u) << "nothing is published twice";
 }
 
+TEST_F(StoreWriterTest, WithoutATailIntervalForeignWritesArePublishedOnlyWhenAsked) {
+  StoreWriterConfig config;
+  config.sweep_interval = std::chrono::seconds(0);
+  config.tail_interval = std::chrono::seconds(0);  // boot's file watch sends store_tail instead
+  auto w = spawn_writer(config);
+  auto log = std::make_shared<std::vector<StoreCommitted>>();
+  self_->send(w, atom::feed_subscribe::value, spawn_recorder(log));
+  run();
+  EXPECT_FALSE(has_pending_timeout()) << "an idle writer arms no timer";
+  std::vector<nostr::EventPtr> foreign{unsigned_event(2, 2, 101, 1)};
+  store_->write_batch(foreign);
+  advance_time(std::chrono::seconds(5));
+  EXPECT_TRUE(log->empty()) << "no polling";
+  self_->send(w, atom::store_tail::value);
+  run();
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_EQ((*log)[0].event->id, foreign[0]->id);
+  EXPECT_FALSE(has_pending_timeout()) << "a look on request does not start polling";
+}
+
 }  // namespace
 }  // namespace graspd

@@ -47,6 +47,22 @@ TEST_F(SyncManagerTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   EXPECT_EQ((*peer)["repos_confirmed"].GetUint64(), 1u) << *status;
 }
 
+TEST_F(SyncManagerTest, WithNoRelaysTheManagerSleepsUntilSomethingChanges) {
+  start_manager();
+  ASSERT_TRUE(board_->get("sync")) << "the first status is published at start";
+  for (int second = 0; second < 30; ++second)
+    EXPECT_EQ(advance_time(1s), 0u) << "no timer fires every second while nothing is tracked";
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  EXPECT_GE(advance_time(1s), 1u) << "a change arms the status refresh again";
+  auto status = board_->get("sync");
+  ASSERT_TRUE(status);
+  rapidjson::Document doc;
+  doc.Parse(status->c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("relays") && doc["relays"].IsArray()) << *status;
+  EXPECT_EQ(doc["relays"].Size(), 1u) << *status;
+}
+
 TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   connect_first_peer();
   answer_all_with_eose(*peers_[0]);
