@@ -27,6 +27,34 @@ std::string HistoryPager::page_id(const std::string& id, std::uint32_t page) {
   return id + page_separator + std::to_string(page);
 }
 
+std::size_t HistoryPager::open_pages() const {
+  std::size_t open = 0;
+  for (const auto& [id, state] : subs_) open += state.page_open ? 1 : 0;
+  return open;
+}
+
+void HistoryPager::send_page(const std::string& id, State& state, std::string frame,
+                             std::vector<std::string>& frames) {
+  if (open_pages() >= max_pages_) {
+    state.queued_page = std::move(frame);
+    waiting_.push_back(id);
+    return;
+  }
+  state.page_open = true;
+  frames.push_back(std::move(frame));
+}
+
+void HistoryPager::release_pages(std::vector<std::string>& frames) {
+  while (!waiting_.empty() && open_pages() < max_pages_) {
+    auto it = subs_.find(waiting_.front());
+    waiting_.pop_front();
+    if (it == subs_.end() || !it->second.queued_page) continue;
+    it->second.page_open = true;
+    frames.push_back(std::move(*it->second.queued_page));
+    it->second.queued_page.reset();
+  }
+}
+
 std::vector<std::string> HistoryPager::start(const std::string& id, nostr::Filters filters,
                                              std::uint32_t first_page) {
   std::vector<std::string> frames;
@@ -36,9 +64,11 @@ std::vector<std::string> HistoryPager::start(const std::string& id, nostr::Filte
   state.asked = filters;
   state.filters = std::move(filters);
   state.page = first_page;
-  state.page_open = first_page > 0;
-  frames.push_back(req_frame(first_page > 0 ? page_id(id, first_page) : id, state.filters));
-  subs_[id] = std::move(state);
+  auto& stored = subs_[id] = std::move(state);
+  if (first_page > 0)
+    send_page(id, stored, req_frame(page_id(id, first_page), stored.filters), frames);
+  else
+    frames.push_back(req_frame(id, stored.filters));
   return frames;
 }
 
@@ -57,6 +87,8 @@ std::vector<std::string> HistoryPager::close(const std::string& id) {
   if (it->second.page_open) frames.push_back(close_frame(page_id(id, it->second.page)));
   frames.push_back(close_frame(id));
   subs_.erase(it);
+  std::erase(waiting_, id);
+  release_pages(frames);
   return frames;
 }
 
@@ -110,7 +142,6 @@ HistoryPager::Step HistoryPager::next_page(const std::string& id, State& state) 
     return step;
   }
   ++state.page;
-  state.page_open = true;
   // Only the filters still bringing history stay in the next pages.
   nostr::Filters remaining;
   std::vector<FilterProgress> progress;
@@ -122,7 +153,7 @@ HistoryPager::Step HistoryPager::next_page(const std::string& id, State& state) 
     }
   state.filters = std::move(remaining);
   state.progress = std::move(progress);
-  step.frames.push_back(req_frame(page_id(id, state.page), page_filters));
+  send_page(id, state, req_frame(page_id(id, state.page), page_filters), step.frames);
   step.page_requested = true;
   return step;
 }
@@ -139,6 +170,7 @@ HistoryPager::Step HistoryPager::on_eose(const std::string& wire_id) {
   if (is_page) {
     state.page_open = false;
     prefix.frames.push_back(close_frame(wire_id));
+    release_pages(prefix.frames);  // subscriptions already waiting go first
   }
   auto step = next_page(*owner, state);
   step.frames.insert(step.frames.begin(), prefix.frames.begin(), prefix.frames.end());
@@ -152,6 +184,8 @@ HistoryPager::Step HistoryPager::on_closed(const std::string& wire_id) {
   auto& state = subs_[*owner];
   if (wire_id == *owner) {
     subs_.erase(*owner);
+    std::erase(waiting_, *owner);
+    release_pages(step.frames);
     return step;
   }
   state.page_open = false;
@@ -159,6 +193,7 @@ HistoryPager::Step HistoryPager::on_closed(const std::string& wire_id) {
     state.in_history = false;
     step.completed = *owner;
   }
+  release_pages(step.frames);
   return step;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -23,8 +24,12 @@ class HistoryPager {
  public:
   /// Bound on remembered ids per subscription; past it pagination stops
   /// (the subscription is reported complete) instead of growing memory.
-  explicit HistoryPager(std::size_t max_seen_per_subscription = 1'000'000)
-      : max_seen_(max_seen_per_subscription) {}
+  /// `max_pages` page REQs are open at once over all subscriptions: a peer's REQ cap has room
+  /// for them beside the live subscriptions (SyncConfig::reserved_subscriptions); other pages
+  /// wait their turn in order.
+  explicit HistoryPager(std::size_t max_seen_per_subscription = 1'000'000,
+                        std::size_t max_pages = 2)
+      : max_seen_(max_seen_per_subscription), max_pages_(max_pages == 0 ? 1 : max_pages) {}
 
   /// Frames opening `id` (history + live).
   std::vector<std::string> open(const std::string& id, nostr::Filters filters);
@@ -74,14 +79,24 @@ class HistoryPager {
     std::uint32_t page = 0;  // 0 = the main subscription's first page
     bool in_history = true;
     bool page_open = false;
+    /// The REQ of the next page, held while max_pages pages are open.
+    std::optional<std::string> queued_page;
   };
+  /// Sends `frame` for page `state.page` of `id` now, or queues it while max_pages are open.
+  void send_page(const std::string& id, State& state, std::string frame,
+                 std::vector<std::string>& frames);
+  /// A page of some subscription ended: the next queued pages go out.
+  void release_pages(std::vector<std::string>& frames);
+  std::size_t open_pages() const;
   Step next_page(const std::string& id, State& state);
   /// Opens `id` with its first REQ on the main id (page 0) or on page `first_page`.
   std::vector<std::string> start(const std::string& id, nostr::Filters filters,
                                  std::uint32_t first_page);
 
   std::size_t max_seen_;
+  std::size_t max_pages_;
   std::map<std::string, State> subs_;
+  std::deque<std::string> waiting_;
 };
 
 }  // namespace graspd::sync

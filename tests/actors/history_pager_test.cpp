@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "messages/nostr/json.hpp"
 
@@ -123,6 +124,59 @@ TEST(HistoryPager, HistoryBesideALiveRequestOpenedElsewhere) {
   // Closing it closes the page and the live REQ.
   auto closing = fresh.close("sub");
   EXPECT_EQ(closing.back(), "[\"CLOSE\",\"sub\"]");
+}
+
+std::pair<std::string, nostr::Filters> decode_req(const std::string& frame) {
+  rapidjson::Document doc;
+  doc.Parse(frame.c_str());
+  nostr::Filters filters;
+  for (rapidjson::SizeType i = 2; i < doc.Size(); ++i)
+    filters.push_back(nostr::parse_filter(doc[i], nostr::ParseLimits{}).value());
+  return {doc[1].GetString(), filters};
+}
+
+TEST(HistoryPager, AtMostMaxPagesAreOpenAtOnceAndEveryHistoryCompletes) {
+  // Five subscriptions page back at once against a peer capping REQs at 10 events: with room
+  // for two pages beside the live REQs, the other pages wait their turn.
+  CappedRelay relay{{}, 10};
+  const std::string values = "abcde";
+  for (std::uint32_t i = 0; i < 250; ++i)
+    relay.events.push_back(event(i, 1000 + i, values[i % values.size()]));
+  HistoryPager pager(1'000'000, 2);
+  std::deque<std::string> open;  // page REQs the peer holds, oldest first
+  std::set<nostr::EventId> received;
+  std::set<std::string> completed;
+  std::size_t most_open = 0;
+  auto take = [&](const std::vector<std::string>& frames) {
+    for (const auto& frame : frames)
+      if (frame.rfind("[\"REQ\"", 0) == 0) open.push_back(frame);
+    most_open = std::max(most_open, open.size());
+  };
+  for (char v : values) take(pager.open_history(std::string("s") + v, {tagged(v)}));
+  EXPECT_EQ(open.size(), 2u) << "two pages go out, three wait";
+  for (int guard = 0; guard < 1000 && !open.empty(); ++guard) {
+    auto [wire_id, filters] = decode_req(open.front());
+    open.pop_front();
+    for (const auto& ev : relay.answer(filters)) {
+      pager.on_event(wire_id, ev);
+      received.insert(ev.id);
+    }
+    auto step = pager.on_eose(wire_id);
+    if (step.completed) completed.insert(*step.completed);
+    take(step.frames);
+  }
+  EXPECT_LE(most_open, 2u);
+  EXPECT_EQ(completed.size(), values.size());
+  EXPECT_EQ(received.size(), relay.events.size());
+}
+
+TEST(HistoryPager, ClosingASubscriptionLetsAWaitingPageGo) {
+  HistoryPager pager(1'000'000, 1);
+  EXPECT_EQ(pager.open_history("a", {tagged('a')}).size(), 1u);
+  EXPECT_TRUE(pager.open_history("b", {tagged('b')}).empty()) << "b waits for a's page";
+  auto frames = pager.close("a");
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().rfind("[\"REQ\",\"b~1\"", 0), 0u) << frames.back();
 }
 
 TEST(HistoryPager, FloodOnOneTimestampTerminates) {
