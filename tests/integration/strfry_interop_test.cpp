@@ -214,6 +214,60 @@ TEST_F(StrfryInterop, StrfrySyncBothWaysLeavesBothRelaysWithTheUnion) {
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
+TEST_F(StrfryInterop, EveryNegentropyAnswerIsByteIdenticalToStrfrys) {
+  // §10.8: graspd and a strfry relay hold the same events (set S: 3,000 on one created_at, set
+  // M: 10,000 at T0 + i div 10); nostr-tools' reference client, holding all but every 7th of them
+  // plus 50 events of its own, sends the same messages to both.
+  GraspdProcess graspd{relay_options()};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t0 = std::time(nullptr) - 100000;
+  std::vector<nostr::Event> all;
+  for (int i = 0; i < 3000; ++i)
+    all.push_back(make_event(1, "s" + std::to_string(i), {{"t", "replay"}}, t0));
+  for (int i = 0; i < 10000; ++i)
+    all.push_back(make_event(1, "m" + std::to_string(i), {{"t", "replay"}}, t0 + 1 + i / 10));
+  auto client = TestClient::connect(graspd.port());
+  ASSERT_TRUE(client);
+  for (const auto& ev : all) client->send(event_frame(ev));
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    auto ok = client->next_as<nostr::RelayOk>();
+    ASSERT_TRUE(ok && ok->accepted) << "OK " << i;
+  }
+  import_into_strfry(all);
+  relay_ = start_relay();
+  ASSERT_TRUE(relay_) << "strfry relay did not start";
+  std::size_t dropped = 0;
+  {
+    std::ofstream items(dir_.path() / "client-items.txt");
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (i % 7 == 0) {
+        ++dropped;
+        continue;
+      }
+      items << all[i].created_at << "," << nostr::to_hex(all[i].id) << "\n";
+    }
+    for (int i = 0; i < 50; ++i) {
+      auto own = make_event(1, "own" + std::to_string(i), {{"t", "replay"}}, t0 + 500 + i);
+      items << own.created_at << "," << nostr::to_hex(own.id) << "\n";
+    }
+  }
+  int status = -1;
+  auto output =
+      run_command("cd '" + interop_dir().string() + "' && timeout 120 node negentropy_replay.mjs " +
+                      graspd.relay_url() + " " + strfry_url() + " '{\"#t\":[\"replay\"]}' '" +
+                      (dir_.path() / "client-items.txt").string() + "'",
+                  status);
+  ASSERT_EQ(status, 0) << output;
+  std::smatch figures;
+  ASSERT_TRUE(std::regex_search(output, figures,
+                                std::regex(R"re("rounds":(\d+),"have":(\d+),"need":(\d+))re")))
+      << output;
+  EXPECT_GE(std::stoul(figures[1]), 2u) << "more than one round compared: " << output;
+  EXPECT_EQ(std::stoul(figures[2]), 50u) << output;
+  EXPECT_EQ(std::stoul(figures[3]), dropped) << output;
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
 TEST_F(StrfryInterop, GraspdSyncsEveryEventFromAStrfryRelayPastItsFilterCap) {
   // 3,000 issues on one created_at: strfry answers a REQ filter with at most 500 events
   // (maxFilterLimit), so REQ pagination alone stops there; NIP-77 names the 2,700 graspd lacks.
