@@ -206,6 +206,8 @@ void drain_network_threads(Process& process) {
 void shut_down(Process& process, Wired& wired) {
   process.http.stop();
   hang_up(wired);
+  // The file watch's pending read would keep the network threads from running out of work.
+  wired.store.foreign_writes.reset();
   drain_network_threads(process);
   stop_actors(wired);
   // The actors own what they use from here on (the store closes with the last of them).

@@ -106,5 +106,37 @@ TEST(SyncNegentropyE2E, GraspdReconcilesWithGraspd) {
   EXPECT_TRUE(needed >= 150 && needed < 300) << needed << "\n" << sync_status(node.port());
 }
 
+TEST(SyncNegentropyE2E, APeerCappingSubscriptionsStillGetsAskedForEveryMissingEvent) {
+  // The peer holds at most 5 REQs per connection (NIP-11 max_subscriptions) and 10 filters per
+  // REQ; 20 repositories of 30 issues need more live filters than that holds at 100 references a
+  // filter. The node keeps its live REQs within the cap less two, so its NIP-77 id fetches
+  // always find a slot.
+  GraspdProcess peer{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"},
+                                    {"NGIT_MAX_SUBSCRIPTIONS", "5"},
+                                    {"NGIT_MAX_FILTERS", "10"}},
+                                   {}}};
+  ASSERT_TRUE(peer.start()) << peer.stderr_text();
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+  const auto t = now_seconds() - 5000;
+  std::vector<nostr::Event> announcements, everything;
+  for (int r = 0; r < 20; ++r) {
+    auto announcement =
+        announcement_listing({node.relay_url(), peer.relay_url()}, "repo" + std::to_string(r), t);
+    announcements.push_back(announcement);
+    everything.push_back(announcement);
+    for (int i = 0; i < 30; ++i)
+      everything.push_back(issue_for(nostr::address_of(announcement), r * 100 + i, t + 10 + i));
+  }
+  publish_all(peer.port(), everything);
+  publish_all(node.port(), announcements);
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), everything) == everything.size(); },
+                         std::chrono::seconds(90)))
+      << stored_count(node.port(), everything) << " of " << everything.size() << "\n"
+      << sync_status(node.port());
+  EXPECT_LE(relay_figure(node.port(), peer.relay_url(), "open_subscriptions"), 3)
+      << sync_status(node.port());
+}
+
 }  // namespace
 }  // namespace graspd::test
