@@ -18,7 +18,7 @@ namespace graspd {
 struct SyncPlusMetrics {
   explicit SyncPlusMetrics(prometheus::Registry& r)
       : retained(prometheus::BuildGauge()
-                     .Name("graspd_sync_plus")
+                     .Name("graspd_sync_plus_retained")
                      .Help("GRASP-03 Sync+ retained state: eligible_authors, "
                            "desired_history_relays, cursors, active_workers")
                      .Register(r)),
