@@ -92,7 +92,10 @@ class SyncPlusTest : public sync_test::SyncFixture {
 
 TEST_F(SyncPlusTest, RestartRebuildsMailboxOwnershipFromTheStoreBeforeAnyNetwork) {
   thread();
-  store({relay_list(3, {{"r", "wss://inbox3.example", "read"}}),
+  // An indirect reply naming only its parent, and a stranger's reply to a thread not hosted here.
+  auto indirect = signed_event(1, {{"e", nostr::to_hex(comment_.id)}}, unix_now() - 700, 5);
+  auto stranger = signed_event(1, {{"e", std::string(64, 'f')}}, unix_now() - 700, 6);
+  store({indirect, stranger, relay_list(3, {{"r", "wss://inbox3.example", "read"}}),
          relay_list(4, {{"r", "wss://out4.example", "write"}})});
   start_plus();
   // Nothing answered on the network, yet coverage is served from the retained relay lists.
@@ -106,7 +109,10 @@ TEST_F(SyncPlusTest, RestartRebuildsMailboxOwnershipFromTheStoreBeforeAnyNetwork
   EXPECT_EQ(history.at("wss://out4.example").items.roots, std::set<nostr::EventId>{issue_.id});
   EXPECT_FALSE(manager_state().plan->relays().count("wss://out4.example"))
       << "a participant's mailbox is history-only";
-  EXPECT_EQ(plus_state().snapshot->eligible.size(), 3u);
+  // Owner, root author, the comment's and the indirect reply's authors; not the stranger.
+  EXPECT_EQ(plus_state().snapshot->eligible.size(), 4u);
+  EXPECT_TRUE(plus_state().snapshot->eligible.count(indirect.pubkey));
+  EXPECT_FALSE(plus_state().snapshot->eligible.count(stranger.pubkey));
   for (const auto& peer : peers_) EXPECT_TRUE(peer->sent.empty()) << "nothing asked yet";
 }
 
