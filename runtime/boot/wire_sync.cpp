@@ -1,5 +1,7 @@
 #include "runtime/boot/wire_sync.hpp"
 
+#include <algorithm>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
@@ -61,9 +63,13 @@ SyncPlusConfig sync_plus_config(const runtime::Config& config) {
   for (const auto& relay : config.sync_plus_fallback_relays)
     out.fallback_relays.push_back(relay.str());
   if (config.sync_bootstrap_relay_url) out.bootstrap_relay = config.sync_bootstrap_relay_url->str();
-  out.reconcile_interval = std::chrono::seconds(config.sync_plus_reconcile_secs);
-  out.discovery.refresh_seconds = static_cast<std::int64_t>(config.sync_plus_refresh_secs);
-  out.discovery.retry_seconds = static_cast<std::int64_t>(config.sync_plus_retry_secs);
+  // The table refuses 0; a Config built without it must not make the pass a busy loop.
+  auto seconds = [](std::uint64_t value) {
+    return static_cast<std::int64_t>(std::max<std::uint64_t>(value, 1));
+  };
+  out.reconcile_interval = std::chrono::seconds(seconds(config.sync_plus_reconcile_secs));
+  out.discovery.refresh_seconds = seconds(config.sync_plus_refresh_secs);
+  out.discovery.retry_seconds = seconds(config.sync_plus_retry_secs);
   out.history.refresh_seconds = out.discovery.refresh_seconds;
   out.history.retry_seconds = out.discovery.retry_seconds;
   return out;
