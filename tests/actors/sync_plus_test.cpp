@@ -116,6 +116,27 @@ TEST_F(SyncPlusTest, RestartRebuildsMailboxOwnershipFromTheStoreBeforeAnyNetwork
   for (const auto& peer : peers_) EXPECT_TRUE(peer->sent.empty()) << "nothing asked yet";
 }
 
+TEST_F(SyncPlusTest, OwnersAndMaintainersInboxesGetRepositoryScopedHistoryProbesOnly) {
+  const auto maintainer = nostr::to_hex(signed_event(1, {}, 0, 2).pubkey);
+  announcement_ =
+      signed_event(30617, {{"d", "demo"}, {"maintainers", maintainer}}, unix_now() - 1000, 1);
+  issue_ = signed_event(1621, {{"a", nostr::address_of(announcement_)}}, unix_now() - 900, 3);
+  store({announcement_, issue_, relay_list(1, {{"r", "wss://owner.example", "read"}}),
+         relay_list(2, {{"r", "wss://maint.example"}})});
+  start_plus();
+  const auto& history = plus_state().history->relays();
+  for (const char* relay : {"wss://owner.example", "wss://maint.example"}) {
+    ASSERT_TRUE(history.count(relay)) << relay;
+    EXPECT_EQ(history.at(relay).items.repos,
+              std::set<std::string>{nostr::address_of(announcement_)});
+    EXPECT_EQ(history.at(relay).items.roots, std::set<nostr::EventId>{issue_.id})
+        << "every known root of the repository";
+    EXPECT_FALSE(manager_state().plan->relays().count(relay))
+        << "inboxes found through ownership never become live sources";
+  }
+  EXPECT_TRUE(manager_state().plan->plus_coverage().empty());
+}
+
 TEST_F(SyncPlusTest, InventoryFollowsTheChangeFeed) {
   thread();
   start_plus();
