@@ -165,7 +165,8 @@ void count_fetch(Self self, const char* what) {
   if (self->state.metrics) self->state.metrics->add(what, 1);
 }
 
-/// Hands a fetch to its relay's open connection.
+/// Hands a fetch to its relay's open connection, packed so that every REQ fits the peer's NIP-11
+/// limits (64 KiB and 10 filters when it does not say).
 void send_fetch(Self self, const std::string& id, PlusFetch& fetch) {
   auto& st = self->state;
   auto connection = st.connections.find(fetch.relay);
@@ -173,7 +174,17 @@ void send_fetch(Self self, const std::string& id, PlusFetch& fetch) {
   if (connection == st.connections.end() || up == st.open_connections.end()) return;
   fetch.sent = true;
   const bool negentropy = st.config.plan.negentropy && up->second.nip77() != false;
-  self->send(connection->second, SyncSubscribe{id, fetch.filters, negentropy});
+  const auto& peer = up->second;
+  auto groups = sync::pack_filters(
+      fetch.filters,
+      peer.max_message_bytes ? peer.max_message_bytes : st.config.plan.default_max_message_bytes,
+      peer.max_filters ? peer.max_filters : st.config.plan.default_max_filters);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    auto part = groups.size() == 1 ? id : id + "." + std::to_string(k);
+    fetch.parts.insert(part);
+    st.fetch_parts[part] = id;
+    self->send(connection->second, SyncSubscribe{part, std::move(groups[k]), negentropy});
+  }
 }
 
 /// A control-plane connection with no fetch left retires after `control_idle`, unless a fetch
@@ -191,9 +202,11 @@ void finish_fetch(Self self, const std::string& id, bool ok, std::string error) 
   if (it == st.fetches.end()) return;
   auto fetch = std::move(it->second);
   st.fetches.erase(it);
-  if (fetch.sent)
-    if (auto connection = st.connections.find(fetch.relay); connection != st.connections.end())
-      self->send(connection->second, SyncUnsubscribe{id});
+  auto connection = st.connections.find(fetch.relay);
+  for (const auto& part : fetch.parts) {
+    st.fetch_parts.erase(part);
+    if (connection != st.connections.end()) self->send(connection->second, SyncUnsubscribe{part});
+  }
   if (!ok) {
     ++st.fetch_counts.fetch_failures;
     count_fetch(self, "plus_fetch_failures");
@@ -201,6 +214,19 @@ void finish_fetch(Self self, const std::string& id, bool ok, std::string error) 
   fetch.promise.deliver(FetchOutcome{ok, std::move(error)});
   arm_idle(self, fetch.relay);
   st.status_dirty = true;
+}
+
+/// One part's history is complete: the fetch is once every part is (the part stays open until
+/// then, and is closed with the others).
+void on_fetch_part_done(Self self, const std::string& part) {
+  auto& st = self->state;
+  auto owner = st.fetch_parts.find(part);
+  if (owner == st.fetch_parts.end()) return;
+  const auto id = owner->second;
+  auto& fetch = st.fetches.at(id);
+  auto& done = fetch.done_parts;
+  done.insert(part);
+  if (done.size() == fetch.parts.size()) finish_fetch(self, id, true, {});
 }
 
 /// Every fetch on `relay` fails (its connection ended).
@@ -226,7 +252,7 @@ caf::result<FetchOutcome> on_fetch(Self self, RelayFetch& request) {
   ++st.fetch_counts.fetches;
   count_fetch(self, "plus_fetches");
   auto& fetch = st.fetches[id];
-  fetch = PlusFetch{relay, std::move(request.filters), promise, request.role, false};
+  fetch = PlusFetch{relay, std::move(request.filters), promise, request.role, false, {}, {}};
   if (!connected) {
     st.control[relay] = ControlConnection{request.role, 0};
     ++st.fetch_counts.control_dials;
@@ -414,8 +440,9 @@ void on_relay_up(Self self, const RelayUp& up) {
 
 void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {
   if (!from_current(self, closed.relay)) return;
-  if (self->state.fetches.count(closed.subscription_id))
-    return finish_fetch(self, closed.subscription_id, false, "closed: " + closed.message);
+  if (auto part = self->state.fetch_parts.find(closed.subscription_id);
+      part != self->state.fetch_parts.end())
+    return finish_fetch(self, std::string(part->second), false, "closed: " + closed.message);
   log::debug(component, "relay " + closed.relay + " closed a subscription: " + closed.message);
   execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
                                             closed.rate_limited, now(self)));
@@ -464,8 +491,8 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       [=](RelayDown& down) { on_relay_down(self, down); },
       [=](RelaySubscriptionDone& done) {
         if (!from_current(self, done.relay)) return;
-        if (self->state.fetches.count(done.subscription_id))
-          return finish_fetch(self, done.subscription_id, true, {});
+        if (self->state.fetch_parts.count(done.subscription_id))
+          return on_fetch_part_done(self, done.subscription_id);
         execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
       },
       [=](RelaySubscriptionClosed& closed) { on_subscription_closed(self, closed); },

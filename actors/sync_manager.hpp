@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 
 #include "actors/relay_connection.hpp"
@@ -69,6 +70,10 @@ struct PlusFetch {
   FetchRole role = FetchRole::discovery;
   /// The subscription went to the connection (it was open).
   bool sent = false;
+  /// Its subscriptions still open: the filters packed to the peer's NIP-11 limits, `<id>` alone
+  /// or `<id>.<k>` when they need more than one REQ.
+  std::set<std::string> parts;
+  std::set<std::string> done_parts;
 };
 
 /// A connection opened for fetches only, not tracked by the plan (a control-plane connection):
@@ -109,6 +114,8 @@ struct SyncManagerState {
   std::int64_t last_state_save = 0;
   // -- GRASP-03 fetch path --
   std::map<std::string, PlusFetch> fetches;
+  /// The fetch each open part subscription belongs to.
+  std::map<std::string, std::string> fetch_parts;
   std::map<std::string, ControlConnection> control;
   /// The RelayUp of every open connection (a promoted control connection is already open).
   std::map<std::string, RelayUp> open_connections;

@@ -181,5 +181,42 @@ TEST_F(SyncManagerTest, AFetchOnAControlConnectionFailsWhenItDropsAndATimeoutEnd
   EXPECT_EQ(manager_state().fetch_counts.control_retired, 1u);
 }
 
+TEST_F(SyncManagerTest, AFetchIsPackedToThePeersLimitsAndEndsWhenEveryPartDid) {
+  start_manager();
+  nostr::Filters filters;
+  for (std::uint32_t kind : {1u, 7u, 1111u}) {
+    nostr::Filter filter;
+    filter.kinds = std::vector<std::uint32_t>{kind};
+    filters.push_back(filter);
+  }
+  caf::scoped_actor client{system()};
+  client->send(manager_, RelayFetch{"wss://mailbox.example", filters, false, FetchRole::history});
+  run();
+  ASSERT_EQ(peers_.size(), 1u);
+  auto limits = req_only_peer();
+  limits.max_filters = 2;  // the peer's NIP-11 says: at most two filters per REQ
+  peers_[0]->handler->on_open(limits);
+  run();
+  auto reqs = peers_[0]->reqs();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].second.size() + reqs[1].second.size(), 3u);
+  for (const auto& [id, sent] : reqs) EXPECT_LE(sent.size(), 2u);
+  peers_[0]->handler->on_message(nostr::relay_eose(reqs[0].first));
+  run();
+  bool replied = false;
+  client->receive([&](FetchOutcome&) { replied = true; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  EXPECT_FALSE(replied) << "one part is still open";
+  peers_[0]->handler->on_message(nostr::relay_eose(reqs[1].first));
+  run();
+  std::optional<FetchOutcome> outcome;
+  client->receive([&](FetchOutcome& o) { outcome = o; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  ASSERT_TRUE(outcome);
+  EXPECT_TRUE(outcome->ok);
+  EXPECT_EQ(peers_[0]->frames("CLOSE").size(), 2u);
+  EXPECT_TRUE(manager_state().fetch_parts.empty());
+}
+
 }  // namespace
 }  // namespace graspd
