@@ -2,6 +2,8 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
+
 #include "messages/nostr/nip34.hpp"
 #include "messages/relay_url.hpp"
 #include "store/store_view.hpp"
@@ -24,15 +26,62 @@ std::set<std::string> announced_relays(const nostr::Event& announcement) {
   return out;
 }
 
+void send_inventory(Self self) {
+  auto& st = self->state;
+  if (!st.inventory || !st.inventory_changed) return;
+  st.inventory_changed = false;
+  st.inventory->take_frontier();  // only the startup scan follows it
+  self->send(st.plus, PlusInventoryUpdate{
+                          std::make_shared<const sync::PlusSnapshot>(st.inventory->snapshot())});
+}
+
 void send_pending(Self self) {
   auto& st = self->state;
   st.window_open = false;
+  send_inventory(self);
   if (st.pending.empty()) return;
   RepoDiscovery discovery;
   for (auto& [repo, facts] : st.pending) discovery.repos.push_back(std::move(facts));
   st.pending.clear();
   ++st.batches_sent;
   self->send(st.manager, std::move(discovery));
+}
+
+/// Filters for events referencing `values` by the tag letters `letters`, a bounded number of
+/// values per filter.
+void add_reference_filters(nostr::Filters& out, const std::vector<std::string>& values,
+                           std::initializer_list<char> letters) {
+  constexpr std::size_t per_filter = 256;
+  for (std::size_t i = 0; i < values.size(); i += per_filter) {
+    std::vector<std::string> chunk(
+        values.begin() + static_cast<std::ptrdiff_t>(i),
+        values.begin() + static_cast<std::ptrdiff_t>(std::min(values.size(), i + per_filter)));
+    for (char letter : letters) {
+      nostr::Filter filter;
+      filter.tags[letter] = chunk;
+      filter.normalize();
+      out.push_back(std::move(filter));
+    }
+  }
+}
+
+/// The bounded recursive scan: events referencing the thread nodes found so far, level by level.
+void load_descendants(const store::EventStoreView& view, sync::PlusInventory& inventory) {
+  for (int depth = 0; depth < max_descendant_depth; ++depth) {
+    auto frontier = inventory.take_frontier();
+    if (frontier.empty()) return;
+    std::vector<std::string> ids;
+    ids.reserve(frontier.ids.size());
+    for (const auto& id : frontier.ids) ids.push_back(nostr::to_hex(id));
+    nostr::Filters filters;
+    add_reference_filters(filters, ids, {'e', 'E', 'q'});
+    add_reference_filters(filters, frontier.addresses, {'a', 'A', 'q'});
+    view.scan(filters, [&](const nostr::Event& ev) {
+      inventory.add(ev);
+      return true;
+    });
+  }
+  inventory.take_frontier();
 }
 
 void load_from_store(Self self, const store::EventStore& store) {
@@ -42,10 +91,21 @@ void load_from_store(Self self, const store::EventStore& store) {
   announcements.kinds = std::vector<std::uint32_t>{nip34::kind::repo_announcement};
   nostr::Filter roots;
   roots.kinds = std::vector<std::uint32_t>(nip34::root_kinds.begin(), nip34::root_kinds.end());
+  auto& st = self->state;
   view.scan({announcements, roots}, [&](const nostr::Event& ev) {
-    collect_repository_facts(ev, self->state.pending);
+    collect_repository_facts(ev, st.pending);
+    if (st.inventory) st.inventory_changed |= st.inventory->add(ev);
     return true;
   });
+  if (!st.inventory) return;
+  load_descendants(view, *st.inventory);
+  nostr::Filter identities;
+  identities.kinds = std::vector<std::uint32_t>{nip34::kind::metadata, nip34::kind::relay_list};
+  view.scan({identities}, [&](const nostr::Event& ev) {
+    st.inventory_changed |= st.inventory->add(ev);
+    return true;
+  });
+  st.inventory_changed = true;  // the controller gets the startup inventory even when empty
 }
 
 /// Collects what a committed event tells about repositories; the first fact opens the batch
@@ -53,7 +113,8 @@ void load_from_store(Self self, const store::EventStore& store) {
 void on_committed(Self self, const nostr::Event& ev) {
   auto& st = self->state;
   collect_repository_facts(ev, st.pending);
-  if (!st.window_open && !st.pending.empty()) {
+  if (st.inventory) st.inventory_changed |= st.inventory->add(ev);
+  if (!st.window_open && (!st.pending.empty() || st.inventory_changed)) {
     st.window_open = true;
     self->delayed_send(self, st.window, atom::tick::value);
   }
@@ -86,9 +147,19 @@ self_subscriber_actor::behavior_type self_subscriber(Self self,
                                                      std::shared_ptr<const store::EventStore> store,
                                                      sync_manager_actor manager,
                                                      std::chrono::milliseconds window) {
+  return self_subscriber_plus(self, std::move(store), std::move(manager), window, {});
+}
+
+self_subscriber_actor::behavior_type self_subscriber_plus(
+    Self self, std::shared_ptr<const store::EventStore> store, sync_manager_actor manager,
+    std::chrono::milliseconds window, sync_plus_actor plus) {
   auto& st = self->state;
   st.manager = std::move(manager);
   st.window = window;
+  if (plus) {
+    st.plus = std::move(plus);
+    st.inventory = std::make_unique<sync::PlusInventory>();
+  }
   if (store) load_from_store(self, *store);
   send_pending(self);
   return {

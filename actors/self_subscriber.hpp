@@ -6,6 +6,12 @@
 // RepoDiscovery per batch window. The window starts with the first event
 // after a send and does not reset on further events, so a steady stream
 // cannot postpone discovery forever.
+//
+// With GRASP-03 Sync+ (self_subscriber_plus) it also builds the Sync+ inventory
+// (sync::PlusInventory): during the startup load from announcements, roots, a bounded recursive
+// scan of their descendants by id and address references, and the retained kind 0 and 10002
+// events; then incrementally from the change feed. The inventory's snapshot goes to the Sync+
+// controller once after the load and then in the same batch window as RepoDiscovery.
 #pragma once
 
 #include <caf/stateful_actor.hpp>
@@ -15,6 +21,7 @@
 #include <map>
 #include <memory>
 
+#include "actors/plus_inventory.hpp"
 #include "messages/interfaces.hpp"
 #include "store/event_store.hpp"
 
@@ -32,7 +39,14 @@ struct SelfSubscriberState {
   std::map<std::string, RepoDiscovery::Repo> pending;
   bool window_open = false;
   std::uint64_t batches_sent = 0;
+  /// GRASP-03: the Sync+ controller and the inventory built for it (both unset without Sync+).
+  sync_plus_actor plus;
+  std::unique_ptr<sync::PlusInventory> inventory;
+  bool inventory_changed = false;
 };
+
+/// Levels of references the startup scan follows down from the roots.
+inline constexpr int max_descendant_depth = 32;
 
 /// Adds what one committed event says about hosted repositories to `pending`.
 void collect_repository_facts(const nostr::Event& ev,
@@ -42,5 +56,11 @@ self_subscriber_actor::behavior_type self_subscriber(
     self_subscriber_actor::stateful_pointer<SelfSubscriberState> self,
     std::shared_ptr<const store::EventStore> store, sync_manager_actor manager,
     std::chrono::milliseconds window);
+
+/// The same, also building the Sync+ inventory for `plus`.
+self_subscriber_actor::behavior_type self_subscriber_plus(
+    self_subscriber_actor::stateful_pointer<SelfSubscriberState> self,
+    std::shared_ptr<const store::EventStore> store, sync_manager_actor manager,
+    std::chrono::milliseconds window, sync_plus_actor plus);
 
 }  // namespace graspd

@@ -27,7 +27,8 @@ struct SyncMetrics {
                    .Help("Sync activity: connection_attempts, events_received, events_stored, "
                          "events_invalid, events_known, events_unrequested, pages, bytes_received, "
                          "consolidations, "
-                         "daily_syncs, evictions")
+                         "daily_syncs, evictions, and the GRASP-03 fetch path: plus_fetches, "
+                         "plus_fetch_failures, plus_control_dials, plus_promotions")
                    .Register(r)),
         open(prometheus::BuildGauge()
                  .Name("graspd_sync_open")
@@ -54,11 +55,11 @@ std::int64_t now(Self self) {
   return self->state.config.unix_now();
 }
 
-void spawn_connection(Self self, const std::string& relay) {
+void spawn_connection(Self self, const std::string& relay, bool trusted = false) {
   auto& st = self->state;
   auto config = st.config.connection;
   // Operator-configured relays are trusted; relays from events are not.
-  if (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay) {
+  if (trusted || (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay)) {
     config.client.allow_private_addresses = true;
     config.client.detailed_connect_errors = true;
   }
@@ -96,20 +97,42 @@ void status_changed(Self self) {
   arm_publish(self);
 }
 
+bool has_fetches(const SyncManagerState& st, const std::string& relay) {
+  for (const auto& [id, fetch] : st.fetches)
+    if (fetch.relay == relay) return true;
+  return false;
+}
+
 void execute(Self self, const sync::Commands& commands) {
   auto& st = self->state;
+  std::vector<std::string> promoted;
   for (const auto& command : commands) {
     std::visit(
         [&](const auto& c) {
           using T = std::decay_t<decltype(c)>;
           if constexpr (std::is_same_v<T, sync::Dial>) {
-            spawn_connection(self, c.relay);
+            // A control-plane connection becomes a repository source: no second connection.
+            if (st.connections.count(c.relay)) {
+              st.control.erase(c.relay);
+              ++st.fetch_counts.promotions;
+              if (st.metrics) st.metrics->add("plus_promotions", 1);
+              if (st.open_connections.count(c.relay)) promoted.push_back(c.relay);
+              log::info(component, "promoted " + c.relay + " to a repository source");
+            } else {
+              spawn_connection(self, c.relay);
+            }
           } else if constexpr (std::is_same_v<T, sync::HangUp>) {
-            if (auto it = st.connections.find(c.relay); it != st.connections.end()) {
+            if (has_fetches(st, c.relay)) {
+              // Fetches still run on it: it stays, as a control-plane connection.
+              st.control.emplace(c.relay, ControlConnection{});
+            } else if (auto it = st.connections.find(c.relay); it != st.connections.end()) {
               self->send(it->second, atom::shutdown::value);
               st.connections.erase(it);
             }
-            st.figures.erase(c.relay);
+            if (!st.control.count(c.relay)) {
+              st.open_connections.erase(c.relay);
+              st.figures.erase(c.relay);
+            }
             log::info(component, "stopped syncing with " + c.relay);
           } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
             if (auto it = st.connections.find(c.relay); it != st.connections.end())
@@ -131,6 +154,11 @@ void execute(Self self, const sync::Commands& commands) {
   report_totals(st);
   st.state_dirty = true;
   status_changed(self);
+  for (const auto& relay : promoted) {
+    auto up = st.open_connections.at(relay);
+    execute(self, st.plan->on_connected(relay, up.max_message_bytes, up.max_filters, now(self),
+                                        up.nip77(), up.max_subscriptions));
+  }
 }
 
 /// Reports from a connection that was already replaced are ignored.
@@ -138,6 +166,144 @@ bool from_current(Self self, const std::string& relay) {
   auto it = self->state.connections.find(relay);
   return it != self->state.connections.end() &&
          caf::actor_cast<caf::actor_addr>(it->second) == self->current_sender();
+}
+
+// -- GRASP-03 fetch path -------------------------------------------------------
+
+const char* role_name(FetchRole role) {
+  return role == FetchRole::discovery ? "discovery" : "history";
+}
+
+void count_fetch(Self self, const char* what) {
+  if (self->state.metrics) self->state.metrics->add(what, 1);
+}
+
+/// Hands a fetch to its relay's open connection, packed so that every REQ fits the peer's NIP-11
+/// limits (64 KiB and 10 filters when it does not say).
+void send_fetch(Self self, const std::string& id, PlusFetch& fetch) {
+  auto& st = self->state;
+  auto connection = st.connections.find(fetch.relay);
+  auto up = st.open_connections.find(fetch.relay);
+  if (connection == st.connections.end() || up == st.open_connections.end()) return;
+  fetch.sent = true;
+  const bool negentropy = st.config.plan.negentropy && up->second.nip77() != false;
+  const auto& peer = up->second;
+  auto groups = sync::pack_filters(
+      fetch.filters,
+      peer.max_message_bytes ? peer.max_message_bytes : st.config.plan.default_max_message_bytes,
+      peer.max_filters ? peer.max_filters : st.config.plan.default_max_filters);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    auto part = groups.size() == 1 ? id : id + "." + std::to_string(k);
+    fetch.parts.insert(part);
+    st.fetch_parts[part] = id;
+    self->send(connection->second, SyncSubscribe{part, std::move(groups[k]), negentropy});
+  }
+}
+
+/// A control-plane connection with no fetch left retires after `control_idle`, unless a fetch
+/// comes first.
+void arm_idle(Self self, const std::string& relay) {
+  auto& st = self->state;
+  auto control = st.control.find(relay);
+  if (control == st.control.end() || has_fetches(st, relay)) return;
+  self->delayed_send(self, st.config.control_idle, FetchIdle{relay, ++control->second.generation});
+}
+
+void finish_fetch(Self self, const std::string& id, bool ok, std::string error) {
+  auto& st = self->state;
+  auto it = st.fetches.find(id);
+  if (it == st.fetches.end()) return;
+  auto fetch = std::move(it->second);
+  st.fetches.erase(it);
+  auto connection = st.connections.find(fetch.relay);
+  for (const auto& part : fetch.parts) {
+    st.fetch_parts.erase(part);
+    if (connection != st.connections.end()) self->send(connection->second, SyncUnsubscribe{part});
+  }
+  if (!ok) {
+    ++st.fetch_counts.fetch_failures;
+    count_fetch(self, "plus_fetch_failures");
+  }
+  fetch.promise.deliver(FetchOutcome{ok, std::move(error)});
+  arm_idle(self, fetch.relay);
+  status_changed(self);
+}
+
+/// One part's history is complete: the fetch is once every part is (the part stays open until
+/// then, and is closed with the others).
+void on_fetch_part_done(Self self, const std::string& part) {
+  auto& st = self->state;
+  auto owner = st.fetch_parts.find(part);
+  if (owner == st.fetch_parts.end()) return;
+  const auto id = owner->second;
+  auto& fetch = st.fetches.at(id);
+  auto& done = fetch.done_parts;
+  done.insert(part);
+  if (done.size() == fetch.parts.size()) finish_fetch(self, id, true, {});
+}
+
+/// Every fetch on `relay` fails (its connection ended).
+void fail_fetches(Self self, const std::string& relay, const std::string& reason) {
+  std::vector<std::string> ids;
+  for (const auto& [id, fetch] : self->state.fetches)
+    if (fetch.relay == relay) ids.push_back(id);
+  for (const auto& id : ids) finish_fetch(self, id, false, reason);
+  self->state.control.erase(relay);
+}
+
+caf::result<FetchOutcome> on_fetch(Self self, RelayFetch& request) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<FetchOutcome>();
+  const auto& relay = request.relay;
+  const bool connected = st.connections.count(relay) > 0;
+  if (st.config.plan.own_relays.count(relay) || (!connected && st.plan->relays().count(relay))) {
+    // Ourselves, or a repository relay waiting for its reconnect: the plan owns that timing.
+    promise.deliver(FetchOutcome{false, "relay not available"});
+    return promise;
+  }
+  auto id = "plus-" + std::to_string(st.next_fetch++);
+  ++st.fetch_counts.fetches;
+  count_fetch(self, "plus_fetches");
+  auto& fetch = st.fetches[id];
+  fetch = PlusFetch{relay, std::move(request.filters), promise, request.role, false, {}, {}};
+  if (!connected) {
+    st.control[relay] = ControlConnection{request.role, 0};
+    ++st.fetch_counts.control_dials;
+    count_fetch(self, "plus_control_dials");
+    spawn_connection(self, relay, request.trusted);
+    log::debug(component, std::string("dialling ") + relay + " for " + role_name(request.role));
+  } else if (auto control = st.control.find(relay); control != st.control.end()) {
+    ++control->second.generation;  // no longer idle
+  }
+  send_fetch(self, id, fetch);
+  self->delayed_send(self, st.config.fetch_timeout, FetchTimeout{id});
+  status_changed(self);
+  return promise;
+}
+
+/// A control-plane connection still without a fetch after its idle time retires.
+void on_fetch_idle(Self self, const FetchIdle& idle) {
+  auto& st = self->state;
+  auto control = st.control.find(idle.relay);
+  if (control == st.control.end() || control->second.generation != idle.generation ||
+      has_fetches(st, idle.relay) || st.plan->relays().count(idle.relay))
+    return;
+  st.control.erase(control);
+  if (auto it = st.connections.find(idle.relay); it != st.connections.end()) {
+    self->send(it->second, atom::shutdown::value);
+    st.connections.erase(it);
+  }
+  st.open_connections.erase(idle.relay);
+  st.figures.erase(idle.relay);
+  ++st.fetch_counts.control_retired;
+  status_changed(self);
+  log::debug(component, "retired idle control connection to " + idle.relay);
+}
+
+/// The connection of `relay` opened: fetches waiting for it go out.
+void send_waiting_fetches(Self self, const std::string& relay) {
+  for (auto& [id, fetch] : self->state.fetches)
+    if (fetch.relay == relay && !fetch.sent) send_fetch(self, id, fetch);
 }
 
 void update_gauges(Self self) {
@@ -209,6 +375,8 @@ void on_exit(Self self, caf::exit_msg& msg) {
     if (caf::actor_cast<caf::actor_addr>(it->second) != msg.source) continue;
     auto relay = it->first;
     st.connections.erase(it);
+    st.open_connections.erase(relay);
+    fail_fetches(self, relay, "connection actor ended");
     if (msg.reason != caf::exit_reason::normal)
       execute(self, st.plan->on_disconnected(relay, "connection actor failed", now(self)));
     return;
@@ -224,6 +392,14 @@ void on_relay_down(Self self, RelayDown& down) {
   if (!from_current(self, down.relay)) return;
   auto& st = self->state;
   st.connections.erase(down.relay);
+  st.open_connections.erase(down.relay);
+  const bool control_only = st.control.count(down.relay) > 0;
+  fail_fetches(self, down.relay, down.reason.empty() ? "connection lost" : down.reason);
+  if (control_only && !st.plan->relays().count(down.relay)) {
+    st.figures.erase(down.relay);
+    log::debug(component, "control connection to " + down.relay + " ended: " + down.reason);
+    return;
+  }
   auto& figures = st.figures[down.relay];
   figures.last_error = down.reason;
   if (down.was_open) {
@@ -267,14 +443,19 @@ void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance
 
 void on_relay_up(Self self, const RelayUp& up) {
   if (!from_current(self, up.relay)) return;
+  self->state.open_connections[up.relay] = up;
   self->state.figures[up.relay].last_connect = now(self);
   log::info(component, "connected to " + up.relay);
+  send_waiting_fetches(self, up.relay);
   execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
                                                now(self), up.nip77(), up.max_subscriptions));
 }
 
 void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {
   if (!from_current(self, closed.relay)) return;
+  if (auto part = self->state.fetch_parts.find(closed.subscription_id);
+      part != self->state.fetch_parts.end())
+    return finish_fetch(self, std::string(part->second), false, "closed: " + closed.message);
   log::debug(component, "relay " + closed.relay + " closed a subscription: " + closed.message);
   execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
                                             closed.rate_limited, now(self)));
@@ -327,6 +508,8 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       [=](RelayDown& down) { on_relay_down(self, down); },
       [=](RelaySubscriptionDone& done) {
         if (!from_current(self, done.relay)) return;
+        if (self->state.fetch_parts.count(done.subscription_id))
+          return on_fetch_part_done(self, done.subscription_id);
         execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
       },
       [=](RelaySubscriptionClosed& closed) { on_subscription_closed(self, closed); },
@@ -349,6 +532,18 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       },
       [=](atom::publish) { on_publish(self); },
       [=](atom::status) -> std::string { return sync_status_json(self->state, now(self)); },
+      [=](RelayFetch& fetch) -> caf::result<FetchOutcome> { return on_fetch(self, fetch); },
+      [=](PlusCoverage& coverage) {
+        execute(self, self->state.plan->on_plus_coverage(std::move(coverage.roots), now(self)));
+      },
+      [=](SyncPlusStatus& status) {
+        self->state.plus_status = std::move(status.json);
+        status_changed(self);
+      },
+      [=](FetchTimeout& timeout) {
+        finish_fetch(self, timeout.subscription_id, false, "timed out");
+      },
+      [=](FetchIdle& idle) { on_fetch_idle(self, idle); },
   };
 }
 

@@ -9,6 +9,7 @@
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include <chrono>
 #include <functional>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 
 #include "actors/relay_connection.hpp"
@@ -44,6 +46,10 @@ struct SyncManagerConfig {
   /// Unix time in seconds (injectable: tests drive it from the test clock).
   std::function<std::int64_t()> unix_now;
   std::uint64_t random_seed = std::random_device{}();
+  /// GRASP-03 fetches (RelayFetch): the longest one may take, and how long a connection opened
+  /// only for fetches stays open without one before it retires.
+  std::chrono::seconds fetch_timeout{30};
+  std::chrono::seconds control_idle{10};
 };
 
 struct SyncMetrics;
@@ -54,6 +60,37 @@ struct RelayFigures : TrafficCounters {
   std::optional<std::int64_t> last_connect;
   std::optional<std::int64_t> last_disconnect;
   std::string last_error;
+};
+
+/// A GRASP-03 fetch in flight (RelayFetch), by subscription id.
+struct PlusFetch {
+  std::string relay;
+  nostr::Filters filters;
+  caf::typed_response_promise<FetchOutcome> promise;
+  FetchRole role = FetchRole::discovery;
+  /// The subscription went to the connection (it was open).
+  bool sent = false;
+  /// Its subscriptions still open: the filters packed to the peer's NIP-11 limits, `<id>` alone
+  /// or `<id>.<k>` when they need more than one REQ.
+  std::set<std::string> parts;
+  std::set<std::string> done_parts;
+};
+
+/// A connection opened for fetches only, not tracked by the plan (a control-plane connection):
+/// promoted to the ordinary lifecycle when the plan dials the same relay.
+struct ControlConnection {
+  FetchRole role = FetchRole::discovery;
+  /// Bumped by every new fetch: a FetchIdle of an older generation is stale.
+  std::uint64_t generation = 0;
+};
+
+/// What the fetch path counted (metrics `graspd_sync_total`, /api/sync).
+struct FetchCounts {
+  std::uint64_t fetches = 0;
+  std::uint64_t fetch_failures = 0;
+  std::uint64_t control_dials = 0;
+  std::uint64_t promotions = 0;
+  std::uint64_t control_retired = 0;
 };
 
 struct SyncManagerState {
@@ -77,6 +114,17 @@ struct SyncManagerState {
   bool publish_armed = false;
   /// Unix time of the last state-file save.
   std::int64_t last_state_save = 0;
+  // -- GRASP-03 fetch path --
+  std::map<std::string, PlusFetch> fetches;
+  /// The fetch each open part subscription belongs to.
+  std::map<std::string, std::string> fetch_parts;
+  std::map<std::string, ControlConnection> control;
+  /// The RelayUp of every open connection (a promoted control connection is already open).
+  std::map<std::string, RelayUp> open_connections;
+  std::uint64_t next_fetch = 1;
+  FetchCounts fetch_counts;
+  /// The Sync+ section of /api/sync (SyncPlusStatus); empty while Sync+ does not run.
+  std::string plus_status;
 };
 
 sync_manager_actor::behavior_type sync_manager(

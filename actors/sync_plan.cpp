@@ -197,6 +197,18 @@ Commands SyncPlan::on_repositories(const std::vector<RepoUpdate>& updates, std::
 void SyncPlan::refresh_targets() {
   targets_ = derive_relay_targets(repos_);
   ranks_ = rank_relays(repos_);
+  for (const auto& [relay, roots] : plus_)
+    if (!contains(config_.own_relays, relay) && !roots.empty())
+      targets_[relay].roots.insert(roots.begin(), roots.end());
+}
+
+Commands SyncPlan::on_plus_coverage(std::map<RelayUrl, std::set<EventId>> roots, std::int64_t now) {
+  plus_ = std::move(roots);
+  refresh_targets();
+  Commands out;
+  for (auto& [relay, state] : relays_) recompute(relay, state, now, out);
+  admit_targets(now, out);
+  return out;
 }
 
 AdmissionRank SyncPlan::rank_of(const RelayUrl& relay) const {

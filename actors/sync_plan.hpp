@@ -209,6 +209,11 @@ class SyncPlan {
   /// A self-subscriber batch. Only deltas reach the relays.
   Commands on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now);
 
+  /// GRASP-03 Sync+: the roots each relay covers as a root author's inbox (or fallback relay),
+  /// replacing the previous set. They join the relays' targets like repository relays do.
+  Commands on_plus_coverage(std::map<RelayUrl, std::set<EventId>> roots, std::int64_t now);
+  const std::map<RelayUrl, std::set<EventId>>& plus_coverage() const { return plus_; }
+
   /// `max_message_bytes` / `max_filters` / `max_subscriptions`: the peer's NIP-11 limits, 0 when
   /// unknown. `advertised_nip77`: whether its NIP-11 supported_nips lists 77 (unset without a
   /// list).
@@ -298,6 +303,8 @@ class SyncPlan {
   /// derive_relay_targets(repos_), refreshed when repos_ changes.
   std::map<RelayUrl, SyncItems> targets_;
   std::map<RelayUrl, AdmissionRank> ranks_;
+  /// GRASP-03 Sync+ live coverage (on_plus_coverage).
+  std::map<RelayUrl, std::set<EventId>> plus_;
   std::map<RelayUrl, RelayState> relays_;
   std::uint64_t next_batch_ = 1;
   std::uint64_t next_subscription_ = 1;

@@ -38,6 +38,8 @@ void write_relay(JsonWriter& w, const sync::SyncPlan& plan, const std::string& r
   w.String(sync::to_string(plan.health_of(state, t)));
   w.Key("bootstrap");
   w.Bool(state.is_bootstrap);
+  w.Key("role");
+  w.String("repository");
   w.Key("history_method");
   w.String(sync::history_method(state));
   write_time(w, "last_connect", figures.last_connect);
@@ -75,6 +77,35 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
     write_relay(w, *st.plan, relay, state, it == st.figures.end() ? none : it->second, t);
   }
   w.EndArray();
+  // GRASP-03: connections open for fetches only (the plan's relays are the repository ones).
+  w.Key("control_connections");
+  w.StartArray();
+  for (const auto& [relay, control] : st.control) {
+    std::size_t fetches = 0;
+    for (const auto& [id, fetch] : st.fetches) fetches += fetch.relay == relay ? 1 : 0;
+    w.StartObject();
+    write_string(w, "url", relay);
+    w.Key("role");
+    w.String(control.role == FetchRole::discovery ? "discovery" : "history");
+    w.Key("open");
+    w.Bool(st.open_connections.count(relay) > 0);
+    write_count(w, "fetches", fetches);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("fetches");
+  w.StartObject();
+  write_count(w, "in_flight", st.fetches.size());
+  write_count(w, "started", st.fetch_counts.fetches);
+  write_count(w, "failed", st.fetch_counts.fetch_failures);
+  write_count(w, "control_dials", st.fetch_counts.control_dials);
+  write_count(w, "promotions", st.fetch_counts.promotions);
+  write_count(w, "control_retired", st.fetch_counts.control_retired);
+  w.EndObject();
+  if (!st.plus_status.empty()) {
+    w.Key("sync_plus");
+    w.RawValue(st.plus_status.c_str(), st.plus_status.size(), rapidjson::kObjectType);
+  }
   w.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
 }

@@ -11,6 +11,7 @@
 #include "messages/relay_messages.hpp"
 #include "messages/store_messages.hpp"
 #include "messages/sync_messages.hpp"
+#include "messages/sync_plus_messages.hpp"
 
 namespace graspd {
 
@@ -86,7 +87,14 @@ using sync_manager_actor = caf::typed_actor<
     // INTERNAL: publish the /api/sync snapshot.
     caf::reacts_to<atom::publish>,
     // The /api/sync JSON document.
-    caf::replies_to<atom::status>::with<std::string>>;
+    caf::replies_to<atom::status>::with<std::string>,
+    // GRASP-03 Sync+: one fetch on a relay (through its connection, opening a control-plane one
+    // when needed), answered when its history is complete or it failed.
+    caf::replies_to<RelayFetch>::with<FetchOutcome>,
+    // GRASP-03 Sync+: root authors' inboxes joining live coverage; the /api/sync Sync+ section.
+    caf::reacts_to<PlusCoverage>, caf::reacts_to<SyncPlusStatus>,
+    // INTERNAL: a fetch timed out; a control-plane connection may have gone idle.
+    caf::reacts_to<FetchTimeout>, caf::reacts_to<FetchIdle>>;
 
 // The RELAY CONNECTION actor: one per remote relay (canonical URL). Owns the
 // outbound transport and the history (NIP-77 or pages); validates every event and feeds
@@ -108,5 +116,23 @@ using relay_connection_actor =
 using self_subscriber_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>,
                                                // INTERNAL: the batch window closed.
                                                caf::reacts_to<atom::tick>>;
+
+// -- GRASP-03 Sync+ ----------------------------------------------------------
+
+// A HISTORY WORKER actor: one per admitted history relay; fetches the groups the controller hands
+// it, one at a time, through the sync manager, and quits when handed `done`.
+using history_worker_actor = caf::typed_actor<caf::reacts_to<HistoryGroup>>;
+
+// The SYNC PLUS controller actor: identity discovery and history-only mailbox probes over the
+// self-subscriber's inventory.
+using sync_plus_actor = caf::typed_actor<
+    // The self-subscriber's inventory (startup load, then after each batch window).
+    caf::reacts_to<PlusInventoryUpdate>,
+    // A history worker's group ended (or it starts): answered with a HistoryGroup to the worker.
+    caf::reacts_to<HistoryNext>,
+    // INTERNAL: the maintenance pass (reconciliation, discovery, history admission).
+    caf::reacts_to<atom::tick>,
+    // The Sync+ section of /api/sync.
+    caf::replies_to<atom::status>::with<std::string>>;
 
 }  // namespace graspd

@@ -89,7 +89,7 @@ struct Config {
   bool sync_negentropy = true;
   std::uint64_t sync_max_relays = 0;
 
-  // GRASP-03 Sync+ overlay: validated but not read yet (OptionSpec::no_effect_yet says so).
+  // GRASP-03 Sync+ overlay (runs with the GRASP-02 manager).
   bool sync_plus_enabled = true;
   std::vector<CanonicalRelayUrl> sync_plus_user_index_relays;
   std::vector<CanonicalRelayUrl> sync_plus_fallback_relays;

@@ -138,8 +138,6 @@ Expectation data_path_setter(Config& config, std::string_view text) {
   return std::nullopt;
 }
 
-constexpr std::string_view sync_plus_missing = "GRASP-03 Sync+ is not implemented";
-
 // ---- the table, in sections ----
 
 using C = Config;
@@ -337,29 +335,25 @@ std::vector<OptionSpec> sync_options() {
   };
 }
 
-/// GRASP-03 Sync+, documented but not read yet (sync_plus_missing).
+/// GRASP-03 Sync+ overlay (actors/sync_plus).
 std::vector<OptionSpec> sync_plus_options() {
   return {
       {"sync_plus_enabled", "NGIT_SYNC_PLUS_ENABLED", "--sync-plus-enabled", "bool", "true",
-       "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled), sync_plus_missing},
+       "Run the GRASP-03 Sync+ overlay.", bool_option(&C::sync_plus_enabled)},
       {"sync_plus_user_index_relays", "NGIT_SYNC_PLUS_USER_INDEX_RELAYS",
        "--sync-plus-user-index-relays", "list of ws(s) URLs", "",
        "Where relay lists of authors without a known one are looked up.",
-       list_option(&C::sync_plus_user_index_relays, relay_url_item, relay_list_expected),
-       sync_plus_missing},
+       list_option(&C::sync_plus_user_index_relays, relay_url_item, relay_list_expected)},
       {"sync_plus_fallback_relays", "NGIT_SYNC_PLUS_FALLBACK_RELAYS", "--sync-plus-fallback-relays",
        "list of ws(s) URLs", "", "Mailboxes for authors with no relay list.",
-       list_option(&C::sync_plus_fallback_relays, relay_url_item, relay_list_expected),
-       sync_plus_missing},
+       list_option(&C::sync_plus_fallback_relays, relay_url_item, relay_list_expected)},
       {"sync_plus_reconcile_secs", "NGIT_SYNC_PLUS_RECONCILE_SECS", "--sync-plus-reconcile-secs",
-       "seconds", "60", "Sync+ reconcile cadence.", uint_option(&C::sync_plus_reconcile_secs, 1),
-       sync_plus_missing},
+       "seconds", "60", "Sync+ reconcile cadence.", uint_option(&C::sync_plus_reconcile_secs, 1)},
       {"sync_plus_refresh_secs", "NGIT_SYNC_PLUS_REFRESH_SECS", "--sync-plus-refresh-secs",
        "seconds", "86400", "Sync+ relay-list refresh cadence.",
-       uint_option(&C::sync_plus_refresh_secs, 1), sync_plus_missing},
+       uint_option(&C::sync_plus_refresh_secs, 1)},
       {"sync_plus_retry_secs", "NGIT_SYNC_PLUS_RETRY_SECS", "--sync-plus-retry-secs", "seconds",
-       "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1),
-       sync_plus_missing},
+       "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1)},
   };
 }
 

@@ -30,9 +30,9 @@ RelayInformation relay_information(const Config& config) {
   info.supported_nips = {1, 9, 11, 40, 45, 77};
   if (config.acceptance_policy == AcceptanceMode::grasp01)
     info.supported_grasps.push_back("GRASP-01");
-  // GRASP-03 (Sync+) is not implemented yet: it is not advertised even when
-  // NGIT_SYNC_PLUS_ENABLED is true.
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");
+  // The Sync+ overlay extends the GRASP-02 manager: it runs only with it.
+  if (config.sync_enabled && config.sync_plus_enabled) info.supported_grasps.push_back("GRASP-03");
   if (config.acceptance_policy == AcceptanceMode::open)
     info.repo_acceptance_criteria = "Stores every valid event (open relay mode).";
   else

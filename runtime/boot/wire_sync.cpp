@@ -1,5 +1,7 @@
 #include "runtime/boot/wire_sync.hpp"
 
+#include <algorithm>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
@@ -52,6 +54,27 @@ SyncManagerConfig sync_manager_config(const runtime::Config& config) {
   return out;
 }
 
+SyncPlusConfig sync_plus_config(const runtime::Config& config) {
+  SyncPlusConfig out;
+  out.hygiene.own_relays = own_relay_urls(config);
+  out.hygiene.allow_private_addresses = config.sync_allow_private_addresses;
+  for (const auto& relay : config.sync_plus_user_index_relays)
+    out.user_index_relays.push_back(relay.str());
+  for (const auto& relay : config.sync_plus_fallback_relays)
+    out.fallback_relays.push_back(relay.str());
+  if (config.sync_bootstrap_relay_url) out.bootstrap_relay = config.sync_bootstrap_relay_url->str();
+  // The table refuses 0; a Config built without it must not make the pass a busy loop.
+  auto seconds = [](std::uint64_t value) {
+    return static_cast<std::int64_t>(std::max<std::uint64_t>(value, 1));
+  };
+  out.reconcile_interval = std::chrono::seconds(seconds(config.sync_plus_reconcile_secs));
+  out.discovery.refresh_seconds = seconds(config.sync_plus_refresh_secs);
+  out.discovery.retry_seconds = seconds(config.sync_plus_retry_secs);
+  out.history.refresh_seconds = out.discovery.refresh_seconds;
+  out.history.retry_seconds = out.discovery.retry_seconds;
+  return out;
+}
+
 RelayClientFactory network_relay_clients(boost::asio::io_context& io,
                                          std::shared_ptr<runtime::RelayClientRegistry> registry) {
   return [&io, registry](const ParsedUrl& url, const runtime::RelayClientOptions& options,
@@ -85,15 +108,27 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
       services.system.spawn(sync_manager, std::move(config), policy.acceptance, store.writer,
                             network_relay_clients(services.io, wired.clients), services.status,
                             services.metrics.shared_registry());
-  wired.subscriber = services.system.spawn(
-      self_subscriber, std::shared_ptr<const store::EventStore>(store.store), wired.manager,
-      std::chrono::milliseconds(services.config.sync_batch_window_ms));
+  const auto window = std::chrono::milliseconds(services.config.sync_batch_window_ms);
+  if (services.config.sync_plus_enabled) {
+    wired.plus = services.system.spawn(sync_plus, sync_plus_config(services.config), wired.manager,
+                                       services.metrics.shared_registry());
+    wired.subscriber = services.system.spawn(self_subscriber_plus,
+                                             std::shared_ptr<const store::EventStore>(store.store),
+                                             wired.manager, window, wired.plus);
+  } else {
+    wired.subscriber = services.system.spawn(self_subscriber,
+                                             std::shared_ptr<const store::EventStore>(store.store),
+                                             wired.manager, window);
+  }
   caf::anon_send(store.writer, atom::feed_subscribe::value,
                  caf::actor_cast<store_feed_actor>(wired.subscriber));
-  wired.manager->attach_functor([subscriber = wired.subscriber](const caf::error&) {
-    caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
-  });
+  wired.manager->attach_functor(
+      [subscriber = wired.subscriber, plus = wired.plus](const caf::error&) {
+        caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
+        if (plus) caf::anon_send_exit(plus, caf::exit_reason::user_shutdown);
+      });
   log::info(component, "GRASP-02 proactive sync running");
+  if (wired.plus) log::info(component, "GRASP-03 Sync+ overlay running");
   return wired;
 }
 

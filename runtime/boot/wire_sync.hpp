@@ -1,6 +1,7 @@
 // Wiring of the GRASP-02 sync engine: the SyncManager (publishing /api/sync), its verifiers, the
 // SelfSubscriber on the store's change feed, and the outbound relay connections it dials on the
-// network threads. Spawned only when NGIT_SYNC_ENABLED.
+// network threads. Spawned only when NGIT_SYNC_ENABLED; with NGIT_SYNC_PLUS_ENABLED also the
+// GRASP-03 Sync+ controller, fed by the self-subscriber's inventory.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "actors/relay_connection.hpp"
 #include "actors/sync_manager.hpp"
+#include "actors/sync_plus.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/verifiers.hpp"
@@ -27,6 +29,9 @@ struct WiredSync {
   sync_manager_actor manager;
   /// Lives as long as the manager (attached to its exit).
   self_subscriber_actor subscriber;
+  /// GRASP-03 Sync+ controller (null when NGIT_SYNC_PLUS_ENABLED=false); lives as long as the
+  /// manager.
+  sync_plus_actor plus;
   /// Their own set, not the client sessions': a large history then queues behind these, and the
   /// scheduler still gives the clients' verifiers their turn.
   Verifiers verifiers;
@@ -41,6 +46,9 @@ std::set<std::string> own_relay_urls(const runtime::Config& config);
 /// Config → SyncManagerConfig, without the parts that need the running store (already_stored)
 /// and the verifiers.
 SyncManagerConfig sync_manager_config(const runtime::Config& config);
+
+/// Config → SyncPlusConfig.
+SyncPlusConfig sync_plus_config(const runtime::Config& config);
 
 /// The factory of real connections on `io`, recorded in `registry`.
 RelayClientFactory network_relay_clients(boost::asio::io_context& io,

@@ -68,7 +68,15 @@ TEST_F(SelfSubscriberTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingThe
             [](atom::status) {
               unexpected_at_manager("atom::status");
               return std::string{};
-            }};
+            },
+            [](RelayFetch&) {
+              unexpected_at_manager("RelayFetch");
+              return FetchOutcome{};
+            },
+            [](PlusCoverage&) { unexpected_at_manager("PlusCoverage"); },
+            [](SyncPlusStatus&) { unexpected_at_manager("SyncPlusStatus"); },
+            [](FetchTimeout&) { unexpected_at_manager("FetchTimeout"); },
+            [](FetchIdle&) { unexpected_at_manager("FetchIdle"); }};
   });
   auto subscriber = spawn(self_subscriber, std::shared_ptr<const store::EventStore>(store_),
                           recorder, std::chrono::milliseconds(5000));

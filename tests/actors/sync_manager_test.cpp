@@ -133,5 +133,106 @@ TEST_F(SyncManagerTest, DailyTickRunsAFreshSync) {
   EXPECT_EQ(relay_state(relay_).pending.size(), 1u) << "confirmed state cleared, re-fetched";
 }
 
+// -- GRASP-03 fetch path -------------------------------------------------------------------------
+
+nostr::Filters kinds_filter() {
+  nostr::Filter filter;
+  filter.kinds = std::vector<std::uint32_t>{10002};
+  return {filter};
+}
+
+TEST_F(SyncManagerTest, FetchesRefuseOurselvesAndRelaysWaitingForTheirReconnect) {
+  start_manager();
+  manager_state().config.plan.own_relays.insert("wss://self.example");
+  auto own = request<FetchOutcome>(
+      manager_, RelayFetch{"wss://self.example", kinds_filter(), false, FetchRole::discovery});
+  ASSERT_TRUE(own);
+  EXPECT_FALSE(own->ok);
+  anon_send(manager_, discovery(repo_, {relay_}));
+  run();
+  peers_[0]->handler->on_close(false, "connection refused");  // the plan backs off
+  run();
+  auto waiting = request<FetchOutcome>(
+      manager_, RelayFetch{relay_, kinds_filter(), false, FetchRole::history});
+  ASSERT_TRUE(waiting);
+  EXPECT_FALSE(waiting->ok);
+  EXPECT_EQ(dials_.size(), 1u) << "the plan owns the reconnect timing";
+}
+
+TEST_F(SyncManagerTest, AFetchOnAControlConnectionFailsWhenItDropsAndATimeoutEndsASilentOne) {
+  start_manager();
+  caf::scoped_actor client{system()};
+  std::vector<FetchOutcome> outcomes;
+  client->send(manager_,
+               RelayFetch{"wss://mailbox.example", kinds_filter(), false, FetchRole::history});
+  run();
+  ASSERT_EQ(dials_.size(), 1u);
+  EXPECT_FALSE(dials_[0].second) << "untrusted: private addresses stay refused";
+  EXPECT_EQ(manager_state().control.count("wss://mailbox.example"), 1u);
+  EXPECT_FALSE(manager_state().plan->relays().count("wss://mailbox.example"))
+      << "a control-plane connection starts no ordinary sync";
+  peers_[0]->handler->on_close(false, "connection refused");
+  run();
+  client->receive([&](FetchOutcome& outcome) { outcomes.push_back(outcome); },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_FALSE(outcomes[0].ok);
+  EXPECT_TRUE(manager_state().control.empty());
+  // A second fetch dials again; the peer opens and never answers: 30 s end it.
+  client->send(manager_,
+               RelayFetch{"wss://mailbox.example", kinds_filter(), false, FetchRole::history});
+  run();
+  ASSERT_EQ(dials_.size(), 2u);
+  peers_[1]->handler->on_open(req_only_peer());
+  run();
+  EXPECT_EQ(peers_[1]->reqs().size(), 1u);
+  advance_time(30s);
+  client->receive([&](FetchOutcome& outcome) { outcomes.push_back(outcome); },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[1].error, "timed out");
+  EXPECT_EQ(peers_[1]->frames("CLOSE").size(), 1u);
+  advance_time(10s);
+  EXPECT_TRUE(peers_[1]->closed) << "idle control connections retire";
+  EXPECT_EQ(manager_state().fetch_counts.control_retired, 1u);
+}
+
+TEST_F(SyncManagerTest, AFetchIsPackedToThePeersLimitsAndEndsWhenEveryPartDid) {
+  start_manager();
+  nostr::Filters filters;
+  for (std::uint32_t kind : {1u, 7u, 1111u}) {
+    nostr::Filter filter;
+    filter.kinds = std::vector<std::uint32_t>{kind};
+    filters.push_back(filter);
+  }
+  caf::scoped_actor client{system()};
+  client->send(manager_, RelayFetch{"wss://mailbox.example", filters, false, FetchRole::history});
+  run();
+  ASSERT_EQ(peers_.size(), 1u);
+  auto limits = req_only_peer();
+  limits.max_filters = 2;  // the peer's NIP-11 says: at most two filters per REQ
+  peers_[0]->handler->on_open(limits);
+  run();
+  auto reqs = peers_[0]->reqs();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].second.size() + reqs[1].second.size(), 3u);
+  for (const auto& [id, sent] : reqs) EXPECT_LE(sent.size(), 2u);
+  peers_[0]->handler->on_message(nostr::relay_eose(reqs[0].first));
+  run();
+  bool replied = false;
+  client->receive([&](FetchOutcome&) { replied = true; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  EXPECT_FALSE(replied) << "one part is still open";
+  peers_[0]->handler->on_message(nostr::relay_eose(reqs[1].first));
+  run();
+  std::optional<FetchOutcome> outcome;
+  client->receive([&](FetchOutcome& o) { outcome = o; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  ASSERT_TRUE(outcome);
+  EXPECT_TRUE(outcome->ok);
+  EXPECT_EQ(peers_[0]->frames("CLOSE").size(), 2u);
+  EXPECT_TRUE(manager_state().fetch_parts.empty());
+}
+
 }  // namespace
 }  // namespace graspd

@@ -265,10 +265,8 @@ TEST(Config, OptionsThatNothingReadsSayTheyHaveNoEffect) {
   std::set<std::string_view> inert;
   for (const auto& spec : option_table())
     if (!spec.no_effect_yet.empty()) inert.insert(spec.key);
-  EXPECT_EQ(inert,
-            (std::set<std::string_view>{"sync_plus_enabled", "sync_plus_user_index_relays",
-                                        "sync_plus_fallback_relays", "sync_plus_reconcile_secs",
-                                        "sync_plus_refresh_secs", "sync_plus_retry_secs"}));
+  // Every option is read since GRASP-03 Sync+ landed.
+  EXPECT_EQ(inert, std::set<std::string_view>{});
   auto help = help_text();
   for (const auto& spec : option_table()) {
     auto entry = help.find(std::string(spec.flag) + " <");
@@ -279,25 +277,24 @@ TEST(Config, OptionsThatNothingReadsSayTheyHaveNoEffect) {
   }
 }
 
-TEST(Config, SettingAnOptionWithoutEffectIsWarnedAbout) {
-  auto warnings = [](const std::vector<std::string>& args, const Env& env) {
+TEST(Config, SyncPlusOptionsTakeEffectWithoutWarnings) {
+  auto loaded = [](const std::vector<std::string>& args, const Env& env) {
     auto result = load_config(args, lookup(env));
     EXPECT_TRUE(std::holds_alternative<LoadedConfig>(result));
-    return std::get<LoadedConfig>(result).warnings;
+    return std::get<LoadedConfig>(result);
   };
-  EXPECT_TRUE(warnings({}, {}).empty()) << "defaults are not warned about";
-  EXPECT_TRUE(warnings({"--sync-enabled=false"}, {}).empty());
-  EXPECT_EQ(warnings({"--sync-plus-enabled=false"}, {}),
-            std::vector<std::string>{
-                "--sync-plus-enabled has no effect yet: GRASP-03 Sync+ is not implemented"});
-  EXPECT_EQ(warnings({}, {{"NGIT_SYNC_PLUS_RETRY_SECS", "300"}}),
-            std::vector<std::string>{
-                "NGIT_SYNC_PLUS_RETRY_SECS has no effect yet: GRASP-03 Sync+ is not implemented"});
+  EXPECT_TRUE(loaded({}, {}).warnings.empty()) << "defaults are not warned about";
+  auto off = loaded({"--sync-plus-enabled=false"}, {});
+  EXPECT_TRUE(off.warnings.empty());
+  EXPECT_FALSE(off.config.sync_plus_enabled);
+  auto retry = loaded({}, {{"NGIT_SYNC_PLUS_RETRY_SECS", "30"}});
+  EXPECT_TRUE(retry.warnings.empty());
+  EXPECT_EQ(retry.config.sync_plus_retry_secs, 30u);
   TempFile file("sync_plus_fallback_relays = wss://one.example\n");
-  auto from_file = warnings({"--config", file.path()}, {});
-  ASSERT_EQ(from_file.size(), 1u);
-  EXPECT_EQ(from_file[0], "sync_plus_fallback_relays (" + file.path() +
-                              ":1) has no effect yet: GRASP-03 Sync+ is not implemented");
+  auto from_file = loaded({"--config", file.path()}, {});
+  EXPECT_TRUE(from_file.warnings.empty());
+  ASSERT_EQ(from_file.config.sync_plus_fallback_relays.size(), 1u);
+  EXPECT_EQ(from_file.config.sync_plus_fallback_relays[0].str(), "wss://one.example");
 }
 
 TEST(Config, TableNamesFollowOneScheme) {

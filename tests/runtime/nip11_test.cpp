@@ -33,6 +33,21 @@ rapidjson::Document parse(const std::string& json) {
   return document;
 }
 
+TEST(Nip11, Grasp03OnlyWhileSyncPlusRuns) {
+  auto grasps = [](const std::map<std::string, std::string>& env) {
+    auto document = parse(build_nip11_document(config_with(env)));
+    std::vector<std::string> out;
+    for (const auto& grasp : document["supported_grasps"].GetArray())
+      out.emplace_back(grasp.GetString());
+    return out;
+  };
+  EXPECT_EQ(grasps({}), (std::vector<std::string>{"GRASP-01", "GRASP-02", "GRASP-03"}));
+  EXPECT_EQ(grasps({{"NGIT_SYNC_PLUS_ENABLED", "false"}}),
+            (std::vector<std::string>{"GRASP-01", "GRASP-02"}));
+  // The overlay extends the GRASP-02 manager: without it, it does not run.
+  EXPECT_EQ(grasps({{"NGIT_SYNC_ENABLED", "false"}}), (std::vector<std::string>{"GRASP-01"}));
+}
+
 TEST(Nip11, DocumentFromDefaults) {
   auto document = parse(build_nip11_document(config_with({})));
   ASSERT_TRUE(document.IsObject());
@@ -49,10 +64,12 @@ TEST(Nip11, DocumentFromDefaults) {
   EXPECT_NE(std::find(listed.begin(), listed.end(), 1), listed.end());
   EXPECT_NE(std::find(listed.begin(), listed.end(), 11), listed.end());
   ASSERT_TRUE(document["supported_grasps"].IsArray());
-  // GRASP-01 (policy on by default) and GRASP-02 (sync on by default); never GRASP-03 yet.
-  ASSERT_EQ(document["supported_grasps"].Size(), 2u);
+  // GRASP-01 (policy on by default), GRASP-02 (sync on by default) and GRASP-03 (Sync+ on by
+  // default).
+  ASSERT_EQ(document["supported_grasps"].Size(), 3u);
   EXPECT_STREQ(document["supported_grasps"][0].GetString(), "GRASP-01");
   EXPECT_STREQ(document["supported_grasps"][1].GetString(), "GRASP-02");
+  EXPECT_STREQ(document["supported_grasps"][2].GetString(), "GRASP-03");
   ASSERT_TRUE(document["repo_acceptance_criteria"].IsString());
   EXPECT_NE(std::string(document["repo_acceptance_criteria"].GetString()).find("30617"),
             std::string::npos);

@@ -71,6 +71,32 @@ TEST(Wiring, SyncConfigCarriesTheCanonicalBootstrapRelayAndOwnUrls) {
   EXPECT_FALSE(sync_manager_config(load({})).bootstrap_relay);
 }
 
+TEST(Wiring, SyncPlusConfigCarriesTheTrustedRelaysCadencesAndTheUrlGuard) {
+  auto config =
+      load({{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", "wss://boot.example"},
+            {"NGIT_SYNC_PLUS_USER_INDEX_RELAYS", "WSS://Index.Example/, wss://two.example"},
+            {"NGIT_SYNC_PLUS_FALLBACK_RELAYS", "wss://fallback.example:443"},
+            {"NGIT_SYNC_PLUS_RECONCILE_SECS", "7"},
+            {"NGIT_SYNC_PLUS_REFRESH_SECS", "3600"},
+            {"NGIT_SYNC_PLUS_RETRY_SECS", "30"},
+            {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
+            {"NGIT_DOMAIN", "relay.example.com"}});
+  auto plus = sync_plus_config(config);
+  EXPECT_EQ(plus.user_index_relays,
+            (std::vector<std::string>{"wss://index.example", "wss://two.example"}));
+  EXPECT_EQ(plus.fallback_relays, std::vector<std::string>{"wss://fallback.example"});
+  EXPECT_EQ(plus.bootstrap_relay, "wss://boot.example");
+  EXPECT_EQ(plus.reconcile_interval, std::chrono::seconds(7));
+  EXPECT_EQ(plus.discovery.refresh_seconds, 3600);
+  EXPECT_EQ(plus.discovery.retry_seconds, 30);
+  EXPECT_EQ(plus.history.refresh_seconds, 3600);
+  EXPECT_EQ(plus.history.retry_seconds, 30);
+  EXPECT_TRUE(plus.hygiene.allow_private_addresses);
+  EXPECT_EQ(plus.hygiene.own_relays, own_relay_urls(config));
+  // A Config built without the table cannot make the maintenance pass a busy loop.
+  EXPECT_EQ(sync_plus_config(Config{}).reconcile_interval, std::chrono::seconds(1));
+}
+
 TEST(Wiring, RelayLimitsCapTheDefaultLimit) {
   auto limits = relay_limits(load({{"NGIT_MAX_LIMIT", "100"}, {"NGIT_DEFAULT_LIMIT", "500"}}));
   EXPECT_EQ(limits.max_limit, 100u);
@@ -123,6 +149,7 @@ TEST_F(WiringTest, EveryComponentStartsOnWhatItNeedsAndStopsTheOneWay) {
   ASSERT_TRUE(sync);
   EXPECT_TRUE(sync->manager);
   EXPECT_TRUE(sync->subscriber);
+  EXPECT_TRUE(sync->plus) << "Sync+ runs by default";
   EXPECT_EQ(sync->verifiers.actors.size(), system_.scheduler().num_workers());
   auto monitor = wire_monitor(wired);
   EXPECT_TRUE(monitor.monitor);
@@ -135,6 +162,22 @@ TEST_F(WiringTest, EveryComponentStartsOnWhatItNeedsAndStopsTheOneWay) {
   stop(policy);
   stop(store);
   // Returns only when every actor the wiring spawned (verifiers and subscriber included) is gone.
+  system_.await_all_actors_done();
+}
+
+TEST_F(WiringTest, DisabledSyncPlusStartsNoController) {
+  auto cfg = config({{"NGIT_SYNC_PLUS_ENABLED", "false"}});
+  auto wired = services(cfg);
+  auto store = wire_store(wired);
+  auto policy = wire_policy(wired, store);
+  auto sync = wire_sync(wired, store, policy);
+  ASSERT_TRUE(sync);
+  EXPECT_TRUE(sync->subscriber);
+  EXPECT_FALSE(sync->plus);
+  close_connections(*sync);
+  stop(*sync);
+  stop(policy);
+  stop(store);
   system_.await_all_actors_done();
 }
 
