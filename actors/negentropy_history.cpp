@@ -84,6 +84,7 @@ NegentropyHistory::Step NegentropyHistory::resume_waiting() {
     it->second.waiting = false;
     append(step, peer_refused_ ? fall_back(id, false) : next_session(id, it->second));
   }
+  resume_fetches(step);
   return step;
 }
 
@@ -144,8 +145,35 @@ void NegentropyHistory::queue_needs(State& state, const std::vector<nostr::Event
   }
 }
 
+bool NegentropyHistory::fetch_slot_free() const {
+  if (fetch_pause_ticks_ > 0) return false;
+  const auto open = static_cast<std::size_t>(
+      std::count_if(subs_.begin(), subs_.end(), [](const auto& s) { return s.second.fetch_open; }));
+  return open < std::max<std::size_t>(limits_.max_fetches, 1);
+}
+
 void NegentropyHistory::next_fetch(const std::string& id, State& state, Step& step) {
-  if (state.fetch_open || state.needs.empty()) return;
+  if (state.fetch_open || state.needs.empty() || state.fetch_waiting) return;
+  if (!fetch_slot_free()) {
+    state.fetch_waiting = true;
+    fetch_waiting_.push_back(id);
+    return;
+  }
+  send_fetch(id, state, step);
+}
+
+void NegentropyHistory::resume_fetches(Step& step) {
+  while (!fetch_waiting_.empty() && fetch_slot_free()) {
+    auto id = std::move(fetch_waiting_.front());
+    fetch_waiting_.pop_front();
+    auto it = subs_.find(id);
+    if (it == subs_.end()) continue;
+    it->second.fetch_waiting = false;
+    if (!it->second.needs.empty()) send_fetch(id, it->second, step);
+  }
+}
+
+void NegentropyHistory::send_fetch(const std::string& id, State& state, Step& step) {
   state.fetching.clear();
   state.delivered.clear();
   while (!state.needs.empty() && state.fetching.size() < state.batch_size) {
@@ -281,12 +309,15 @@ NegentropyHistory::Step NegentropyHistory::on_eose(const std::string& wire_id) {
   requeue_capped(state);
   state.fetch_open = false;
   state.fetching.clear();
+  state.fetch_closes = 0;
+  resume_fetches(step);  // subscriptions already waiting go first
   next_fetch(*owner, state, step);
   finish_if_done(*owner, state, step);
   return step;
 }
 
-NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id, bool& forgotten) {
+NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id, bool& forgotten,
+                                                     bool rate_limited) {
   forgotten = false;
   Step step;
   auto owner = owner_of(wire_id);
@@ -308,7 +339,16 @@ NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id,
   }
   if (state.fetch_open && wire_id == fetch_id(*owner, state)) {
     state.fetch_open = false;
+    // What did not arrive is asked again, unless the peer keeps refusing this batch.
+    if (++state.fetch_closes < limits_.max_fetch_attempts) {
+      for (const auto& id : state.fetching)
+        if (!state.delivered.count(id)) state.needs.push_front(id);
+    } else {
+      state.fetch_closes = 0;
+    }
     state.fetching.clear();
+    if (rate_limited) fetch_pause_ticks_ = limits_.rate_limit_ticks;
+    resume_fetches(step);
     next_fetch(*owner, state, step);
     finish_if_done(*owner, state, step);
   }
@@ -333,6 +373,7 @@ NegentropyHistory::Step NegentropyHistory::on_tick() {
     if (state.session && !state.answered && ++state.waited_ticks >= limits_.probe_ticks)
       expired.push_back(id);
   for (const auto& id : expired) append(step, fall_back(id, !peer_speaks_nip77_));
+  if (fetch_pause_ticks_ > 0) --fetch_pause_ticks_;
   append(step, resume_waiting());
   return step;
 }

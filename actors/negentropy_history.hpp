@@ -44,6 +44,15 @@ struct NegentropyLimits {
   /// wait their turn. Below graspd's server cap (NGIT_NEGENTROPY_MAX_SESSIONS,
   /// default 4) and far below strfry's.
   std::size_t max_sessions = 4;
+  /// Fetch REQs open at once on the connection, over all subscriptions: the live REQs hold the
+  /// peer's subscription cap less two (SyncConfig::reserved_subscriptions), so one fetch per
+  /// subscription would overrun it. The other subscriptions' batches wait in order.
+  std::size_t max_fetches = 1;
+  /// Ticks fetching pauses after the peer closed a fetch for a rate limit.
+  std::size_t rate_limit_ticks = 5;
+  /// A batch the peer closes this many times in a row is given up (fetched again at the next
+  /// fresh sync) rather than asked for forever.
+  std::size_t max_fetch_attempts = 3;
   std::size_t frame_size_limit = nostr::negentropy::client_frame_size_limit;
 };
 
@@ -89,8 +98,9 @@ class NegentropyHistory {
   Step on_eose(const std::string& wire_id);
   /// The peer closed `wire_id`: a closed live REQ forgets the subscription
   /// (`forgotten` is set), a closed NEG session falls back to REQ, a closed
-  /// fetch drops its batch (fetched again at the next fresh sync).
-  Step on_closed(const std::string& wire_id, bool& forgotten);
+  /// fetch puts its unanswered ids back in front (after a pause when
+  /// `rate_limited`), up to max_fetch_attempts closes in a row.
+  Step on_closed(const std::string& wire_id, bool& forgotten, bool rate_limited = false);
   /// A NOTICE: while a NEG-OPEN waits for its first answer, an error text
   /// means the peer does not speak NIP-77 (strfry sync's rule).
   Step on_notice(const std::string& message);
@@ -125,11 +135,20 @@ class NegentropyHistory {
     std::size_t batch_size = 0;
     std::uint32_t fetch_seq = 0;
     bool fetch_open = false;
+    /// Waiting for a fetch slot (in fetch_waiting_).
+    bool fetch_waiting = false;
+    /// Closes of this subscription's fetches since one last completed.
+    std::size_t fetch_closes = 0;
     std::int64_t now = 0;
   };
 
   Step next_session(const std::string& id, State& state);
+  /// Fetches the next batch of `id` now, or queues it until a fetch slot is free.
   void next_fetch(const std::string& id, State& state, Step& step);
+  void send_fetch(const std::string& id, State& state, Step& step);
+  /// Gives free fetch slots to the subscriptions waiting for one, in arrival order.
+  void resume_fetches(Step& step);
+  bool fetch_slot_free() const;
   void finish_if_done(const std::string& id, State& state, Step& step);
   Step fall_back(const std::string& id, bool unsupported);
   /// Gives free session slots to the subscriptions waiting for one, in arrival order.
@@ -145,6 +164,9 @@ class NegentropyHistory {
   LocalRecords local_;
   std::map<std::string, State> subs_;
   std::deque<std::string> waiting_;
+  std::deque<std::string> fetch_waiting_;
+  /// Ticks left before fetching resumes after a rate-limited close.
+  std::size_t fetch_pause_ticks_ = 0;
   /// True once the peer answered a NEG-OPEN on this connection.
   bool peer_speaks_nip77_ = false;
   /// True once the peer showed it does not speak NIP-77: waiting subscriptions go to REQ.

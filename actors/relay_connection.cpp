@@ -241,8 +241,8 @@ std::int64_t unix_now(const RelayConnectionState& st) {
 void on_negentropy_closed(Self self, const nostr::RelayClosed& msg) {
   auto& st = self->state;
   bool forgotten = false;
-  apply_step(self, st.negentropy.on_closed(msg.subscription_id, forgotten));
   const bool rate_limited = signals_rate_limit(msg.message);
+  apply_step(self, st.negentropy.on_closed(msg.subscription_id, forgotten, rate_limited));
   if (forgotten)
     self->send(st.manager,
                RelaySubscriptionClosed{st.relay, msg.subscription_id, rate_limited, msg.message});

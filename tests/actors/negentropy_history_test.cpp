@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "messages/nostr/canonical.hpp"
 #include "messages/nostr/client_message.hpp"
@@ -49,6 +50,10 @@ struct Peer {
   std::size_t fetch_reqs = 0;
   std::size_t largest_fetch = 0;
   std::size_t stored_events_sent = 0;
+  /// Fetch REQs (by ids) open at once, and how many to refuse with a rate-limit CLOSED.
+  std::set<std::string> open_fetches;
+  std::size_t most_fetches = 0;
+  std::size_t refuse_fetches = 0;
 
   /// The peer's answers to one client frame, in order.
   std::vector<std::string> handle(const std::string& frame) {
@@ -61,6 +66,8 @@ struct Peer {
     if (auto* req = std::get_if<nostr::ClientReq>(&*msg)) return answer(*req);
     if (auto* close = std::get_if<nostr::ClientNegClose>(&*msg))
       sessions.erase(close->subscription_id);
+    if (auto* close = std::get_if<nostr::ClientClose>(&*msg))
+      open_fetches.erase(close->subscription_id);
     return {};
   }
 
@@ -88,6 +95,16 @@ struct Peer {
 
   std::vector<std::string> answer(const nostr::ClientReq& req) {
     std::vector<std::string> out;
+    const bool fetch = !req.filters.empty() && req.filters[0].ids;
+    if (fetch && refuse_fetches > 0) {
+      --refuse_fetches;
+      return {"[\"CLOSED\",\"" + req.subscription_id +
+              "\",\"rate-limited: too many open subscriptions\"]"};
+    }
+    if (fetch) {
+      open_fetches.insert(req.subscription_id);
+      most_fetches = std::max(most_fetches, open_fetches.size());
+    }
     for (const auto& f : req.filters) {
       if (f.ids) {
         ++fetch_reqs;
@@ -154,6 +171,10 @@ void deliver(Us& us, const std::string& frame, std::deque<std::string>& outbox) 
     absorb(us, us.history->on_neg_msg(msg->subscription_id, msg->hex), outbox);
   } else if (auto* err = std::get_if<nostr::RelayNegErr>(&*parsed)) {
     absorb(us, us.history->on_neg_err(err->subscription_id, err->reason), outbox);
+  } else if (auto* closed = std::get_if<nostr::RelayClosed>(&*parsed)) {
+    bool forgotten = false;
+    const bool rate_limited = closed->message.rfind("rate-limited:", 0) == 0;
+    absorb(us, us.history->on_closed(closed->subscription_id, forgotten, rate_limited), outbox);
   }
 }
 
@@ -249,6 +270,72 @@ TEST(NegentropyHistory, AtMostMaxSessionsAreOpenAtOnce) {
   EXPECT_EQ(peer.neg_opens, 10u) << "two windows for each of five subscriptions";
   EXPECT_EQ(completed, 5u);
   EXPECT_EQ(us.stored.size(), 100u);
+}
+
+TEST(NegentropyHistory, OneFetchIsOpenAtOnceOverEverySubscription) {
+  // Five subscriptions each lack events: their fetch REQs take turns, so the live REQs and the
+  // fetch stay within the peer's subscription cap less the two the plan keeps free.
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 300; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  std::deque<std::string> outbox;
+  for (int s = 0; s < 5; ++s)
+    absorb(us, us.history->open("s" + std::to_string(s), {issues_filter()}, 1700000400), outbox);
+  std::size_t completed = 0;
+  while (!outbox.empty()) {
+    auto frame = std::move(outbox.front());
+    outbox.pop_front();
+    for (const auto& reply : peer.handle(frame)) deliver(us, reply, outbox);
+    if (us.completed) ++completed, us.completed = false;
+  }
+  EXPECT_EQ(peer.most_fetches, 1u);
+  EXPECT_GE(peer.fetch_reqs, 5u);
+  EXPECT_EQ(completed, 5u);
+  EXPECT_EQ(us.stored.size(), 300u);
+}
+
+TEST(NegentropyHistory, AFetchClosedForARateLimitIsAskedAgainAfterAPause) {
+  Peer peer;
+  peer.refuse_fetches = 2;
+  Us us;
+  for (int i = 0; i < 50; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  std::deque<std::string> outbox;
+  absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
+  auto drain = [&] {
+    while (!outbox.empty()) {
+      auto frame = std::move(outbox.front());
+      outbox.pop_front();
+      for (const auto& reply : peer.handle(frame)) deliver(us, reply, outbox);
+    }
+  };
+  drain();
+  EXPECT_EQ(us.stored.size(), 0u) << "refused: nothing yet";
+  EXPECT_FALSE(us.completed) << "the ids are kept, not dropped";
+  for (std::size_t tick = 0; tick < 2 * us.limits.rate_limit_ticks + 2; ++tick) {
+    absorb(us, us.history->on_tick(), outbox);
+    drain();
+  }
+  EXPECT_EQ(us.stored.size(), 50u) << "asked again after the pause";
+  EXPECT_TRUE(us.completed);
+}
+
+TEST(NegentropyHistory, ABatchThePeerKeepsClosingIsGivenUp) {
+  Peer peer;
+  peer.refuse_fetches = 1000;
+  Us us;
+  for (int i = 0; i < 20; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  std::deque<std::string> outbox;
+  absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
+  for (int tick = 0; tick < 100 && !us.completed; ++tick) {
+    while (!outbox.empty()) {
+      auto frame = std::move(outbox.front());
+      outbox.pop_front();
+      for (const auto& reply : peer.handle(frame)) deliver(us, reply, outbox);
+    }
+    absorb(us, us.history->on_tick(), outbox);
+  }
+  EXPECT_TRUE(us.completed) << "never asked for forever";
+  EXPECT_EQ(1000 - peer.refuse_fetches, us.limits.max_fetch_attempts);
 }
 
 TEST(NegentropyHistory, EqualSetsFetchNothing) {
