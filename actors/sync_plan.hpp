@@ -53,7 +53,8 @@ struct SyncConfig {
   /// Filters per REQ when the peer does not advertise limitation.max_filters.
   std::size_t default_max_filters = 10;
   /// REQs open at once when the peer does not advertise limitation.max_subscriptions: strfry's
-  /// default (relay.maxSubsPerConnection = 20), the tightest cap in common use.
+  /// built-in relay.maxSubsPerConnection (20; its sample configuration may raise it), the tightest
+  /// cap in common use.
   std::size_t default_max_subscriptions = 20;
   /// Subscriptions left free of live coverage for history fetches (NIP-77 id batches, REQ pages):
   /// with every slot held by live REQs, no history could ever be asked for.
