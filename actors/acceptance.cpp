@@ -201,6 +201,9 @@ void judge(Self self, Submission submission) {
   if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
     return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  auto& st = self->state;
+  if (decision.rule == policy::Rule::announcement_lists_service && st.create_repository)
+    st.create_repository(*ev);
   write(self, std::move(submission), std::move(decision.depends_on));
 }
 
@@ -249,6 +252,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.unix_now = config.unix_now ? config.unix_now
                                 : [] { return static_cast<std::int64_t>(std::time(nullptr)); };
   st.writer = std::move(writer);
+  st.create_repository = std::move(config.create_repository);
   if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
   const auto interval = config.expiry_interval;
   if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);

@@ -65,7 +65,7 @@ using RefMap = std::map<std::string, std::string>;
 /// What a state event (kind 30618) says about branches and tags.
 struct StateRefs {
   std::string event_id;  ///< hex
-  RefMap refs;           ///< refs/heads/* and refs/tags/* only (`^{}` entries and `ref:` values ignored)
+  RefMap refs;  ///< refs/heads/* and refs/tags/* only (`^{}` entries and `ref:` values ignored)
   std::optional<std::string> head;  ///< the branch of `HEAD: ref: refs/heads/<b>`, if named
 };
 
@@ -73,7 +73,8 @@ StateRefs state_refs(const nostr::Event& state);
 
 /// What the store says about a push to one repository.
 struct PushAuthority {
-  /// The newest state of the owner's recursive maintainer set; none when no maintainer published one.
+  /// The newest state of the owner's recursive maintainer set; none when no maintainer published
+  /// one.
   std::optional<StateRefs> state;
   /// Commit (`c` tag) of each kind 1618/1619 event named by a pushed `refs/nostr/<id>`, by id.
   std::map<std::string, std::string> pr_commits;
@@ -103,8 +104,7 @@ PushDecision authorise_push(const std::vector<RefUpdate>& updates, const RefMap&
 /// The owner, the maintainers of the owner's announcement named `identifier`, then those listed in
 /// each maintainer's own announcement with that identifier (cycle-safe, bounded).
 std::set<nostr::Pubkey> maintainer_closure(const policy::StoreView& store,
-                                           const nostr::Pubkey& owner,
-                                           std::string_view identifier);
+                                           const nostr::Pubkey& owner, std::string_view identifier);
 
 /// Everything authorise_push needs from the store for a push to `owner`'s `identifier`:
 /// the newest state (created_at, tie → lowest id) by a member of the maintainer closure, and the

@@ -23,7 +23,9 @@ policy::PolicyConfig policy_config(const runtime::Config& config);
 AcceptanceConfig acceptance_config(const runtime::Config& config);
 
 /// Spawns the acceptance actor on the store and subscribes it to the store's change feed.
-WiredPolicy wire_policy(const Services& services, const WiredStore& store);
+/// `create_repository`: see AcceptanceConfig::create_repository (git hosting).
+WiredPolicy wire_policy(const Services& services, const WiredStore& store,
+                        std::function<void(const nostr::Event&)> create_repository = {});
 
 void stop(const WiredPolicy& wired);
 

@@ -74,7 +74,7 @@ TEST(GitCommandList, FailsClosedOnAnythingUnparsable) {
       "0003",
       "0004",
       pkt("hello\n") + "0000",
-      pkt(zero_id + " " + oid('A') + " refs/heads/main") + "0000",           // uppercase hex
+      pkt(zero_id + " " + oid('A') + " refs/heads/main") + "0000",            // uppercase hex
       pkt(zero_id + " " + oid('a').substr(1) + " refs/heads/main") + "0000",  // short id
       pkt(zero_id + " " + zero_id + " refs/heads/main") + "0000",             // both zero
       pkt(zero_id + " " + oid('a') + " refs/heads/a..b") + "0000",
