@@ -89,7 +89,11 @@ std::string landing_page_html(std::string_view name, std::string_view descriptio
       "run by graspd " +
       html_escape(version) + ". Connect a Nostr client to <code>ws://" + html_escape(domain) +
       "</code>; request this page with <code>Accept: application/nostr+json</code> for the "
-      "NIP-11 relay information document.</p>\n</body>\n</html>\n";
+      "NIP-11 relay information document.</p>\n<p>Git repositories announced here are served "
+      "over git Smart HTTP at <code>" +
+      html_escape(domain) +
+      "/&lt;npub&gt;/&lt;identifier&gt;.git</code> (clone and fetch by anyone; pushes must "
+      "match the repository's newest state event).</p>\n</body>\n</html>\n";
   return html;
 }
 
