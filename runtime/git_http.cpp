@@ -335,7 +335,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   ~Exchange() {
     if (child_) child_->kill_and_forget();
-    if (slot_) shared_->give_slot();
+    release_slot();
     unlock_push();
   }
 
@@ -383,6 +383,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     if (answered_ || headers_sent_) return abort();
     answered_ = true;
     unlock_push();
+    release_slot();
     auto response = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(status), version_);
     add_common_headers(*response);
@@ -626,6 +627,15 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     return true;
   }
 
+  /// The answer is complete (its last bytes may still be in flight): the slot is free again. A
+  /// process still running at this point is killed first, so the cap stays true.
+  void release_slot() {
+    if (!slot_) return;
+    if (child_ && !child_->reaped) child_->kill_and_forget();
+    slot_ = false;
+    shared_->give_slot();
+  }
+
   // ---------------------------------------------------------------- request bodies
 
   enum class BodyError { none, too_large, bad, gone };
@@ -823,6 +833,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     if (answered_) return;
     answered_ = true;
     unlock_push();
+    release_slot();
     auto finish = [self = shared_from_this()] {
       self->stream_.expires_after(self->shared_->options.idle_timeout);
       net::async_write(self->stream_, http::make_chunk_last(),

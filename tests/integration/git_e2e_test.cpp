@@ -186,6 +186,30 @@ TEST_F(GitE2E, AnnouncePushCloneAndRefusal) {
   EXPECT_EQ(forward.exit_code, 0) << forward.output;
   EXPECT_NE(remote_refs().find(second + "\trefs/heads/main"), std::string::npos);
 
+  // A reachable commit that is no longer a tip can be fetched by id (§3.7); an unknown id is
+  // git's own error.
+  ASSERT_EQ(git("init -q byid").exit_code, 0);
+  auto by_id = git("fetch -q " + url() + " " + first, work() + "/byid");
+  EXPECT_EQ(by_id.exit_code, 0) << by_id.output;
+  auto unknown = git("fetch -q " + url() + " " + std::string(40, 'b'), work() + "/byid");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.output.find("not our ref"), std::string::npos) << unknown.output;
+
+  // A fetch with many local commits: the negotiation body is gzipped by git (§3.5).
+  auto copy = work() + "/copy";
+  ASSERT_EQ(run(copy,
+                "for i in $(seq 1 300); do echo $i > f; git -c user.name=t -c "
+                "user.email=t@t add f >/dev/null && git -c user.name=t -c user.email=t@t "
+                "commit -q -m c$i; done")
+                .exit_code,
+            0);
+  auto traced =
+      run(copy, "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                    "' GIT_TRACE_CURL=1 GIT_TRACE_CURL_NO_DATA=1 git fetch " + url() + " main");
+  EXPECT_EQ(traced.exit_code, 0) << traced.output;
+  EXPECT_NE(traced.output.find("Content-Encoding: gzip"), std::string::npos)
+      << "the test needs git to gzip its request";
+
   // The repository page and HEAD of info/refs.
   auto page = http_get(graspd_->port(), path());
   EXPECT_EQ(page.status, 200);
