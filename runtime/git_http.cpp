@@ -31,6 +31,7 @@
 #include <prometheus/registry.h>
 
 #include "messages/nostr/nip19.hpp"
+#include "runtime/git_process.hpp"
 #include "runtime/http_routes.hpp"
 #include "runtime/log.hpp"
 
@@ -111,13 +112,6 @@ std::string percent_encode(std::string_view text) {
     }
   }
   return out;
-}
-
-/// The exit status of a child: its exit code, or 128 + signal.
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
 }
 
 }  // namespace
@@ -270,46 +264,6 @@ struct GitHttp::Shared {
     if (metrics) (metrics.get()->*twin)->Increment();
   }
 };
-
-namespace {
-
-/// One spawned git process: pipes to its stdin/stdout/stderr and a pidfd for its exit, all on the
-/// connection's strand.
-struct Child {
-  template <class Executor>
-  explicit Child(const Executor& executor)
-      : in(executor), out(executor), err(executor), exit(executor) {}
-
-  ~Child() { kill_and_forget(); }
-
-  /// Kills the process group; reaps on a helper thread if it has not been reaped yet.
-  void kill_and_forget() {
-    if (pid <= 0 || reaped) return;
-    ::kill(-pid, SIGKILL);
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      reaped = true;
-      return;
-    }
-    std::thread([pid = pid] {
-      int ignored = 0;
-      ::waitpid(pid, &ignored, 0);
-    }).detach();
-    reaped = true;
-  }
-
-  net::posix::stream_descriptor in;
-  net::posix::stream_descriptor out;
-  net::posix::stream_descriptor err;
-  net::posix::stream_descriptor exit;
-  pid_t pid = -1;
-  bool reaped = false;
-  int exit_code = -1;
-  std::string stderr_text;
-  std::array<char, 512> err_buffer{};
-};
-
-}  // namespace
 
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
@@ -504,72 +458,17 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   /// Spawns git; false (logged) when it cannot be started.
   bool spawn(std::vector<std::string> command, bool with_protocol) {
-    auto argv_text = git_argv(std::move(command));
-    auto env_text = git_environment(with_protocol);
-    std::vector<char*> argv, envp;
-    for (auto& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env_text) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    int in[2], out[2], err[2];
-    if (::pipe2(in, O_CLOEXEC) != 0) return spawn_failed("pipe");
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-      ::close(in[0]), ::close(in[1]);
-      return spawn_failed("pipe");
+    std::string error;
+    child_ = spawn_child(stream_.get_executor(), git_argv(std::move(command)),
+                         git_environment(with_protocol), shared_->repositories.root().string(), 0,
+                         &error);
+    if (!child_) {
+      log::error(component, "cannot start git: ", error);
+      return false;
     }
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-      ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
-      return spawn_failed("pipe");
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-    posix_spawn_file_actions_addchdir_np(&actions, shared_->repositories.root().c_str());
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    // The daemon blocks SIGINT/SIGTERM and ignores SIGPIPE in every thread; git gets defaults.
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setpgroup(&attributes, 0);  // its own group: a kill reaches pack-objects too
-    posix_spawnattr_setflags(
-        &attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    pid_t pid = -1;
-    int rc =
-        ::posix_spawn(&pid, shared_->git.c_str(), &actions, &attributes, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    ::close(in[0]);
-    ::close(out[1]);
-    ::close(err[1]);
-    if (rc != 0) {
-      ::close(in[1]), ::close(out[0]), ::close(err[0]);
-      errno = rc;
-      return spawn_failed("posix_spawn");
-    }
-    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    child_ = std::make_unique<Child>(stream_.get_executor());
-    child_->pid = pid;
-    child_->in.assign(in[1]);
-    child_->out.assign(out[0]);
-    child_->err.assign(err[0]);
-    if (pidfd >= 0) child_->exit.assign(pidfd);
     ++shared_->counters.processes_started;
     read_stderr();
     return true;
-  }
-
-  bool spawn_failed(const char* what) {
-    log::error(component, what, " failed for git: ", std::strerror(errno));
-    return false;
   }
 
   void read_stderr() {
