@@ -40,6 +40,9 @@ struct AcceptanceConfig {
   /// answered (git hosting creates its repository: a push right after the OK finds it). Unset =
   /// nothing.
   std::function<void(const nostr::Event&)> create_repository;
+  /// Called with every state event (kind 30618) once it is stored (git hosting applies it to the
+  /// repositories here). Unset = nothing.
+  std::function<void(nostr::EventPtr)> state_stored;
 };
 
 /// What happened to events beyond the per-rule decisions; exported as graspd_policy_retry_total.
@@ -72,6 +75,7 @@ struct AcceptanceState {
   std::int64_t retry_ttl_minutes = 10;
   std::function<std::int64_t()> unix_now;
   std::function<void(const nostr::Event&)> create_repository;
+  std::function<void(nostr::EventPtr)> state_stored;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

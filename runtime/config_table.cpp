@@ -387,6 +387,18 @@ std::vector<OptionSpec> git_options() {
       {"git_max_processes", "NGIT_GIT_MAX_PROCESSES", "--git-max-processes", "integer", "8",
        "Git processes serving clients at once; requests beyond get 503 with Retry-After.",
        uint_option(&C::git_max_processes, 1, 1024)},
+      {"git_fetch_enabled", "NGIT_GIT_FETCH_ENABLED", "--git-fetch-enabled", "bool", "true",
+       "Fetch the objects a stored state event names but no repository here has, by id, from "
+       "the repository's other clone URLs.",
+       bool_option(&C::git_fetch_enabled)},
+      {"git_fetch_delay_secs", "NGIT_GIT_FETCH_DELAY_SECS", "--git-fetch-delay-secs", "seconds",
+       "60",
+       "Wait this long after a state event before fetching what it misses (a push usually "
+       "follows its state).",
+       uint_option(&C::git_fetch_delay_secs, 0, 86400)},
+      {"git_fetch_timeout_secs", "NGIT_GIT_FETCH_TIMEOUT_SECS", "--git-fetch-timeout-secs",
+       "seconds", "300", "Wall-clock limit of one fetch from another clone URL.",
+       uint_option(&C::git_fetch_timeout_secs, 1, 86400)},
   };
 }
 

@@ -1059,4 +1059,14 @@ const std::string& GitHttp::git_binary() const {
   return shared_->git;
 }
 
+bool GitHttp::try_lock_repository(const std::string& path) {
+  std::lock_guard lock{shared_->mutex};
+  return shared_->pushing.insert(path).second;
+}
+
+void GitHttp::unlock_repository(const std::string& path) {
+  std::lock_guard lock{shared_->mutex};
+  shared_->pushing.erase(path);
+}
+
 }  // namespace graspd::runtime::git

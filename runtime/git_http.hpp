@@ -88,6 +88,10 @@ class GitHttp {
   /// The git executable in use, empty when none was found (every git request then gets 503).
   const std::string& git_binary() const;
 
+  /// The per-repository push lock (keyed by the repository path), for other writers of refs.
+  bool try_lock_repository(const std::string& path);
+  void unlock_repository(const std::string& path);
+
   struct Shared;
 
  private:

@@ -124,7 +124,8 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(component, "started store_writer");
   wired.git = wire_git(services, wired.store);
   log::debug(component, "started git hosting");
-  wired.policy = wire_policy(services, wired.store, repository_creator(wired.git));
+  wired.policy = wire_policy(services, wired.store,
+                             {repository_creator(wired.git), state_listener(wired.git)});
   if (wired.policy.acceptance) log::debug(component, "started acceptance");
   wired.relay = wire_relay(services, wired.store, wired.policy);
   log::debug(component, "started relay");

@@ -4,6 +4,7 @@
 
 #include "runtime/git_http.hpp"
 #include "runtime/git_repository.hpp"
+#include "runtime/git_state_sync.hpp"
 #include "runtime/http_server.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
@@ -44,7 +45,47 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   services.http.set_handoff_handler(http->predicate(), http->handler());
   log::info(component, "git repositories in ", repositories.root().string(), " (git ",
             http->git_binary().empty() ? std::string("not found") : http->git_binary(), ")");
-  return {http, std::make_shared<const runtime::git::Repositories>(repositories)};
+  runtime::git::GitStateSyncOptions sync_options;
+  sync_options.service = services.config.domain.address;
+  sync_options.allow_private_addresses = services.config.sync_allow_private_addresses;
+  sync_options.fetch_enabled = services.config.git_fetch_enabled;
+  sync_options.fetch_delay = std::chrono::seconds(services.config.git_fetch_delay_secs);
+  sync_options.fetch_timeout = std::chrono::seconds(services.config.git_fetch_timeout_secs);
+  sync_options.max_fetch_bytes = services.config.git_max_body_bytes;
+  sync_options.git_binary = http->git_binary();
+  runtime::git::GitStateSyncHooks sync_hooks;
+  sync_hooks.newest_state = [view](const nostr::Pubkey& owner, const std::string& identifier) {
+    return git::push_authority(*view, owner, identifier, {}).state;
+  };
+  sync_hooks.clone_urls = [view](const std::string& identifier) {
+    nostr::Filter f;
+    f.kinds = std::vector<std::uint32_t>{30617};
+    f.tags['d'] = {identifier};
+    f.normalize();
+    std::vector<std::string> urls;
+    view->scan({f}, [&](const nostr::Event& announcement) {
+      for (const auto& tag : announcement.tags)
+        if (!tag.empty() && tag[0] == "clone")
+          for (std::size_t i = 1; i < tag.size() && urls.size() < 64; ++i) urls.push_back(tag[i]);
+      return urls.size() < 64;
+    });
+    return urls;
+  };
+  std::weak_ptr<runtime::git::GitHttp> weak = http;
+  sync_hooks.try_lock = [weak](const std::string& path) {
+    auto http = weak.lock();
+    return http && http->try_lock_repository(path);
+  };
+  sync_hooks.unlock = [weak](const std::string& path) {
+    if (auto http = weak.lock()) http->unlock_repository(path);
+  };
+  auto state_sync = std::make_shared<runtime::git::GitStateSync>(
+      services.io, repositories, std::move(sync_options), std::move(sync_hooks));
+  return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync};
+}
+
+std::function<void(nostr::EventPtr)> state_listener(const WiredGit& wired) {
+  return [sync = wired.state_sync](nostr::EventPtr state) { sync->on_state(std::move(state)); };
 }
 
 std::function<void(const nostr::Event&)> repository_creator(const WiredGit& wired) {
@@ -58,6 +99,7 @@ std::function<void(const nostr::Event&)> repository_creator(const WiredGit& wire
 }
 
 void stop(const WiredGit& wired) {
+  if (wired.state_sync) wired.state_sync->stop();
   if (wired.http) wired.http->stop();
 }
 

@@ -13,6 +13,7 @@
 
 namespace graspd::runtime::git {
 class GitHttp;
+class GitStateSync;
 class Repositories;
 }  // namespace graspd::runtime::git
 
@@ -21,6 +22,7 @@ namespace graspd::boot {
 struct WiredGit {
   std::shared_ptr<runtime::git::GitHttp> http;
   std::shared_ptr<const runtime::git::Repositories> repositories;
+  std::shared_ptr<runtime::git::GitStateSync> state_sync;
 };
 
 /// Creates the data directory and installs the handler on the listener (before it serves).
@@ -29,6 +31,9 @@ WiredGit wire_git(const Services& services, const WiredStore& store);
 /// For AcceptanceConfig: creates the repository of an accepted announcement that lists this
 /// service (§4.1); failures are logged.
 std::function<void(const nostr::Event&)> repository_creator(const WiredGit& wired);
+
+/// For AcceptanceConfig: hands every stored state event to the state applier.
+std::function<void(nostr::EventPtr)> state_listener(const WiredGit& wired);
 
 /// Kills running git processes and closes their connections.
 void stop(const WiredGit& wired);

@@ -277,6 +277,61 @@ TEST_F(GitE2E, LargePushStreamsAndPartialCloneWorks) {
   EXPECT_NE(trace.output.find(" filter"), std::string::npos) << trace.output;
 }
 
+TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+  start(env);
+  auto b_env = env;
+  b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
+  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
+  GraspdProcess b{GraspdOptions{b_env, {}}};
+  ASSERT_TRUE(b.start()) << b.stderr_text();
+  auto b_client = TestClient::connect(b.port());
+  ASSERT_TRUE(b_client);
+  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  const std::string b_url = "http://" + b_host + path();
+
+  // One announcement listing both servers, sent to both.
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
+      1700000000, owner_key);
+  ASSERT_TRUE(client_->publish(announcement)->accepted);
+  ASSERT_TRUE(b_client->publish(announcement)->accepted);
+
+  auto first = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", first}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  ASSERT_TRUE(client_->publish(state)->accepted);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+
+  // B gets the state but not the push: it fetches the commit from A's clone URL and sets main.
+  ASSERT_TRUE(b_client->publish(state)->accepted);
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + b_url).output.find(first + "\trefs/heads/main") !=
+               std::string::npos;
+      },
+      20s))
+      << b.stderr_text();
+  auto cloned = git("clone -q " + b_url + " from-b");
+  EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_EQ(trim(git("rev-parse HEAD", work() + "/from-b").output), first);
+
+  // On A: a newer state naming a commit that is already here (a rewind) applies on arrival.
+  auto second = commit("two");
+  publish_state({{"refs/heads/main", second}}, 1700000200);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  publish_state({{"refs/heads/main", first}}, 1700000300);
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs().find(first + "\trefs/heads/main") != std::string::npos; }, 20s))
+      << remote_refs();
+  b_client.reset();
+  EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
 TEST_F(GitE2E, HostileRequests) {
   start({{"NGIT_GIT_MAX_BODY_BYTES", "1048576"}, {"NGIT_GIT_IDLE_TIMEOUT_SECS", "2"}});
   announce();

@@ -8,6 +8,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git_http.hpp"
+#include "runtime/git_state_sync.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::runtime::git {
@@ -185,6 +186,20 @@ TEST(GitHttpPieces, RepositoryPageEscapesTheIdentifier) {
   EXPECT_NE(html.find("&lt;b&gt;x"), std::string::npos);
   EXPECT_NE(html.find("https://example.com/" + npub() + "/%3Cb%3Ex.git"), std::string::npos);
   EXPECT_NE(html.find("nostr://" + npub()), std::string::npos);
+}
+
+TEST(GitStateSync, OnlyHttpCloneUrlsOfOtherServicesAreFetched) {
+  HostPort self{"relay.example.com", std::nullopt};
+  EXPECT_TRUE(is_fetchable_clone_url("https://other.example/npub1x/r.git", self));
+  EXPECT_TRUE(is_fetchable_clone_url("http://other.example:8080/r.git", self));
+  for (auto bad : {"https://relay.example.com/npub1x/r.git", "https://RELAY.example.com:443/r.git",
+                   "file:///etc/passwd", "/srv/git/r.git", "ssh://other.example/r.git",
+                   "git@other.example:r.git", "ext::sh -c touch% /tmp/x",
+                   "https://user:pw@other.example/r.git", "https://other.example/a b",
+                   "-uhttps://x", "https://other.example/\n", ""})
+    EXPECT_FALSE(is_fetchable_clone_url(bad, self)) << bad;
+  EXPECT_TRUE(is_fetchable_clone_url("https://relay.example.com:8443/r.git", self))
+      << "another port is another service";
 }
 
 }  // namespace

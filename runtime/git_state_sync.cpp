@@ -1,0 +1,361 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/git_state_sync.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <deque>
+#include <filesystem>
+#include <set>
+
+#include "messages/nostr/nip19.hpp"
+#include "runtime/git_process.hpp"
+#include "runtime/log.hpp"
+#include "runtime/relay_client.hpp"
+
+namespace graspd::runtime::git {
+
+namespace net = boost::asio;
+namespace fs = std::filesystem;
+using ::graspd::git::StateRefs;
+
+namespace {
+
+constexpr std::string_view component = "git";
+constexpr std::size_t max_queue = 1024;
+constexpr std::size_t max_delayed = 256;
+constexpr std::chrono::seconds local_timeout{60};
+constexpr std::size_t max_listing = 16 * 1024 * 1024;
+
+std::string lowercase(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool same_service(const ParsedUrl& url, const HostPort& service) {
+  if (lowercase(url.host) != lowercase(service.host)) return false;
+  auto port = service.port ? *service.port : default_port(url.scheme);
+  return url.port == port;
+}
+
+}  // namespace
+
+bool is_fetchable_clone_url(std::string_view url, const HostPort& service) {
+  if (url.empty() || url.size() > 2048) return false;
+  for (unsigned char c : url)
+    if (c <= 0x20 || c == 0x7f) return false;
+  auto parsed = parse_url(url);
+  if (!parsed || parsed->has_user_info || parsed->host.empty()) return false;
+  if (parsed->scheme != "http" && parsed->scheme != "https") return false;
+  return !same_service(*parsed, service);
+}
+
+struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
+  Impl(net::io_context& io, Repositories r, GitStateSyncOptions o, GitStateSyncHooks h)
+      : strand(net::make_strand(io)),
+        resolver(strand),
+        repositories(std::move(r)),
+        options(std::move(o)),
+        hooks(std::move(h)) {}
+
+  /// One repository to bring in line with one state.
+  struct Task {
+    nostr::EventPtr state;
+    RepositoryName name;
+    std::string path;
+    StateRefs refs;
+    bool fetch_phase = false;
+    std::vector<std::string> urls;
+    std::size_t next_url = 0;
+  };
+
+  // ---------------------------------------------------------------- queue
+
+  void enqueue(nostr::EventPtr state) {
+    if (stopping) return;
+    if (queue.size() >= max_queue) {
+      ++counters.dropped;
+      return;
+    }
+    queue.push_back(std::move(state));
+    if (!busy) next_state();
+  }
+
+  void next_state() {
+    busy = false;
+    if (stopping) return;
+    if (!ready.empty()) {
+      busy = true;
+      auto task = std::move(ready.front());
+      ready.pop_front();
+      return check(std::move(task));
+    }
+    if (queue.empty()) return;
+    busy = true;
+    auto state = std::move(queue.front());
+    queue.pop_front();
+    for (auto& task : tasks_for(state)) ready.push_back(std::move(task));
+    busy = false;
+    next_state();
+  }
+
+  /// The repositories here named by the state's identifier whose newest authorising state it is.
+  std::vector<Task> tasks_for(const nostr::EventPtr& state) {
+    std::vector<Task> out;
+    std::string identifier(state->d_tag());
+    if (!is_valid_identifier(identifier) || !hooks.newest_state) return out;
+    std::error_code ec;
+    for (const auto& owner_dir : fs::directory_iterator(repositories.root(), ec)) {
+      auto owner = nostr::decode_npub(owner_dir.path().filename().string());
+      if (!owner) continue;
+      RepositoryName name{*owner, identifier};
+      if (!repositories.exists(name)) continue;
+      auto newest = hooks.newest_state(*owner, identifier);
+      if (!newest || newest->event_id != nostr::to_hex(state->id)) continue;
+      Task task;
+      task.state = state;
+      task.name = name;
+      task.path = repositories.path_of(name).string();
+      task.refs = std::move(*newest);
+      out.push_back(std::move(task));
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- git commands
+
+  std::vector<std::string> git(const Task& task, std::vector<std::string> args) const {
+    std::vector<std::string> argv{options.git_binary, "--git-dir=" + task.path};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  std::vector<std::string> environment() const {
+    auto home = repositories.home_dir().string();
+    return {"PATH=/usr/local/bin:/usr/bin:/bin",
+            "HOME=" + home,
+            "XDG_CONFIG_HOME=" + home,
+            "GIT_CONFIG_NOSYSTEM=1",
+            "GIT_TERMINAL_PROMPT=0",
+            "LC_ALL=C"};
+  }
+
+  void run(std::vector<std::string> argv, std::string input, std::chrono::seconds timeout,
+           std::uint64_t max_file_bytes, std::function<void(Collected)> done) {
+    run_collect(strand, std::move(argv), environment(), repositories.root().string(),
+                std::move(input), timeout, max_listing, max_file_bytes,
+                [self = shared_from_this(), done = std::move(done)](Collected result) {
+                  if (self->stopping) return;
+                  done(std::move(result));
+                });
+  }
+
+  // ---------------------------------------------------------------- steps
+
+  /// Which of the state's objects are missing here.
+  void check(Task task) {
+    std::set<std::string> ids;
+    for (const auto& [ref, id] : task.refs.refs)
+      if (::graspd::git::is_object_id(id)) ids.insert(id);
+    std::string input;
+    for (const auto& id : ids) input += id + "\n";
+    auto shared = std::make_shared<Task>(std::move(task));
+    run(git(*shared, {"cat-file", "--batch-check"}), std::move(input), local_timeout, 0,
+        [self = shared_from_this(), shared](Collected result) {
+          if (result.exit_code != 0) {
+            log::warn(component, "cat-file failed in ", shared->path, ": ", result.err);
+            return self->next_state();
+          }
+          bool missing = result.out.find(" missing") != std::string::npos;
+          if (!missing) return self->apply(std::move(*shared));
+          if (!shared->fetch_phase) return self->schedule_fetch(std::move(*shared));
+          self->fetch_next(std::move(*shared));
+        });
+  }
+
+  void schedule_fetch(Task task) {
+    if (!options.fetch_enabled || delayed >= max_delayed) return next_state();
+    ++delayed;
+    task.fetch_phase = true;
+    auto timer = std::make_shared<net::steady_timer>(strand);
+    timer->expires_after(options.fetch_delay);
+    auto shared = std::make_shared<Task>(std::move(task));
+    timer->async_wait(
+        [self = shared_from_this(), timer, shared](const boost::system::error_code& e) {
+          --self->delayed;
+          if (e || self->stopping) return;
+          auto identifier = shared->name.identifier;
+          if (self->hooks.clone_urls) shared->urls = self->hooks.clone_urls(identifier);
+          self->ready.push_back(std::move(*shared));
+          if (!self->busy) self->next_state();
+        });
+    next_state();
+  }
+
+  /// Tries the next clone URL: checked, resolved, its addresses checked, then fetched by id.
+  void fetch_next(Task task) {
+    while (task.next_url < task.urls.size() &&
+           !is_fetchable_clone_url(task.urls[task.next_url], options.service))
+      ++task.next_url;
+    if (task.next_url >= task.urls.size()) {
+      ++counters.fetch_failed;
+      log::info(component, "objects of state ", task.refs.event_id.substr(0, 12), " for ",
+                task.path, " were found at no clone URL");
+      return next_state();
+    }
+    auto url = *parse_url(task.urls[task.next_url]);
+    auto shared = std::make_shared<Task>(std::move(task));
+    std::string host = url.host;
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    resolver.async_resolve(
+        host, std::to_string(url.port),
+        [self = shared_from_this(), shared, url, host](
+            const boost::system::error_code& error, net::ip::tcp::resolver::results_type results) {
+          if (self->stopping) return;
+          std::string address;
+          if (!error) {
+            for (const auto& entry : results) {
+              auto text = entry.endpoint().address().to_string();
+              if (self->options.allow_private_addresses || is_public_address(text)) {
+                address = entry.endpoint().address().is_v6() ? "[" + text + "]" : text;
+                break;
+              }
+            }
+          }
+          if (address.empty()) {
+            ++shared->next_url;
+            return self->fetch_next(std::move(*shared));
+          }
+          self->fetch_from(std::move(*shared), url, host, address);
+        });
+  }
+
+  void fetch_from(Task task, const ParsedUrl& url, const std::string& host,
+                  const std::string& address) {
+    std::set<std::string> ids;
+    for (const auto& [ref, id] : task.refs.refs)
+      if (::graspd::git::is_object_id(id)) ids.insert(id);
+    const auto& source = task.urls[task.next_url];
+    std::vector<std::string> args{
+        "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c",
+        "protocol.http.allow=always", "-c", "http.followRedirects=false", "-c",
+        // The address checked above is the one connected to (no second resolution).
+        "http.curloptResolve=" + host + ":" + std::to_string(url.port) + ":" + address, "-c",
+        "credential.helper=", "-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60", "-c",
+        "fetch.fsckObjects=true", "-c", "core.hooksPath=" + repositories.hooks_dir().string(),
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", source};
+    args.insert(args.end(), ids.begin(), ids.end());
+    auto shared = std::make_shared<Task>(std::move(task));
+    run(git(*shared, std::move(args)), "", options.fetch_timeout, options.max_fetch_bytes,
+        [self = shared_from_this(), shared](Collected result) {
+          if (result.exit_code != 0) {
+            log::info(component, "fetch for ", shared->path, " from ",
+                      shared->urls[shared->next_url], " failed (", result.exit_code,
+                      "): ", result.err);
+            ++shared->next_url;
+            return self->fetch_next(std::move(*shared));
+          }
+          ++self->counters.fetched;
+          // Check again: every object must be here before a ref moves.
+          ++shared->next_url;
+          self->check(std::move(*shared));
+        });
+  }
+
+  /// Sets branches and tags to the state's (one update-ref transaction) and HEAD, under the push
+  /// lock.
+  void apply(Task task) {
+    if (hooks.try_lock && !hooks.try_lock(task.path)) return next_state();  // a push is running
+    auto shared = std::make_shared<Task>(std::move(task));
+    run(git(*shared,
+            {"for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags"}),
+        "", local_timeout, 0, [self = shared_from_this(), shared](Collected result) {
+          if (result.exit_code != 0) return self->done_applying(*shared, false);
+          ::graspd::git::RefMap current;
+          std::string_view text = result.out;
+          while (!text.empty()) {
+            auto eol = text.find('\n');
+            auto line = text.substr(0, eol);
+            if (auto space = line.find(' '); space != std::string_view::npos)
+              current.emplace(std::string(line.substr(space + 1)),
+                              std::string(line.substr(0, space)));
+            if (eol == std::string_view::npos) break;
+            text.remove_prefix(eol + 1);
+          }
+          std::string commands;
+          for (const auto& [ref, id] : shared->refs.refs) {
+            if (!::graspd::git::is_valid_ref_name(ref)) continue;
+            auto it = current.find(ref);
+            if (it == current.end() || it->second != id)
+              commands += "update " + ref + " " + id + "\n";
+          }
+          for (const auto& [ref, id] : current)
+            if (!shared->refs.refs.count(ref)) commands += "delete " + ref + " " + id + "\n";
+          if (commands.empty()) return self->done_applying(*shared, true);
+          self->run(self->git(*shared, {"update-ref", "--stdin"}), commands, local_timeout, 0,
+                    [self, shared](Collected updated) {
+                      if (updated.exit_code != 0)
+                        log::warn(component, "update-ref failed in ", shared->path, ": ",
+                                  updated.err);
+                      else
+                        ++self->counters.applied;
+                      self->done_applying(*shared, updated.exit_code == 0);
+                    });
+        });
+  }
+
+  void done_applying(const Task& task, bool ok) {
+    if (ok) {
+      if (auto branch = ::graspd::git::head_branch(task.refs))
+        repositories.set_head(task.name, *branch);
+    }
+    if (hooks.unlock) hooks.unlock(task.path);
+    next_state();
+  }
+
+  net::strand<net::io_context::executor_type> strand;
+  net::ip::tcp::resolver resolver;
+  Repositories repositories;
+  GitStateSyncOptions options;
+  GitStateSyncHooks hooks;
+  GitStateSyncCounters counters;
+  std::deque<nostr::EventPtr> queue;
+  std::deque<Task> ready;
+  std::size_t delayed = 0;
+  bool busy = false;
+  bool stopping = false;
+};
+
+GitStateSync::GitStateSync(net::io_context& io, Repositories repositories,
+                           GitStateSyncOptions options, GitStateSyncHooks hooks)
+    : impl_(std::make_shared<Impl>(io, std::move(repositories), std::move(options),
+                                   std::move(hooks))) {}
+
+GitStateSync::~GitStateSync() {
+  stop();
+}
+
+void GitStateSync::on_state(nostr::EventPtr state) {
+  if (!state || impl_->options.git_binary.empty()) return;
+  net::post(impl_->strand, [impl = impl_, state = std::move(state)]() mutable {
+    impl->enqueue(std::move(state));
+  });
+}
+
+void GitStateSync::stop() {
+  net::post(impl_->strand, [impl = impl_] {
+    impl->stopping = true;
+    impl->queue.clear();
+    impl->ready.clear();
+    impl->resolver.cancel();
+  });
+}
+
+const GitStateSyncCounters& GitStateSync::counters() const {
+  return impl_->counters;
+}
+
+}  // namespace graspd::runtime::git
