@@ -230,6 +230,17 @@ TEST_F(GitE2E, MaintainersStateAuthorisesAndRefsNostrNeedsNoState) {
   auto pushed = git("push " + url() + " main", work() + "/local");
   EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
 
+  // A stranger who announces the same identifier (and so may publish states for it) authorises
+  // nothing in the owner's repository, even with a newer state.
+  const std::uint8_t stranger = 9;
+  announce("repo", stranger);
+  auto foreign = commit("by a stranger", "foreign");
+  publish_state({{"refs/heads/main", foreign}}, 1700000500, "repo", stranger);
+  auto hijack = git("push --force " + url() + " HEAD:main", work() + "/foreign");
+  EXPECT_EQ(hijack.exit_code, 1) << hijack.output;
+  EXPECT_NE(hijack.output.find("[remote rejected]"), std::string::npos) << hijack.output;
+  EXPECT_NE(remote_refs().find(id + "\trefs/heads/main"), std::string::npos);
+
   // refs/nostr/<event-id>: anyone, no state needed; another name under refs/nostr is refused.
   auto pr = commit("a pull request", "pr");
   std::string event_id(64, 'a');
