@@ -11,6 +11,10 @@
 #include <filesystem>
 #include <set>
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/registry.h>
+
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git_process.hpp"
 #include "runtime/log.hpp"
@@ -77,7 +81,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   void enqueue(nostr::EventPtr state) {
     if (stopping) return;
     if (queue.size() >= max_queue) {
-      ++counters.dropped;
+      bump(counters.dropped, "dropped");
       return;
     }
     queue.push_back(std::move(state));
@@ -201,7 +205,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
            !is_fetchable_clone_url(task.urls[task.next_url], options.service))
       ++task.next_url;
     if (task.next_url >= task.urls.size()) {
-      ++counters.fetch_failed;
+      bump(counters.fetch_failed, "unavailable");
       log::info(component, "objects of state ", task.refs.event_id.substr(0, 12), " for ",
                 task.path, " were found at no clone URL");
       return next_state();
@@ -258,7 +262,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
             ++shared->next_url;
             return self->fetch_next(std::move(*shared));
           }
-          ++self->counters.fetched;
+          self->bump(self->counters.fetched, "fetched");
           // Check again: every object must be here before a ref moves.
           ++shared->next_url;
           self->check(std::move(*shared));
@@ -301,7 +305,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
                         log::warn(component, "update-ref failed in ", shared->path, ": ",
                                   updated.err);
                       else
-                        ++self->counters.applied;
+                        self->bump(self->counters.applied, "applied");
                       self->done_applying(*shared, updated.exit_code == 0);
                     });
         });
@@ -322,6 +326,14 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   GitStateSyncOptions options;
   GitStateSyncHooks hooks;
   GitStateSyncCounters counters;
+  /// graspd_git_states_total{result}: the Prometheus twins of counters.
+  prometheus::Family<prometheus::Counter>* family = nullptr;
+
+  void bump(std::atomic<std::uint64_t>& counter, const char* result) {
+    ++counter;
+    if (family) family->Add({{"result", result}}).Increment();
+  }
+
   std::deque<nostr::EventPtr> queue;
   std::deque<Task> ready;
   std::size_t delayed = 0;
@@ -330,9 +342,21 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 };
 
 GitStateSync::GitStateSync(net::io_context& io, Repositories repositories,
-                           GitStateSyncOptions options, GitStateSyncHooks hooks)
+                           GitStateSyncOptions options, GitStateSyncHooks hooks,
+                           prometheus::Registry* registry)
     : impl_(std::make_shared<Impl>(io, std::move(repositories), std::move(options),
-                                   std::move(hooks))) {}
+                                   std::move(hooks))) {
+  if (!registry) return;
+  impl_->family = &prometheus::BuildCounter()
+                       .Name("graspd_git_states_total")
+                       .Help(
+                           "Stored state events applied to repositories here: applied (refs "
+                           "set), fetched (missing objects fetched from another clone URL), "
+                           "unavailable (no clone URL had them), dropped (queue full)")
+                       .Register(*registry);
+  for (auto result : {"applied", "fetched", "unavailable", "dropped"})
+    impl_->family->Add({{"result", result}});
+}
 
 GitStateSync::~GitStateSync() {
   stop();

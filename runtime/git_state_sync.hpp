@@ -25,6 +25,10 @@ namespace boost::asio {
 class io_context;
 }
 
+namespace prometheus {
+class Registry;
+}
+
 namespace graspd::runtime::git {
 
 struct GitStateSyncOptions {
@@ -69,8 +73,9 @@ bool is_fetchable_clone_url(std::string_view url, const HostPort& service);
 
 class GitStateSync {
  public:
+  /// `registry` may be null (tests): the counters are then kept only in counters().
   GitStateSync(boost::asio::io_context& io, Repositories repositories, GitStateSyncOptions options,
-               GitStateSyncHooks hooks);
+               GitStateSyncHooks hooks, prometheus::Registry* registry = nullptr);
   ~GitStateSync();
   GitStateSync(const GitStateSync&) = delete;
   GitStateSync& operator=(const GitStateSync&) = delete;

@@ -80,7 +80,8 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
     if (auto http = weak.lock()) http->unlock_repository(path);
   };
   auto state_sync = std::make_shared<runtime::git::GitStateSync>(
-      services.io, repositories, std::move(sync_options), std::move(sync_hooks));
+      services.io, repositories, std::move(sync_options), std::move(sync_hooks),
+      &services.metrics.registry());
   return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync};
 }
 

@@ -339,6 +339,11 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
   EXPECT_TRUE(wait_until(
       [&] { return remote_refs().find(first + "\trefs/heads/main") != std::string::npos; }, 20s))
       << remote_refs();
+  auto b_metrics = http_get(b.port(), "/metrics").body;
+  EXPECT_NE(b_metrics.find("graspd_git_states_total{result=\"fetched\"} 1"), std::string::npos)
+      << b_metrics;
+  EXPECT_NE(b_metrics.find("graspd_git_states_total{result=\"applied\"} 1"), std::string::npos)
+      << b_metrics;
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
 }
