@@ -281,6 +281,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     content_type_ = std::string(h[http::field::content_type]);
     content_encoding_ = std::string(h[http::field::content_encoding]);
     git_protocol_ = std::string(h["Git-Protocol"]);
+    accept_ = std::string(h[http::field::accept]);
     expect_continue_ = beast::iequals(h[http::field::expect], "100-continue");
     content_length_ = header->content_length();
     parser_.emplace(std::move(*header));
@@ -300,6 +301,11 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     if (!parsed.target)
       return respond_text(parsed.status, parsed.status == 400 ? "bad request\n" : "not found\n");
     target = std::move(*parsed.target);
+    // §2.3: NIP-11 before the repository page.
+    if (target.endpoint == GitEndpoint::page && !shared_->options.nip11.empty() &&
+        accept_.find("application/nostr+json") != std::string::npos &&
+        (method_ == http::verb::get || method_ == http::verb::head))
+      return respond(200, "application/nostr+json", shared_->options.nip11);
     if (!shared_->repositories.exists(target.repository)) {
       if (target.endpoint == GitEndpoint::page) return respond_page(404);
       return respond_text(404, "repository not found\n");
@@ -961,6 +967,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::string content_type_;
   std::string content_encoding_;
   std::string git_protocol_;
+  std::string accept_;
   bool expect_continue_ = false;
   boost::optional<std::uint64_t> content_length_;
   bool slot_ = false;

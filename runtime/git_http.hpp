@@ -43,6 +43,8 @@ struct GitHttpOptions {
   std::string domain;
   /// The git executable; empty = looked up in PATH at construction.
   std::string git_binary;
+  /// The NIP-11 document, served for `Accept: application/nostr+json` on a repository page (§2.3).
+  std::string nip11;
 };
 
 struct GitHttpHooks {

@@ -8,6 +8,7 @@
 #include "runtime/http_server.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
+#include "runtime/nip11.hpp"
 #include "store/git_push.hpp"
 #include "store/store_view.hpp"
 
@@ -24,6 +25,7 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config) {
   out.idle_timeout = std::chrono::seconds(config.git_idle_timeout_secs);
   out.max_processes = config.git_max_processes;
   out.domain = config.domain.text;
+  out.nip11 = runtime::build_nip11_document(config);
   return out;
 }
 

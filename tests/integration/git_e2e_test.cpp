@@ -214,6 +214,9 @@ TEST_F(GitE2E, AnnouncePushCloneAndRefusal) {
   auto page = http_get(graspd_->port(), path());
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.body.find("nostr://" + npub()), std::string::npos) << page.body;
+  auto nip11 = http_get(graspd_->port(), path(), {{"Accept", "application/nostr+json"}});
+  EXPECT_EQ(nip11.header("Content-Type"), "application/nostr+json");
+  EXPECT_NE(nip11.body.find("\"supported_grasps\""), std::string::npos) << nip11.body;
   auto head = http_request(graspd_->port(), "HEAD", path() + "/info/refs?service=git-upload-pack");
   EXPECT_EQ(head.status, 200);
   EXPECT_EQ(head.header("Content-Type"), "application/x-git-upload-pack-advertisement");
