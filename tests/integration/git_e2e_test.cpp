@@ -56,6 +56,37 @@ std::string trim(std::string text) {
   return text;
 }
 
+/// Opens a connection and sends a git POST header promising a body that never comes; returns the
+/// socket.
+int slow_post(std::uint16_t port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
+  std::string head = "POST " + path +
+                     "/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     "application/x-git-upload-pack-request\r\nContent-Length: 1000\r\n\r\n00";
+  if (::write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size())) return -1;
+  return fd;
+}
+
+/// Waits until the peer closes `fd` (reads and drops what comes), within `deadline`.
+bool closed_within(int fd, std::chrono::seconds deadline) {
+  auto closed = std::async(std::launch::async, [fd] {
+    char c;
+    while (::read(fd, &c, 1) > 0) {
+    }
+    return true;
+  });
+  bool ok = closed.wait_for(deadline) == std::future_status::ready;
+  ::shutdown(fd, SHUT_RDWR);
+  closed.wait();
+  ::close(fd);
+  return ok;
+}
+
 class GitE2E : public ::testing::Test {
  protected:
   void start(std::vector<std::pair<std::string, std::string>> extra = {}) {
@@ -395,24 +426,9 @@ TEST_F(GitE2E, HostileRequests) {
 
   // A slow client: headers promise a body that never comes; the connection is closed after the
   // idle timeout, and the process slot comes back.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  std::string head = "POST " + path() +
-                     "/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                     "application/x-git-upload-pack-request\r\nContent-Length: 1000\r\n\r\n00";
-  ASSERT_EQ(::write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
-  auto closed = std::async(std::launch::async, [fd] {
-    char c;
-    while (::read(fd, &c, 1) > 0) {
-    }
-    return true;
-  });
-  EXPECT_EQ(closed.wait_for(10s), std::future_status::ready) << "slow client not disconnected";
-  ::close(fd);
+  int fd = slow_post(port, path());
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(closed_within(fd, 10s)) << "slow client not disconnected";
 
   // Many concurrent advertisements while a WebSocket client keeps being answered.
   std::atomic<int> ok{0};
@@ -438,6 +454,35 @@ TEST_F(GitE2E, HostileRequests) {
             std::string::npos)
       << metrics.body;
   EXPECT_NE(metrics.body.find("graspd_git_processes 0"), std::string::npos) << metrics.body;
+}
+
+TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
+  start({{"NGIT_GIT_MAX_PROCESSES", "1"},
+         {"NGIT_GIT_TIMEOUT_SECS", "1"},
+         {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"}});
+  announce();
+  // A client that never sends its body holds the only git process...
+  int fd = slow_post(graspd_->port(), path());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return http_get(graspd_->port(), "/metrics").body.find("graspd_git_processes 1") !=
+               std::string::npos;
+      },
+      5s));
+  // ...so another request is turned away with 503 and Retry-After, not queued or hung.
+  auto busy = http_get(graspd_->port(), path() + "/info/refs?service=git-upload-pack");
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_EQ(busy.header("Retry-After"), "5");
+  // The wall-clock limit (1 s, far below the idle timeout) kills it and closes the connection.
+  EXPECT_TRUE(closed_within(fd, 10s));
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("graspd_git_refused_total{reason=\"timeout\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("graspd_git_refused_total{reason=\"busy\"} 1"), std::string::npos)
+      << metrics;
+  // The slot is free again.
+  EXPECT_TRUE(wait_until([&] { return git("ls-remote " + url()).exit_code == 0; }, 5s));
 }
 
 }  // namespace
