@@ -191,6 +191,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
         [self = shared_from_this(), timer, shared](const boost::system::error_code& e) {
           --self->delayed;
           if (e || self->stopping) return;
+          if (!self->still_newest(*shared)) return;
           auto identifier = shared->name.identifier;
           if (self->hooks.clone_urls) shared->urls = self->hooks.clone_urls(identifier);
           self->ready.push_back(std::move(*shared));
@@ -271,7 +272,14 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   /// Sets branches and tags to the state's (one update-ref transaction) and HEAD, under the push
   /// lock.
+  /// False when a newer state replaced the task's while it waited (that one has its own task).
+  bool still_newest(const Task& task) const {
+    auto newest = hooks.newest_state(task.name.owner, task.name.identifier);
+    return newest && newest->event_id == task.refs.event_id;
+  }
+
   void apply(Task task) {
+    if (!still_newest(task)) return next_state();
     if (hooks.try_lock && !hooks.try_lock(task.path)) return next_state();  // a push is running
     auto shared = std::make_shared<Task>(std::move(task));
     run(git(*shared,
