@@ -67,24 +67,26 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   /// One repository to bring in line with one state.
   struct Task {
-    nostr::EventPtr state;
     RepositoryName name;
     std::string path;
     StateRefs refs;
     bool fetch_phase = false;
     std::vector<std::string> urls;
     std::size_t next_url = 0;
+    /// Other repositories here with the same identifier: objects are copied from them first.
+    std::vector<std::string> siblings;
   };
 
   // ---------------------------------------------------------------- queue
 
-  void enqueue(nostr::EventPtr state) {
-    if (stopping) return;
+  void enqueue(std::string identifier) {
+    if (stopping || queued.count(identifier)) return;
     if (queue.size() >= max_queue) {
       bump(counters.dropped, "dropped");
       return;
     }
-    queue.push_back(std::move(state));
+    queued.insert(identifier);
+    queue.push_back(std::move(identifier));
     if (!busy) next_state();
   }
 
@@ -99,33 +101,37 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     }
     if (queue.empty()) return;
     busy = true;
-    auto state = std::move(queue.front());
+    auto identifier = std::move(queue.front());
     queue.pop_front();
-    for (auto& task : tasks_for(state)) ready.push_back(std::move(task));
+    queued.erase(identifier);
+    for (auto& task : tasks_for(identifier)) ready.push_back(std::move(task));
     busy = false;
     next_state();
   }
 
-  /// The repositories here named by the state's identifier whose newest authorising state it is.
-  std::vector<Task> tasks_for(const nostr::EventPtr& state) {
+  /// Every repository here named `identifier` that has an authorising state (its owner's newest).
+  std::vector<Task> tasks_for(const std::string& identifier) {
     std::vector<Task> out;
-    std::string identifier(state->d_tag());
     if (!is_valid_identifier(identifier) || !hooks.newest_state) return out;
+    std::vector<std::string> paths;
     std::error_code ec;
     for (const auto& owner_dir : fs::directory_iterator(repositories.root(), ec)) {
       auto owner = nostr::decode_npub(owner_dir.path().filename().string());
       if (!owner) continue;
       RepositoryName name{*owner, identifier};
       if (!repositories.exists(name)) continue;
+      paths.push_back(repositories.path_of(name).string());
       auto newest = hooks.newest_state(*owner, identifier);
-      if (!newest || newest->event_id != nostr::to_hex(state->id)) continue;
+      if (!newest) continue;
       Task task;
-      task.state = state;
       task.name = name;
-      task.path = repositories.path_of(name).string();
+      task.path = paths.back();
       task.refs = std::move(*newest);
       out.push_back(std::move(task));
     }
+    for (auto& task : out)
+      for (const auto& path : paths)
+        if (path != task.path) task.siblings.push_back(path);
     return out;
   }
 
@@ -175,9 +181,33 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
           }
           bool missing = result.out.find(" missing") != std::string::npos;
           if (!missing) return self->apply(std::move(*shared));
+          if (!shared->siblings.empty()) return self->copy_from_sibling(std::move(*shared));
           if (!shared->fetch_phase) return self->schedule_fetch(std::move(*shared));
           self->fetch_next(std::move(*shared));
         });
+  }
+
+  /// Copies the state's objects from another repository here with the same identifier (§5.9),
+  /// then checks again.
+  void copy_from_sibling(Task task) {
+    auto source = std::move(task.siblings.back());
+    task.siblings.pop_back();
+    std::set<std::string> ids;
+    for (const auto& [ref, id] : task.refs.refs)
+      if (::graspd::git::is_object_id(id)) ids.insert(id);
+    std::vector<std::string> args{
+        "-c",           "protocol.allow=never",
+        "-c",           "protocol.file.allow=always",
+        "-c",           "uploadpack.allowAnySHA1InWant=true",
+        "-c",           "core.hooksPath=" + repositories.hooks_dir().string(),
+        "fetch",        "--quiet",
+        "--no-tags",    "--no-write-fetch-head",
+        "--no-auto-gc", "--",
+        source};
+    args.insert(args.end(), ids.begin(), ids.end());
+    auto shared = std::make_shared<Task>(std::move(task));
+    run(git(*shared, std::move(args)), "", local_timeout, options.max_fetch_bytes,
+        [self = shared_from_this(), shared](Collected) { self->check(std::move(*shared)); });
   }
 
   void schedule_fetch(Task task) {
@@ -342,7 +372,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     if (family) family->Add({{"result", result}}).Increment();
   }
 
-  std::deque<nostr::EventPtr> queue;
+  std::deque<std::string> queue;  ///< identifiers to look at
+  std::set<std::string> queued;
   std::deque<Task> ready;
   std::size_t delayed = 0;
   bool busy = false;
@@ -372,9 +403,15 @@ GitStateSync::~GitStateSync() {
 
 void GitStateSync::on_state(nostr::EventPtr state) {
   if (!state || impl_->options.git_binary.empty()) return;
-  net::post(impl_->strand, [impl = impl_, state = std::move(state)]() mutable {
-    impl->enqueue(std::move(state));
+  net::post(impl_->strand, [impl = impl_, identifier = std::string(state->d_tag())]() mutable {
+    impl->enqueue(std::move(identifier));
   });
+}
+
+void GitStateSync::on_pushed(const RepositoryName& name) {
+  if (impl_->options.git_binary.empty()) return;
+  net::post(impl_->strand,
+            [impl = impl_, identifier = name.identifier]() mutable { impl->enqueue(identifier); });
 }
 
 void GitStateSync::stop() {

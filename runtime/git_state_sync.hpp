@@ -1,6 +1,7 @@
-// State events applied to the repositories here (git-hosting.md §5.10, §8). When a state event
-// (kind 30618) is stored, every repository here whose owner's newest authorising state it is gets
-// its branches and tags set to the state's — at once when every object is here, else after a delay
+// State events applied to the repositories here (git-hosting.md §5.9, §5.10, §8). When a state
+// event (kind 30618) is stored or a push applied, every repository here with that identifier gets
+// its branches and tags set to its owner's newest authorising state — at once when every object is
+// here (copied from the other repositories here with that identifier first), else after a delay
 // (a push usually follows its state) once the missing objects were fetched by id from the other
 // clone URLs of that repository (https/http only, resolved addresses checked, no redirects, no
 // credentials, bounded in time and size). One state at a time, on its own strand; every git command
@@ -80,8 +81,13 @@ class GitStateSync {
   GitStateSync(const GitStateSync&) = delete;
   GitStateSync& operator=(const GitStateSync&) = delete;
 
-  /// A state event was stored. Thread-safe; returns at once.
+  /// A state event was stored: every repository here with its identifier is brought in line with
+  /// its owner's newest state. Thread-safe; returns at once.
   void on_state(nostr::EventPtr state);
+
+  /// A push was applied to `name`: the other repositories here with that identifier are brought in
+  /// line too, copying the objects from it (§5.9). Thread-safe; returns at once.
+  void on_pushed(const RepositoryName& name);
 
   /// Stops: queued and delayed work is dropped, a running git process is killed.
   void stop();

@@ -36,7 +36,12 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   repositories.prepare();
   auto view = std::make_shared<store::EventStoreView>(
       std::shared_ptr<const store::EventStore>(store.store));
+  // The state applier is built after the handler; a push reaches it through this.
+  auto applier = std::make_shared<std::weak_ptr<runtime::git::GitStateSync>>();
   runtime::git::GitHttpHooks hooks;
+  hooks.pushed = [applier](const runtime::git::RepositoryName& name) {
+    if (auto sync = applier->lock()) sync->on_pushed(name);
+  };
   hooks.authority = [view](const nostr::Pubkey& owner, const std::string& identifier,
                            const std::vector<std::string>& pr_ids) {
     return git::push_authority(*view, owner, identifier, pr_ids);
@@ -84,6 +89,7 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   auto state_sync = std::make_shared<runtime::git::GitStateSync>(
       services.io, repositories, std::move(sync_options), std::move(sync_hooks),
       &services.metrics.registry());
+  *applier = state_sync;
   return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync};
 }
 

@@ -382,6 +382,30 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
 }
 
+TEST_F(GitE2E, APushReachesTheMaintainersRepositoryHereToo) {
+  start();
+  const std::uint8_t maintainer = 8;
+  auto owner_hex = nostr::to_hex(*nostr::pubkey_from_secret(secret_key(owner_key)));
+  auto maintainer_hex = nostr::to_hex(*nostr::pubkey_from_secret(secret_key(maintainer)));
+  announce("repo", owner_key, {{"maintainers", maintainer_hex}});
+  announce("repo", maintainer, {{"maintainers", owner_hex}});
+  const std::string maintainer_url = "http://" + host() + path("repo", maintainer);
+  EXPECT_EQ(git("ls-remote " + maintainer_url).exit_code, 0) << "both repositories exist";
+
+  auto id = commit("one");
+  publish_state({{"refs/heads/main", id}}, 1700000100);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  // §5.9: the objects are copied into the maintainer's repository here and its refs follow the
+  // state, without a push there.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + maintainer_url).output.find(id + "\trefs/heads/main") !=
+               std::string::npos;
+      },
+      20s))
+      << graspd_->stderr_text();
+}
+
 TEST_F(GitE2E, HostileRequests) {
   start({{"NGIT_GIT_MAX_BODY_BYTES", "1048576"}, {"NGIT_GIT_IDLE_TIMEOUT_SECS", "2"}});
   announce();
