@@ -2,17 +2,12 @@
 
 #include "runtime/git_http.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <array>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -23,7 +18,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -34,8 +28,6 @@
 #include "runtime/git_process.hpp"
 #include "runtime/http_routes.hpp"
 #include "runtime/log.hpp"
-
-extern char** environ;
 
 namespace graspd::runtime::git {
 
