@@ -907,7 +907,10 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     auto path = shared_->repositories.path_of(target.repository).string();
     if (!spawn({"receive-pack", "--stateless-rpc", path}, false))
       return respond_text(500, "git failed\n");
-    // What was read to find the command list goes first, then the rest of the body.
+    // What was read to find the command list goes first, then the rest of the body. Updates whose
+    // ref is already where they want it are rebased on the current value (a no-op for git).
+    if (::graspd::git::rebase_satisfied_updates(commands_, current))
+      head_ = ::graspd::git::encode_command_list(commands_) + head_.substr(commands_.consumed);
     auto head = std::make_shared<std::string>(std::move(head_));
     head_.clear();
     write_stdin(*head, [self = shared_from_this(), head] { self->pump_body(); });

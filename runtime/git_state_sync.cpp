@@ -9,6 +9,7 @@
 #include <boost/asio/strand.hpp>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <prometheus/counter.h>
@@ -308,14 +309,16 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     return newest && newest->event_id == task.refs.event_id;
   }
 
+  /// Sets branches and tags to the state's (one update-ref transaction, each update checked against
+  /// the value read) and HEAD. The push lock is taken only when a ref has to move, so a push right
+  /// after another one is not turned away because the state already matches.
   void apply(Task task) {
     if (!still_newest(task)) return next_state();
-    if (hooks.try_lock && !hooks.try_lock(task.path)) return next_state();  // a push is running
     auto shared = std::make_shared<Task>(std::move(task));
     run(git(*shared,
             {"for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags"}),
         "", local_timeout, 0, [self = shared_from_this(), shared](Collected result) {
-          if (result.exit_code != 0) return self->done_applying(*shared, false);
+          if (result.exit_code != 0) return self->next_state();
           ::graspd::git::RefMap current;
           std::string_view text = result.out;
           while (!text.empty()) {
@@ -331,31 +334,42 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
           for (const auto& [ref, id] : shared->refs.refs) {
             if (!::graspd::git::is_valid_ref_name(ref)) continue;
             auto it = current.find(ref);
-            if (it == current.end() || it->second != id)
-              commands += "update " + ref + " " + id + "\n";
+            if (it == current.end())
+              commands += "update " + ref + " " + id + " " + ::graspd::git::zero_id + "\n";
+            else if (it->second != id)
+              commands += "update " + ref + " " + id + " " + it->second + "\n";
           }
           for (const auto& [ref, id] : current)
             if (!shared->refs.refs.count(ref)) commands += "delete " + ref + " " + id + "\n";
-          if (commands.empty()) return self->done_applying(*shared, true);
+          if (commands.empty()) {
+            self->align_head(*shared);
+            return self->next_state();
+          }
+          // A push holding the lock brings the refs in line itself.
+          if (self->hooks.try_lock && !self->hooks.try_lock(shared->path))
+            return self->next_state();
           self->run(self->git(*shared, {"update-ref", "--stdin"}), commands, local_timeout, 0,
                     [self, shared](Collected updated) {
-                      if (updated.exit_code != 0)
+                      if (updated.exit_code != 0) {
                         log::warn(component, "update-ref failed in ", shared->path, ": ",
                                   updated.err);
-                      else
+                      } else {
                         self->bump(self->counters.applied, "applied");
-                      self->done_applying(*shared, updated.exit_code == 0);
+                        self->align_head(*shared);
+                      }
+                      if (self->hooks.unlock) self->hooks.unlock(shared->path);
+                      self->next_state();
                     });
         });
   }
 
-  void done_applying(const Task& task, bool ok) {
-    if (ok) {
-      if (auto branch = ::graspd::git::head_branch(task.refs))
-        repositories.set_head(task.name, *branch);
-    }
-    if (hooks.unlock) hooks.unlock(task.path);
-    next_state();
+  /// Points HEAD at the state's branch when it points elsewhere.
+  void align_head(const Task& task) {
+    auto branch = ::graspd::git::head_branch(task.refs);
+    if (!branch) return;
+    std::ifstream file(fs::path(task.path) / "HEAD");
+    std::string head((std::istreambuf_iterator<char>(file)), {});
+    if (head != "ref: refs/heads/" + *branch + "\n") repositories.set_head(task.name, *branch);
   }
 
   net::strand<net::io_context::executor_type> strand;

@@ -194,6 +194,48 @@ CommandParse parse_command_list(std::string_view body) {
   }
 }
 
+std::string encode_command_list(const CommandList& list) {
+  std::string out;
+  auto pkt = [&out](const std::string& payload) {
+    static constexpr char digits[] = "0123456789abcdef";
+    auto length = payload.size() + 4;
+    out += digits[(length >> 12) & 15];
+    out += digits[(length >> 8) & 15];
+    out += digits[(length >> 4) & 15];
+    out += digits[length & 15];
+    out += payload;
+  };
+  for (std::size_t i = 0; i < list.updates.size(); ++i) {
+    const auto& u = list.updates[i];
+    std::string line = u.old_id + " " + u.new_id + " " + u.ref;
+    if (i == 0 && !list.capabilities.empty()) {
+      line += '\0';
+      bool first = true;
+      for (const auto& capability : list.capabilities) {
+        if (!first) line += ' ';
+        line += capability;
+        first = false;
+      }
+    }
+    pkt(line + "\n");
+  }
+  out += "0000";
+  return out;
+}
+
+bool rebase_satisfied_updates(CommandList& list, const RefMap& current) {
+  bool changed = false;
+  for (auto& u : list.updates) {
+    auto it = current.find(u.ref);
+    const std::string& here = it == current.end() ? zero_id : it->second;
+    if (u.old_id != here && here == u.new_id) {
+      u.old_id = here;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 StateRefs state_refs(const Event& state) {
   StateRefs out;
   out.event_id = nostr::to_hex(state.id);
@@ -250,7 +292,8 @@ PushDecision authorise_push(const std::vector<RefUpdate>& updates, const RefMap&
     if (!seen.insert(u.ref).second) refuse(verdict, u.ref + ": pushed twice");
     auto it = current.find(u.ref);
     const std::string& here = it == current.end() ? zero_id : it->second;
-    if (u.old_id != here)
+    // A ref that is already where the push wants it is satisfied whatever old id was sent.
+    if (u.old_id != here && here != u.new_id)
       refuse(verdict, u.ref + ": is at " + short_id(here) + " here, the push expected " +
                           short_id(u.old_id) + " (fetch first)");
     if (u.old_id == u.new_id) continue;  // no change (§5.6)

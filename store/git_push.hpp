@@ -40,6 +40,9 @@ struct CommandList {
   std::size_t consumed = 0;
 };
 
+/// Ref name → object id (hex).
+using RefMap = std::map<std::string, std::string>;
+
 enum class ParseStatus { complete, need_more, invalid };
 
 struct CommandParse {
@@ -54,13 +57,19 @@ struct CommandParse {
 /// `git check-ref-format` rejects, `shallow` or `push-cert` lines, both ids zero.
 CommandParse parse_command_list(std::string_view body);
 
+/// The pkt-lines of `list` up to and including its flush packet (capabilities after the first
+/// command, space-separated); parse_command_list of the result gives `list` back.
+std::string encode_command_list(const CommandList& list);
+
+/// For updates whose ref is already where the push wants it (another writer got there first, e.g. a
+/// state applied on arrival): the old id becomes the current one, so git applies a no-op instead of
+/// failing on a stale old id. Returns whether anything changed.
+bool rebase_satisfied_updates(CommandList& list, const RefMap& current);
+
 /// 40 lowercase hex digits.
 bool is_object_id(std::string_view text);
 /// `git check-ref-format` rules for a full ref name starting with `refs/`.
 bool is_valid_ref_name(std::string_view ref);
-
-/// Ref name → object id (hex).
-using RefMap = std::map<std::string, std::string>;
 
 /// What a state event (kind 30618) says about branches and tags.
 struct StateRefs {

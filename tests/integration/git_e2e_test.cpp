@@ -395,6 +395,11 @@ TEST_F(GitE2E, APushReachesTheMaintainersRepositoryHereToo) {
   auto id = commit("one");
   publish_state({{"refs/heads/main", id}}, 1700000100);
   ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  // Pushes right after one another are not turned away while the state is applied after the first.
+  publish_state({{"refs/heads/main", id}, {"refs/tags/v1", id}}, 1700000200);
+  ASSERT_EQ(git("tag v1", work() + "/local").exit_code, 0);
+  auto tag = git("push " + url() + " v1", work() + "/local");
+  EXPECT_EQ(tag.exit_code, 0) << tag.output;
   // §5.9: the objects are copied into the maintainer's repository here and its refs follow the
   // state, without a push there.
   EXPECT_TRUE(wait_until(

@@ -90,6 +90,30 @@ TEST(GitCommandList, FailsClosedOnAnythingUnparsable) {
     EXPECT_EQ(parse_command_list(body).status, ParseStatus::invalid) << body;
 }
 
+TEST(GitCommandList, EncodesBackToWhatParses) {
+  auto body =
+      pkt(zero_id + " " + oid('a') + " refs/heads/main" + '\0' + "report-status side-band-64k\n") +
+      pkt(oid('b') + " " + zero_id + " refs/tags/v1\n") + "0000";
+  auto parsed = parse_command_list(body);
+  ASSERT_EQ(parsed.status, ParseStatus::complete);
+  auto encoded = encode_command_list(parsed.list);
+  auto again = parse_command_list(encoded + "PACK");
+  ASSERT_EQ(again.status, ParseStatus::complete);
+  EXPECT_EQ(again.list.updates, parsed.list.updates);
+  EXPECT_EQ(again.list.capabilities, parsed.list.capabilities);
+  EXPECT_EQ(again.list.consumed, encoded.size());
+}
+
+TEST(GitCommandList, SatisfiedUpdatesAreRebasedOnTheCurrentValue) {
+  CommandList list;
+  list.updates = {{zero_id, oid('1'), "refs/tags/v1"}, {oid('1'), oid('2'), "refs/heads/main"}};
+  RefMap current{{"refs/tags/v1", oid('1')}, {"refs/heads/main", oid('1')}};
+  EXPECT_TRUE(rebase_satisfied_updates(list, current));
+  EXPECT_EQ(list.updates[0], (RefUpdate{oid('1'), oid('1'), "refs/tags/v1"}));
+  EXPECT_EQ(list.updates[1], (RefUpdate{oid('1'), oid('2'), "refs/heads/main"})) << "untouched";
+  EXPECT_FALSE(rebase_satisfied_updates(list, current));
+}
+
 TEST(GitRefNames, FollowCheckRefFormat) {
   for (auto ok : {"refs/heads/main", "refs/tags/v1.0", "refs/heads/feature/x", "refs/nostr/ab"})
     EXPECT_TRUE(is_valid_ref_name(ok)) << ok;
@@ -152,6 +176,12 @@ TEST(GitPushRule, Table) {
        {},
        false,
        "is at 333333333333 here"},
+      {"a ref already where the push wants it (a state applied first)",
+       {{"refs/heads/main", oid('1')}, {"refs/tags/v1", oid('1')}},
+       {{zero_id, oid('1'), "refs/tags/v1"}},
+       state({{"refs/heads/main", oid('1')}, {"refs/tags/v1", oid('1')}}),
+       {},
+       true},
       {"deletion the state asks for",
        {{"refs/heads/main", oid('1')}, {"refs/heads/old", oid('2')}},
        {{oid('2'), zero_id, "refs/heads/old"}},
