@@ -808,8 +808,21 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
       pump_output();
       return;
     }
-    if (!lock_push()) return respond_busy();
-    read_commands();
+    wait_for_push_lock(0);
+  }
+
+  /// Pushes to one repository take turns: a push waits (up to ~5 s) for the one before it, or for
+  /// the state applier, rather than failing; after that it gets 503.
+  void wait_for_push_lock(int attempt) {
+    if (lock_push()) return read_commands();
+    constexpr int max_attempts = 100;
+    if (attempt >= max_attempts) return respond_busy();
+    auto timer = std::make_shared<net::steady_timer>(stream_.get_executor());
+    timer->expires_after(std::chrono::milliseconds(50));
+    timer->async_wait([self = shared_from_this(), timer, attempt](beast::error_code error) {
+      if (error || self->answered_) return;
+      self->wait_for_push_lock(attempt + 1);
+    });
   }
 
   // ---------------------------------------------------------------- receive-pack
