@@ -115,14 +115,13 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     std::vector<Task> out;
     if (!is_valid_identifier(identifier) || !hooks.newest_state) return out;
     std::vector<std::string> paths;
-    std::error_code ec;
-    for (const auto& owner_dir : fs::directory_iterator(repositories.root(), ec)) {
-      auto owner = nostr::decode_npub(owner_dir.path().filename().string());
-      if (!owner) continue;
-      RepositoryName name{*owner, identifier};
+    // Only announcement authors can have a repository of that name here (no directory scan).
+    auto owners = hooks.owners ? hooks.owners(identifier) : std::vector<nostr::Pubkey>{};
+    for (const auto& owner : owners) {
+      RepositoryName name{owner, identifier};
       if (!repositories.exists(name)) continue;
       paths.push_back(repositories.path_of(name).string());
-      auto newest = hooks.newest_state(*owner, identifier);
+      auto newest = hooks.newest_state(owner, identifier);
       if (!newest) continue;
       Task task;
       task.name = name;

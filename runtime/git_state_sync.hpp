@@ -54,6 +54,8 @@ struct GitStateSyncHooks {
   std::function<std::optional<::graspd::git::StateRefs>(const nostr::Pubkey& owner,
                                                         const std::string& identifier)>
       newest_state;
+  /// Authors of the stored announcements named `identifier` (whose repositories may be here).
+  std::function<std::vector<nostr::Pubkey>(const std::string& identifier)> owners;
   /// Every `clone` value of the stored announcements named `identifier`.
   std::function<std::vector<std::string>(const std::string& identifier)> clone_urls;
   /// The per-repository push lock shared with git hosting (path → taken?).

@@ -2,6 +2,8 @@
 
 #include "runtime/boot/wire_git.hpp"
 
+#include <set>
+
 #include "runtime/git_http.hpp"
 #include "runtime/git_repository.hpp"
 #include "runtime/git_state_sync.hpp"
@@ -63,6 +65,18 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   runtime::git::GitStateSyncHooks sync_hooks;
   sync_hooks.newest_state = [view](const nostr::Pubkey& owner, const std::string& identifier) {
     return git::push_authority(*view, owner, identifier, {}).state;
+  };
+  sync_hooks.owners = [view](const std::string& identifier) {
+    nostr::Filter f;
+    f.kinds = std::vector<std::uint32_t>{30617};
+    f.tags['d'] = {identifier};
+    f.normalize();
+    std::set<nostr::Pubkey> authors;
+    view->scan({f}, [&](const nostr::Event& announcement) {
+      authors.insert(announcement.pubkey);
+      return authors.size() < 1024;
+    });
+    return std::vector<nostr::Pubkey>(authors.begin(), authors.end());
   };
   sync_hooks.clone_urls = [view](const std::string& identifier) {
     nostr::Filter f;
