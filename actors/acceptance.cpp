@@ -11,6 +11,7 @@
 #include <ctime>
 #include <functional>
 
+#include "messages/nostr/nip34.hpp"
 #include "store/event_store.hpp"
 
 namespace graspd {
@@ -159,6 +160,8 @@ void on_written(Self self, Submission submission, WriteOutcome outcome) {
   const auto& id = submission.event->id;
   if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older) {
     st.policy->on_written(id);  // visible until the change feed reports the commit
+    if (submission.event->kind == nostr::nip34::kind::repo_state && st.state_stored)
+      st.state_stored(submission.event);
     return submission.reply(AcceptanceVerdict{true, {}, outcome});
   }
   st.policy->on_not_stored(id, outcome == WriteOutcome::duplicate);
@@ -201,6 +204,9 @@ void judge(Self self, Submission submission) {
   if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
     return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  auto& st = self->state;
+  if (decision.rule == policy::Rule::announcement_lists_service && st.create_repository)
+    st.create_repository(*ev);
   write(self, std::move(submission), std::move(decision.depends_on));
 }
 
@@ -249,6 +255,8 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.unix_now = config.unix_now ? config.unix_now
                                 : [] { return static_cast<std::int64_t>(std::time(nullptr)); };
   st.writer = std::move(writer);
+  st.create_repository = std::move(config.create_repository);
+  st.state_stored = std::move(config.state_stored);
   if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
   const auto interval = config.expiry_interval;
   if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);

@@ -36,6 +36,13 @@ struct AcceptanceConfig {
   std::chrono::seconds expiry_interval{30};
   /// Seconds since the epoch (retry-cache ages); unset = the system clock.
   std::function<std::int64_t()> unix_now;
+  /// Called with an accepted announcement that lists this service, before it is written and
+  /// answered (git hosting creates its repository: a push right after the OK finds it). Unset =
+  /// nothing.
+  std::function<void(const nostr::Event&)> create_repository;
+  /// Called with every state event (kind 30618) once it is stored (git hosting applies it to the
+  /// repositories here). Unset = nothing.
+  std::function<void(nostr::EventPtr)> state_stored;
 };
 
 /// What happened to events beyond the per-rule decisions; exported as graspd_policy_retry_total.
@@ -67,6 +74,8 @@ struct AcceptanceState {
   FailedReplies write_failures{name, "store write"};
   std::int64_t retry_ttl_minutes = 10;
   std::function<std::int64_t()> unix_now;
+  std::function<void(const nostr::Event&)> create_repository;
+  std::function<void(nostr::EventPtr)> state_stored;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

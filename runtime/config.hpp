@@ -72,6 +72,16 @@ struct Config {
   std::vector<policy::RepositoryRule> repository_whitelist;
   std::vector<policy::RepositoryRule> repository_blacklist;
 
+  // Git hosting.
+  std::string git_data_path;
+  std::uint64_t git_max_body_bytes = 0;
+  std::uint64_t git_timeout_secs = 0;
+  std::uint64_t git_idle_timeout_secs = 0;
+  std::uint64_t git_max_processes = 0;
+  bool git_fetch_enabled = true;
+  std::uint64_t git_fetch_delay_secs = 0;
+  std::uint64_t git_fetch_timeout_secs = 0;
+
   // GRASP-02 sync.
   bool sync_enabled = true;
   std::optional<CanonicalRelayUrl> sync_bootstrap_relay_url;  ///< nullopt = none

@@ -357,11 +357,51 @@ std::vector<OptionSpec> sync_plus_options() {
   };
 }
 
+/// Git hosting (git-hosting.md): where repositories live and what one git request may cost.
+std::vector<OptionSpec> git_options() {
+  return {
+      {"git_data_path", "NGIT_GIT_DATA_PATH", "--git-data-path", "path", "./data/git",
+       "Directory of the bare git repositories (<npub>/<identifier>.git).",
+       [](Config& config, std::string_view text) -> Expectation {
+         if (text.empty()) return "expected a directory path";
+         config.git_data_path = std::string(text);
+         return std::nullopt;
+       }},
+      {"git_max_body_bytes", "NGIT_GIT_MAX_BODY_BYTES", "--git-max-body-bytes", "integer",
+       "1073741824",
+       "Largest git request body (a push's pack), as sent and after gzip decoding; larger ones "
+       "get 413.",
+       uint_option(&C::git_max_body_bytes, 65536, 1ull << 40)},
+      {"git_timeout_secs", "NGIT_GIT_TIMEOUT_SECS", "--git-timeout-secs", "seconds", "600",
+       "Wall-clock limit of one git request; its git process is killed after it.",
+       uint_option(&C::git_timeout_secs, 1, 86400)},
+      {"git_idle_timeout_secs", "NGIT_GIT_IDLE_TIMEOUT_SECS", "--git-idle-timeout-secs", "seconds",
+       "60", "A git client that sends or takes nothing for this long is disconnected.",
+       uint_option(&C::git_idle_timeout_secs, 1, 3600)},
+      {"git_max_processes", "NGIT_GIT_MAX_PROCESSES", "--git-max-processes", "integer", "8",
+       "Git processes serving clients at once; requests beyond get 503 with Retry-After.",
+       uint_option(&C::git_max_processes, 1, 1024)},
+      {"git_fetch_enabled", "NGIT_GIT_FETCH_ENABLED", "--git-fetch-enabled", "bool", "true",
+       "Fetch the objects a stored state event names but no repository here has, by id, from "
+       "the repository's other clone URLs.",
+       bool_option(&C::git_fetch_enabled)},
+      {"git_fetch_delay_secs", "NGIT_GIT_FETCH_DELAY_SECS", "--git-fetch-delay-secs", "seconds",
+       "60",
+       "Wait this long after a state event before fetching what it misses (a push usually "
+       "follows its state).",
+       uint_option(&C::git_fetch_delay_secs, 0, 86400)},
+      {"git_fetch_timeout_secs", "NGIT_GIT_FETCH_TIMEOUT_SECS", "--git-fetch-timeout-secs",
+       "seconds", "300", "Wall-clock limit of one fetch from another clone URL.",
+       uint_option(&C::git_fetch_timeout_secs, 1, 86400)},
+  };
+}
+
 /// Every option, in the order --help and docs/configuration.md list them.
 std::vector<OptionSpec> build_table() {
   std::vector<OptionSpec> table;
-  for (auto section : {server_options, connection_limits, subscription_limits, event_limits,
-                       transport_options, policy_options, sync_options, sync_plus_options}) {
+  for (auto section :
+       {server_options, connection_limits, subscription_limits, event_limits, transport_options,
+        policy_options, git_options, sync_options, sync_plus_options}) {
     auto rows = section();
     table.insert(table.end(), std::make_move_iterator(rows.begin()),
                  std::make_move_iterator(rows.end()));

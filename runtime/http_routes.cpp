@@ -51,8 +51,9 @@ HttpResponse method_not_allowed() {
 const std::vector<std::pair<std::string, std::string>>& cors_headers() {
   static const std::vector<std::pair<std::string, std::string>> headers{
       {"Access-Control-Allow-Origin", "*"},
-      {"Access-Control-Allow-Headers", "*"},
-      {"Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"},
+      {"Access-Control-Allow-Headers",
+       "Authorization, Content-Type, Git-Protocol, Accept, Content-Encoding, X-Requested-With"},
+      {"Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"},
   };
   return headers;
 }
@@ -62,8 +63,7 @@ HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& co
   std::shared_ptr<const std::string> api;
   if (path.rfind("/api/", 0) == 0 && content.api_document)
     api = content.api_document(std::string(path.substr(5)));
-  bool known =
-      path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics) || api;
+  bool known = path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics) || api;
   if (!known) return text_response(404, "not found\n");
   if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
   if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
@@ -89,7 +89,11 @@ std::string landing_page_html(std::string_view name, std::string_view descriptio
       "run by graspd " +
       html_escape(version) + ". Connect a Nostr client to <code>ws://" + html_escape(domain) +
       "</code>; request this page with <code>Accept: application/nostr+json</code> for the "
-      "NIP-11 relay information document.</p>\n</body>\n</html>\n";
+      "NIP-11 relay information document.</p>\n<p>Git repositories announced here are served "
+      "over git Smart HTTP at <code>" +
+      html_escape(domain) +
+      "/&lt;npub&gt;/&lt;identifier&gt;.git</code> (clone and fetch by anyone; pushes must "
+      "match the repository's newest state event).</p>\n</body>\n</html>\n";
   return html;
 }
 

@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -37,6 +38,8 @@ struct ServerState {
   HttpServerOptions options;
   HttpRequestHandler handler;
   WebSocketUpgradeHandler websocket_handler;
+  HttpHandoffPredicate handoff_wanted;
+  HttpHandoffHandler handoff_handler;
   mutable std::mutex mutex;
   std::set<std::shared_ptr<Session>> sessions;  // guarded by mutex
   bool stopping = false;                        // guarded by mutex
@@ -93,15 +96,46 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  // The header first: a request for the hand-off handler (git hosting) leaves with its body
+  // unread; every other request reads its body here, bounded by max_body_bytes.
   void read_request() {
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(state_->options.max_header_bytes));
-    parser_->body_limit(state_->options.max_body_bytes);
+    parser_.reset();
+    header_parser_ = std::make_unique<HeaderParser>();
+    header_parser_->header_limit(static_cast<std::uint32_t>(state_->options.max_header_bytes));
+    // Checked below, per destination. (Not boost::none: Beast compares a Content-Length against
+    // the optional, and any length is "greater" than none.)
+    header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     stream_.expires_after(state_->options.idle_timeout);
+    http::async_read_header(stream_, buffer_, *header_parser_,
+                            [self = shared_from_this()](beast::error_code error, std::size_t) {
+                              self->on_header(error);
+                            });
+  }
+
+  void on_header(beast::error_code error) {
+    if (error) return on_read(error);
+    const auto& header = header_parser_->get();
+    if (state_->handoff_handler && state_->handoff_wanted &&
+        state_->handoff_wanted(view(header.target())) && !beast::websocket::is_upgrade(header))
+      return hand_off();
+    auto length = header_parser_->content_length();
+    parser_.emplace(std::move(*header_parser_));
+    header_parser_.reset();
+    if (length && *length > state_->options.max_body_bytes)
+      return send_error(413, "request too large\n");
+    parser_->body_limit(state_->options.max_body_bytes);
+    if (parser_->is_done()) return on_read({});
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code error, std::size_t) {
                        self->on_read(error);
                      });
+  }
+
+  void hand_off() {
+    release_from_server();
+    stream_.expires_never();
+    state_->handoff_handler(std::move(stream_), std::move(header_parser_), std::move(buffer_),
+                            remote_ip_);
   }
 
   void on_read(beast::error_code error) {
@@ -148,7 +182,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void send_error(unsigned status, std::string body) {
     lingering_close_ = true;
-    write(error_response(status, std::move(body), parser_ ? parser_->get().version() : 11));
+    unsigned version = parser_          ? parser_->get().version()
+                       : header_parser_ ? header_parser_->get().version()
+                                        : 11;
+    write(error_response(status, std::move(body), version));
   }
 
   void write(Response response) {
@@ -207,6 +244,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::unique_ptr<HeaderParser> header_parser_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<Response> response_;
   std::shared_ptr<ServerState> state_;
@@ -310,6 +348,11 @@ std::uint16_t HttpServer::port() const {
 
 void HttpServer::set_websocket_handler(WebSocketUpgradeHandler handler) {
   impl_->state->websocket_handler = std::move(handler);
+}
+
+void HttpServer::set_handoff_handler(HttpHandoffPredicate wanted, HttpHandoffHandler handler) {
+  impl_->state->handoff_wanted = std::move(wanted);
+  impl_->state->handoff_handler = std::move(handler);
 }
 
 void HttpServer::stop() {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/http_handoff.hpp"
 #include "runtime/http_routes.hpp"
 #include "runtime/websocket_upgrade.hpp"
 
@@ -48,6 +49,10 @@ class HttpServer {
 
   /// Takes WebSocket upgrades on "/"; without one, upgrades get 426. Set before start().
   void set_websocket_handler(WebSocketUpgradeHandler handler);
+
+  /// Requests whose target `wanted` accepts leave right after their header, body unread, to
+  /// `handler` (git hosting), which owns the connection from then on. Set before start().
+  void set_handoff_handler(HttpHandoffPredicate wanted, HttpHandoffHandler handler);
 
   /// Stops accepting and closes every HTTP connection that is still open (upgraded connections
   /// belong to the WebSocket handler). Thread-safe; idempotent.

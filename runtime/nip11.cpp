@@ -41,7 +41,12 @@ RelayInformation relay_information(const Config& config) {
         " in both their clone and relays tags (or whose author maintains such a repository), "
         "state events from their maintainers, and events that reference a stored repository or "
         "event or are referenced by one; profiles and relay lists only from repository owners, "
-        "maintainers and thread participants.";
+        "maintainers and thread participants. Each repository announced with this service in "
+        "its clone tag is hosted over git Smart HTTP at " +
+        config.domain.text +
+        "/<npub>/<identifier>.git, created when the announcement is accepted; a push is accepted "
+        "only when the repository's branches and tags afterwards equal the newest state event "
+        "(kind 30618) of the owner or their maintainers.";
   auto limit = [&info](const char* key, std::uint64_t value) {
     info.limitation.emplace_back(key, static_cast<std::int64_t>(value));
   };

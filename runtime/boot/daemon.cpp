@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runtime/boot/services.hpp"
+#include "runtime/boot/wire_git.hpp"
 #include "runtime/boot/wire_monitor.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_relay.hpp"
@@ -114,6 +115,7 @@ struct Process {
 /// order is the one the types allow.
 struct Wired {
   WiredStore store;
+  WiredGit git;
   WiredPolicy policy;
   WiredRelay relay;
   std::optional<WiredSync> sync;
@@ -124,7 +126,10 @@ struct Wired {
 void wire_all(const Services& services, Wired& wired) {
   wired.store = wire_store(services);
   log::debug(component, "started store_writer");
-  wired.policy = wire_policy(services, wired.store);
+  wired.git = wire_git(services, wired.store);
+  log::debug(component, "started git hosting");
+  wired.policy = wire_policy(services, wired.store,
+                             {repository_creator(wired.git), state_listener(wired.git)});
   if (wired.policy.acceptance) log::debug(component, "started acceptance");
   wired.relay = wire_relay(services, wired.store, wired.policy);
   log::debug(component, "started relay");
@@ -144,6 +149,7 @@ std::size_t actor_count(const Wired& wired) {
 /// connections, then the client sessions (and their verifiers).
 void hang_up(const Wired& wired) {
   if (wired.sync) close_connections(*wired.sync);
+  stop(wired.git);
   close_sessions(wired.relay);
 }
 

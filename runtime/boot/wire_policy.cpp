@@ -24,12 +24,15 @@ AcceptanceConfig acceptance_config(const runtime::Config& config) {
   return out;
 }
 
-WiredPolicy wire_policy(const Services& services, const WiredStore& store) {
+WiredPolicy wire_policy(const Services& services, const WiredStore& store, PolicyHooks hooks) {
   if (services.config.acceptance_policy == runtime::AcceptanceMode::open) {
     log::warn("relay", "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
     return {};
   }
-  auto handle = services.system.spawn(acceptance, acceptance_config(services.config),
+  auto config = acceptance_config(services.config);
+  config.create_repository = std::move(hooks.create_repository);
+  config.state_stored = std::move(hooks.state_stored);
+  auto handle = services.system.spawn(acceptance, std::move(config),
                                       std::shared_ptr<const store::EventStore>(store.store),
                                       store.writer, services.metrics.shared_registry());
   caf::anon_send(store.writer, atom::feed_subscribe::value,

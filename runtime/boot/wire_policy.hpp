@@ -23,7 +23,14 @@ policy::PolicyConfig policy_config(const runtime::Config& config);
 AcceptanceConfig acceptance_config(const runtime::Config& config);
 
 /// Spawns the acceptance actor on the store and subscribes it to the store's change feed.
-WiredPolicy wire_policy(const Services& services, const WiredStore& store);
+/// What git hosting asks of the acceptance actor (AcceptanceConfig::create_repository and
+/// ::state_stored).
+struct PolicyHooks {
+  std::function<void(const nostr::Event&)> create_repository;
+  std::function<void(nostr::EventPtr)> state_stored;
+};
+
+WiredPolicy wire_policy(const Services& services, const WiredStore& store, PolicyHooks hooks = {});
 
 void stop(const WiredPolicy& wired);
 

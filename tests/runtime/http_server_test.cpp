@@ -1,5 +1,6 @@
 // The Beast transport in-process: HEAD, keep-alive, size limits, malformed requests, CORS on every
-// response, WebSocket upgrade hand-off and stop().
+// response, WebSocket upgrade hand-off, the hand-off of other requests with their body unread,
+// and stop().
 #include <utility>  // before Asio, see toolchain.md §1
 
 #include "runtime/http_server.hpp"
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/beast/http.hpp>
 #include <future>
 #include <thread>
 
@@ -34,6 +36,7 @@ class HttpServerTest : public ::testing::Test {
       return route_request(request, site);
     });
     if (handler_) server_->set_websocket_handler(handler_);
+    if (handoff_) server_->set_handoff_handler(handoff_wanted_, handoff_);
     server_->start();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -52,6 +55,8 @@ class HttpServerTest : public ::testing::Test {
       io_.get_executor()};
   std::unique_ptr<HttpServer> server_;
   WebSocketUpgradeHandler handler_;
+  HttpHandoffPredicate handoff_wanted_;
+  HttpHandoffHandler handoff_;
   std::thread thread_;
 };
 
@@ -155,6 +160,37 @@ TEST_F(HttpServerTest, UpgradeIsHandedToTheHandler) {
   EXPECT_EQ(target, "/?x=1");
   EXPECT_EQ(remote_ip, "127.0.0.1");
   EXPECT_EQ(server_->open_connections(), 0u);
+}
+
+TEST_F(HttpServerTest, HandoffTakesMatchingRequestsWithTheirBodyUnread) {
+  namespace http = boost::beast::http;
+  // The handler reads the body itself (as git hosting does, streamed) and answers.
+  handoff_wanted_ = [](std::string_view target) { return target.rfind("/take/", 0) == 0; };
+  handoff_ = [](boost::beast::tcp_stream&& stream, std::unique_ptr<HeaderParser> header,
+                boost::beast::flat_buffer&& buffer, std::string) {
+    http::request_parser<http::string_body> parser{std::move(*header)};
+    parser.body_limit(10 * 1024 * 1024);  // above the server's own 64 KiB limit
+    boost::beast::error_code error;
+    http::read(stream, buffer, parser, error);
+    http::response<http::string_body> response{http::status::ok, 11};
+    response.body() = error ? "error" : "got " + std::to_string(parser.get().body().size());
+    response.prepare_payload();
+    response.keep_alive(false);
+    http::write(stream, response, error);
+    stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, error);
+  };
+  start();
+  std::string body(200 * 1024, 'x');
+  auto taken = test::http_raw(port(), "POST /take/it HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                          std::to_string(body.size()) +
+                                          "\r\nConnection: close\r\n\r\n" + body);
+  EXPECT_EQ(taken.status, 200);
+  EXPECT_EQ(taken.body, "got " + std::to_string(body.size()));
+  // Other requests stay with the server and its limits.
+  EXPECT_EQ(test::http_get(port(), "/healthz").status, 200);
+  auto refused = test::http_raw(port(), "POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                            std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(refused.status, 413);
 }
 
 TEST_F(HttpServerTest, StopRefusesNewConnections) {

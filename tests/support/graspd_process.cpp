@@ -124,7 +124,12 @@ bool GraspdProcess::launch(std::chrono::milliseconds deadline) {
   args.insert(args.end(), options_.args.begin(), options_.args.end());
   // Only this run's log lines count when looking for the readiness line.
   auto log_offset = read_file(stderr_path_).size();
-  pid_ = spawn_process(args, options_.env, work_dir_ + "/stdout.log", stderr_path_);
+  // Git repositories go to the temporary directory too, unless the test chose a place.
+  auto env = options_.env;
+  bool git_path_set = false;
+  for (const auto& [key, value] : env) git_path_set |= key == "NGIT_GIT_DATA_PATH";
+  if (!git_path_set) env.emplace_back("NGIT_GIT_DATA_PATH", work_dir_ + "/git");
+  pid_ = spawn_process(args, env, work_dir_ + "/stdout.log", stderr_path_);
   if (pid_ <= 0) return false;
 
   auto until = Clock::now() + deadline;

@@ -1,0 +1,129 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/boot/wire_git.hpp"
+
+#include <set>
+
+#include "runtime/git_http.hpp"
+#include "runtime/git_repository.hpp"
+#include "runtime/git_state_sync.hpp"
+#include "runtime/http_server.hpp"
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/nip11.hpp"
+#include "store/git_push.hpp"
+#include "store/store_view.hpp"
+
+namespace graspd::boot {
+
+namespace {
+
+constexpr std::string_view component = "git";
+
+runtime::git::GitHttpOptions git_http_options(const runtime::Config& config) {
+  runtime::git::GitHttpOptions out;
+  out.max_body_bytes = config.git_max_body_bytes;
+  out.process_timeout = std::chrono::seconds(config.git_timeout_secs);
+  out.idle_timeout = std::chrono::seconds(config.git_idle_timeout_secs);
+  out.max_processes = config.git_max_processes;
+  out.domain = config.domain.text;
+  out.nip11 = runtime::build_nip11_document(config);
+  return out;
+}
+
+}  // namespace
+
+WiredGit wire_git(const Services& services, const WiredStore& store) {
+  runtime::git::Repositories repositories{services.config.git_data_path};
+  repositories.prepare();
+  auto view = std::make_shared<store::EventStoreView>(
+      std::shared_ptr<const store::EventStore>(store.store));
+  // The state applier is built after the handler; a push reaches it through this.
+  auto applier = std::make_shared<std::weak_ptr<runtime::git::GitStateSync>>();
+  runtime::git::GitHttpHooks hooks;
+  hooks.pushed = [applier](const runtime::git::RepositoryName& name) {
+    if (auto sync = applier->lock()) sync->on_pushed(name);
+  };
+  hooks.authority = [view](const nostr::Pubkey& owner, const std::string& identifier,
+                           const std::vector<std::string>& pr_ids) {
+    return git::push_authority(*view, owner, identifier, pr_ids);
+  };
+  auto http =
+      std::make_shared<runtime::git::GitHttp>(repositories, git_http_options(services.config),
+                                              std::move(hooks), &services.metrics.registry());
+  services.http.set_handoff_handler(http->predicate(), http->handler());
+  log::info(component, "git repositories in ", repositories.root().string(), " (git ",
+            http->git_binary().empty() ? std::string("not found") : http->git_binary(), ")");
+  runtime::git::GitStateSyncOptions sync_options;
+  sync_options.service = services.config.domain.address;
+  sync_options.allow_private_addresses = services.config.sync_allow_private_addresses;
+  sync_options.fetch_enabled = services.config.git_fetch_enabled;
+  sync_options.fetch_delay = std::chrono::seconds(services.config.git_fetch_delay_secs);
+  sync_options.fetch_timeout = std::chrono::seconds(services.config.git_fetch_timeout_secs);
+  sync_options.max_fetch_bytes = services.config.git_max_body_bytes;
+  sync_options.git_binary = http->git_binary();
+  runtime::git::GitStateSyncHooks sync_hooks;
+  sync_hooks.newest_state = [view](const nostr::Pubkey& owner, const std::string& identifier) {
+    return git::push_authority(*view, owner, identifier, {}).state;
+  };
+  sync_hooks.owners = [view](const std::string& identifier) {
+    nostr::Filter f;
+    f.kinds = std::vector<std::uint32_t>{30617};
+    f.tags['d'] = {identifier};
+    f.normalize();
+    std::set<nostr::Pubkey> authors;
+    view->scan({f}, [&](const nostr::Event& announcement) {
+      authors.insert(announcement.pubkey);
+      return authors.size() < 1024;
+    });
+    return std::vector<nostr::Pubkey>(authors.begin(), authors.end());
+  };
+  sync_hooks.clone_urls = [view](const std::string& identifier) {
+    nostr::Filter f;
+    f.kinds = std::vector<std::uint32_t>{30617};
+    f.tags['d'] = {identifier};
+    f.normalize();
+    std::vector<std::string> urls;
+    view->scan({f}, [&](const nostr::Event& announcement) {
+      for (const auto& tag : announcement.tags)
+        if (!tag.empty() && tag[0] == "clone")
+          for (std::size_t i = 1; i < tag.size() && urls.size() < 64; ++i) urls.push_back(tag[i]);
+      return urls.size() < 64;
+    });
+    return urls;
+  };
+  std::weak_ptr<runtime::git::GitHttp> weak = http;
+  sync_hooks.try_lock = [weak](const std::string& path) {
+    auto http = weak.lock();
+    return http && http->try_lock_repository(path);
+  };
+  sync_hooks.unlock = [weak](const std::string& path) {
+    if (auto http = weak.lock()) http->unlock_repository(path);
+  };
+  auto state_sync = std::make_shared<runtime::git::GitStateSync>(
+      services.io, repositories, std::move(sync_options), std::move(sync_hooks),
+      &services.metrics.registry());
+  *applier = state_sync;
+  return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync};
+}
+
+std::function<void(nostr::EventPtr)> state_listener(const WiredGit& wired) {
+  return [sync = wired.state_sync](nostr::EventPtr state) { sync->on_state(std::move(state)); };
+}
+
+std::function<void(const nostr::Event&)> repository_creator(const WiredGit& wired) {
+  return [repositories = wired.repositories](const nostr::Event& announcement) {
+    runtime::git::RepositoryName name{announcement.pubkey, std::string(announcement.d_tag())};
+    if (!runtime::git::is_valid_identifier(name.identifier)) return;
+    std::string error;
+    if (!repositories->create(name, &error))
+      log::error(component, "cannot create repository ", name.identifier, ": ", error);
+  };
+}
+
+void stop(const WiredGit& wired) {
+  if (wired.state_sync) wired.state_sync->stop();
+  if (wired.http) wired.http->stop();
+}
+
+}  // namespace graspd::boot

@@ -1,0 +1,90 @@
+// Git hosting, the file-system side (git-hosting.md §2, §4, §9.6–9.7): which URL names which
+// repository, the identifier rules, and the bare repositories under NGIT_GIT_DATA_PATH
+// (`<root>/<npub>/<identifier>.git`). No git process runs here: a repository is laid out by hand
+// (the few files `git init --bare` writes), so creating one costs a few system calls and can run
+// before the `OK` of its announcement.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "messages/nostr/event.hpp"
+
+namespace graspd::runtime::git {
+
+/// Longest identifier hosted (bytes); longer ones are never given a repository (§4.3).
+inline constexpr std::size_t max_identifier_bytes = 250;
+
+/// protocol.md §3.2 plus §4.3: not empty, not `.` or `..`, no `/`, `\`, NUL or other control
+/// character, at most max_identifier_bytes.
+bool is_valid_identifier(std::string_view identifier);
+
+struct RepositoryName {
+  nostr::Pubkey owner{};
+  std::string identifier;  ///< the announcement's `d`, verbatim
+};
+
+enum class GitEndpoint { page, info_refs, upload_pack, receive_pack };
+
+struct GitTarget {
+  RepositoryName repository;
+  GitEndpoint endpoint = GitEndpoint::page;
+  /// For info_refs: "git-upload-pack" or "git-receive-pack"; for the POSTs, the service posted to.
+  std::string service;
+};
+
+/// A target for the git handler, or the HTTP status to answer (404 not hosted / not a git URL,
+/// 400 malformed percent-encoding).
+struct GitTargetParse {
+  std::optional<GitTarget> target;
+  unsigned status = 404;
+};
+
+/// True when the request path's first segment looks like an npub: such requests belong to git
+/// hosting (every answer, errors included, comes from its handler).
+bool is_git_path(std::string_view target);
+
+/// §2.2: segment 1 decodes as an npub; segment 2 is percent-decoded once, ends in `.git` (stripped
+/// exactly once) and the rest is a valid identifier; the rest of the path is nothing (the
+/// repository page), `/info/refs?service=git-upload-pack|git-receive-pack`, `/git-upload-pack` or
+/// `/git-receive-pack`. Everything else (dumb HTTP, other services) is 404.
+GitTargetParse parse_git_target(std::string_view target);
+
+/// The bare repositories under one root directory. Thread-safe (no state beyond the paths).
+class Repositories {
+ public:
+  /// `root` = NGIT_GIT_DATA_PATH; made absolute here.
+  explicit Repositories(const std::filesystem::path& root);
+
+  /// Creates the root and graspd's own directories in it: `.home` (HOME of every git process) and
+  /// `.hooks` (an empty core.hooksPath). Throws std::runtime_error when it cannot.
+  void prepare() const;
+
+  /// `<root>/<npub>/<identifier>.git`; the identifier must be valid.
+  std::filesystem::path path_of(const RepositoryName& name) const;
+
+  /// True when the repository exists as a real directory, reached without following a symlink.
+  bool exists(const RepositoryName& name) const;
+
+  /// Creates the bare repository (under a temporary name, then renamed, §4.4). True when it exists
+  /// afterwards (already there counts); `error` says why not.
+  bool create(const RepositoryName& name, std::string* error = nullptr) const;
+
+  /// Points HEAD at refs/heads/<branch> (written to a temporary file, then renamed).
+  bool set_head(const RepositoryName& name, std::string_view branch) const;
+
+  /// Number of repositories on disk (directories `<npub>/<id>.git`).
+  std::size_t count() const;
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path home_dir() const { return root_ / ".home"; }
+  std::filesystem::path hooks_dir() const { return root_ / ".hooks"; }
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace graspd::runtime::git

@@ -1,0 +1,105 @@
+// State events applied to the repositories here (git-hosting.md §5.9, §5.10, §8). When a state
+// event (kind 30618) is stored or a push applied, every repository here with that identifier gets
+// its branches and tags set to its owner's newest authorising state — at once when every object is
+// here (copied from the other repositories here with that identifier first), else after a delay
+// (a push usually follows its state) once the missing objects were fetched by id from the other
+// clone URLs of that repository (https/http only, resolved addresses checked, no redirects, no
+// credentials, bounded in time and size). One state at a time, on its own strand; every git command
+// is a child process driven without blocking (runtime/git_process.*).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/relay_url.hpp"
+#include "runtime/git_repository.hpp"
+#include "store/git_push.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace prometheus {
+class Registry;
+}
+
+namespace graspd::runtime::git {
+
+struct GitStateSyncOptions {
+  /// NGIT_DOMAIN: clone URLs naming it are never fetched from.
+  HostPort service;
+  /// Fetch from loopback/private addresses too (tests; NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES).
+  bool allow_private_addresses = false;
+  /// Fetch missing objects at all (NGIT_GIT_FETCH_ENABLED).
+  bool fetch_enabled = true;
+  /// Wait this long after a state before fetching what it misses (NGIT_GIT_FETCH_DELAY_SECS).
+  std::chrono::seconds fetch_delay{60};
+  /// Wall-clock limit of one fetch (NGIT_GIT_FETCH_TIMEOUT_SECS).
+  std::chrono::seconds fetch_timeout{300};
+  /// Largest file one fetch may write (the pack), RLIMIT_FSIZE.
+  std::uint64_t max_fetch_bytes = 1ull << 30;
+  /// The git executable (absolute path); empty = nothing is done.
+  std::string git_binary;
+};
+
+struct GitStateSyncHooks {
+  /// The newest authorising state for `owner`'s `identifier` (store lookup).
+  std::function<std::optional<::graspd::git::StateRefs>(const nostr::Pubkey& owner,
+                                                        const std::string& identifier)>
+      newest_state;
+  /// Authors of the stored announcements named `identifier` (whose repositories may be here).
+  std::function<std::vector<nostr::Pubkey>(const std::string& identifier)> owners;
+  /// Every `clone` value of the stored announcements named `identifier`.
+  std::function<std::vector<std::string>(const std::string& identifier)> clone_urls;
+  /// The per-repository push lock shared with git hosting (path → taken?).
+  std::function<bool(const std::string& path)> try_lock;
+  std::function<void(const std::string& path)> unlock;
+};
+
+struct GitStateSyncCounters {
+  std::atomic<std::uint64_t> applied{0};       ///< repositories whose refs were set from a state
+  std::atomic<std::uint64_t> fetched{0};       ///< fetches that brought every missing object
+  std::atomic<std::uint64_t> fetch_failed{0};  ///< states whose objects no source had
+  std::atomic<std::uint64_t> dropped{0};       ///< states not handled (queue full)
+};
+
+/// Whether a clone URL may be fetched from (before resolution): http/https, no user info, not
+/// this service, printable and at most 2048 bytes. Pure.
+bool is_fetchable_clone_url(std::string_view url, const HostPort& service);
+
+class GitStateSync {
+ public:
+  /// `registry` may be null (tests): the counters are then kept only in counters().
+  GitStateSync(boost::asio::io_context& io, Repositories repositories, GitStateSyncOptions options,
+               GitStateSyncHooks hooks, prometheus::Registry* registry = nullptr);
+  ~GitStateSync();
+  GitStateSync(const GitStateSync&) = delete;
+  GitStateSync& operator=(const GitStateSync&) = delete;
+
+  /// A state event was stored: every repository here with its identifier is brought in line with
+  /// its owner's newest state. Thread-safe; returns at once.
+  void on_state(nostr::EventPtr state);
+
+  /// A push was applied to `name`: the other repositories here with that identifier are brought in
+  /// line too, copying the objects from it (§5.9). Thread-safe; returns at once.
+  void on_pushed(const RepositoryName& name);
+
+  /// Stops: queued and delayed work is dropped, a running git process is killed.
+  void stop();
+
+  const GitStateSyncCounters& counters() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace graspd::runtime::git

@@ -1,0 +1,518 @@
+// Git hosting end to end (git-hosting.md §11): the real git client (and curl) against the real
+// graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push the
+// state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10 MiB;
+// partial clone; and hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many
+// concurrent advertisements while a WebSocket client keeps being answered).
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "messages/nostr/nip19.hpp"
+#include "tests/integration/relay_test_helpers.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/wait_until.hpp"
+
+namespace graspd::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr std::uint8_t owner_key = 7;
+
+struct Shell {
+  int exit_code = -1;
+  std::string output;
+};
+
+/// Runs a shell command (stdout and stderr together) in `dir`.
+Shell run(const std::string& dir, const std::string& command) {
+  const std::string full = "cd '" + dir + "' && " + command + " 2>&1";
+  Shell out;
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.output.append(buffer, n);
+  int status = ::pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string trim(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+    text.pop_back();
+  return text;
+}
+
+/// Opens a connection and sends a git POST header promising a body that never comes; returns the
+/// socket.
+int slow_post(std::uint16_t port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
+  std::string head = "POST " + path +
+                     "/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     "application/x-git-upload-pack-request\r\nContent-Length: 1000\r\n\r\n00";
+  if (::write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size())) return -1;
+  return fd;
+}
+
+/// Waits until the peer closes `fd` (reads and drops what comes), within `deadline`.
+bool closed_within(int fd, std::chrono::seconds deadline) {
+  auto closed = std::async(std::launch::async, [fd] {
+    char c;
+    while (::read(fd, &c, 1) > 0) {
+    }
+    return true;
+  });
+  bool ok = closed.wait_for(deadline) == std::future_status::ready;
+  ::shutdown(fd, SHUT_RDWR);
+  closed.wait();
+  ::close(fd);
+  return ok;
+}
+
+class GitE2E : public ::testing::Test {
+ protected:
+  void start(std::vector<std::pair<std::string, std::string>> extra = {}) {
+    std::vector<std::pair<std::string, std::string>> env{
+        {"NGIT_SYNC_ENABLED", "false"}, {"NGIT_GIT_DATA_PATH", (dir_.path() / "git").string()}};
+    env.insert(env.end(), extra.begin(), extra.end());
+    graspd_ = std::make_unique<GraspdProcess>(GraspdOptions{env, {}});
+    ASSERT_TRUE(graspd_->start()) << graspd_->stderr_text();
+    client_ = TestClient::connect(graspd_->port());
+    ASSERT_TRUE(client_);
+    fs::create_directories(home());
+    fs::create_directories(work());
+  }
+
+  void TearDown() override {
+    client_.reset();
+    if (graspd_ && graspd_->running()) {
+      EXPECT_EQ(graspd_->stop(), 0) << graspd_->stderr_text();
+    }
+  }
+
+  std::string home() const { return (dir_.path() / "home").string(); }
+  std::string work() const { return (dir_.path() / "work").string(); }
+  std::string host() const { return "127.0.0.1:" + std::to_string(graspd_->port()); }
+  std::string npub(std::uint8_t key = owner_key) const {
+    return nostr::encode_npub(*nostr::pubkey_from_secret(secret_key(key)));
+  }
+  std::string path(const std::string& d = "repo", std::uint8_t key = owner_key) const {
+    return "/" + npub(key) + "/" + d + ".git";
+  }
+  std::string url(const std::string& d = "repo") const { return "http://" + host() + path(d); }
+
+  /// git with a private HOME and no system or global configuration.
+  Shell git(const std::string& args, const std::string& in = "") {
+    return run(in.empty() ? work() : in,
+               "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                   "' GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 "
+                   "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t "
+                   "GIT_COMMITTER_EMAIL=t@t git " +
+                   args);
+  }
+
+  void announce(const std::string& d = "repo", std::uint8_t key = owner_key,
+                nostr::Tags extra = {}) {
+    nostr::Tags tags{
+        {"d", d}, {"clone", "http://" + host() + path(d, key)}, {"relays", "ws://" + host()}};
+    tags.insert(tags.end(), extra.begin(), extra.end());
+    auto ok = client_->publish(make_event(30617, "", tags, 1700000000, key));
+    ASSERT_TRUE(ok);
+    ASSERT_TRUE(ok->accepted) << ok->message;
+  }
+
+  void publish_state(const std::vector<std::pair<std::string, std::string>>& refs,
+                     std::int64_t created_at, const std::string& d = "repo",
+                     std::uint8_t key = owner_key) {
+    nostr::Tags tags{{"d", d}, {"HEAD", "ref: refs/heads/main"}};
+    for (const auto& [ref, id] : refs) tags.push_back({ref, id});
+    auto ok = client_->publish(make_event(30618, "", tags, created_at, key));
+    ASSERT_TRUE(ok);
+    ASSERT_TRUE(ok->accepted) << ok->message;
+  }
+
+  /// A local repository `local` with one more commit; returns its id.
+  std::string commit(const std::string& message, const std::string& local = "local") {
+    auto dir = work() + "/" + local;
+    if (!fs::exists(dir)) {
+      EXPECT_EQ(git("init -q -b main " + local).exit_code, 0);
+    }
+    EXPECT_EQ(git("commit -q --allow-empty -m '" + message + "'", dir).exit_code, 0);
+    return trim(git("rev-parse HEAD", dir).output);
+  }
+
+  std::string remote_refs(const std::string& d = "repo") {
+    return git("ls-remote " + url(d)).output;
+  }
+
+  TempDir dir_{"graspd-git-e2e"};
+  std::unique_ptr<GraspdProcess> graspd_;
+  std::unique_ptr<TestClient> client_;
+};
+
+TEST_F(GitE2E, AnnouncePushCloneAndRefusal) {
+  start();
+  announce();
+  // The repository exists before the OK: ls-remote works at once, on an empty repository.
+  auto listed = git("ls-remote " + url());
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_EQ(trim(listed.output), "");
+
+  auto first = commit("one");
+  publish_state({{"refs/heads/main", first}}, 1700000100);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_NE(pushed.output.find("[new branch]"), std::string::npos) << pushed.output;
+  EXPECT_NE(remote_refs().find(first + "\trefs/heads/main"), std::string::npos);
+
+  auto cloned = git("clone -q " + url() + " copy");
+  ASSERT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_EQ(trim(git("rev-parse HEAD", work() + "/copy").output), first);
+
+  // A commit the state does not name: refused as a hook would be, with the ids in the reason.
+  auto second = commit("two");
+  auto refused = git("push " + url() + " main", work() + "/local");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("[remote rejected] main -> main"), std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("pushed " + second.substr(0, 12)), std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("wants " + first.substr(0, 12)), std::string::npos)
+      << refused.output;
+  EXPECT_EQ(refused.output.find("bad band"), std::string::npos) << refused.output;
+  EXPECT_NE(remote_refs().find(first + "\trefs/heads/main"), std::string::npos) << "unchanged";
+
+  // A tag the state omits, and a branch it omits: refused, nothing changes.
+  EXPECT_EQ(git("tag v1", work() + "/local").exit_code, 0);
+  auto tag = git("push " + url() + " v1", work() + "/local");
+  EXPECT_EQ(tag.exit_code, 1) << tag.output;
+  EXPECT_NE(tag.output.find("[remote rejected] v1 -> v1"), std::string::npos) << tag.output;
+  auto branch = git("push " + url() + " main:other", work() + "/local");
+  EXPECT_EQ(branch.exit_code, 1) << branch.output;
+  auto after = remote_refs();
+  EXPECT_EQ(after.find("refs/tags/v1"), std::string::npos) << after;
+  EXPECT_EQ(after.find("refs/heads/other"), std::string::npos) << after;
+
+  // Once the state names the new commit, the same push is accepted (a fast-forward).
+  publish_state({{"refs/heads/main", second}}, 1700000200);
+  auto forward = git("push " + url() + " main", work() + "/local");
+  EXPECT_EQ(forward.exit_code, 0) << forward.output;
+  EXPECT_NE(remote_refs().find(second + "\trefs/heads/main"), std::string::npos);
+
+  // A reachable commit that is no longer a tip can be fetched by id (§3.7); an unknown id is
+  // git's own error.
+  ASSERT_EQ(git("init -q byid").exit_code, 0);
+  auto by_id = git("fetch -q " + url() + " " + first, work() + "/byid");
+  EXPECT_EQ(by_id.exit_code, 0) << by_id.output;
+  auto unknown = git("fetch -q " + url() + " " + std::string(40, 'b'), work() + "/byid");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.output.find("not our ref"), std::string::npos) << unknown.output;
+
+  // A fetch with many local commits: the negotiation body is gzipped by git (§3.5).
+  auto copy = work() + "/copy";
+  ASSERT_EQ(run(copy,
+                "for i in $(seq 1 300); do echo $i > f; git -c user.name=t -c "
+                "user.email=t@t add f >/dev/null && git -c user.name=t -c user.email=t@t "
+                "commit -q -m c$i; done")
+                .exit_code,
+            0);
+  auto traced =
+      run(copy, "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                    "' GIT_TRACE_CURL=1 GIT_TRACE_CURL_NO_DATA=1 git fetch " + url() + " main");
+  EXPECT_EQ(traced.exit_code, 0) << traced.output;
+  EXPECT_NE(traced.output.find("Content-Encoding: gzip"), std::string::npos)
+      << "the test needs git to gzip its request";
+
+  // The repository page and HEAD of info/refs.
+  auto page = http_get(graspd_->port(), path());
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("nostr://" + npub()), std::string::npos) << page.body;
+  auto nip11 = http_get(graspd_->port(), path(), {{"Accept", "application/nostr+json"}});
+  EXPECT_EQ(nip11.header("Content-Type"), "application/nostr+json");
+  EXPECT_NE(nip11.body.find("\"supported_grasps\""), std::string::npos) << nip11.body;
+  auto head = http_request(graspd_->port(), "HEAD", path() + "/info/refs?service=git-upload-pack");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.header("Content-Type"), "application/x-git-upload-pack-advertisement");
+  EXPECT_EQ(head.header("Access-Control-Allow-Origin"), "*");
+}
+
+TEST_F(GitE2E, MaintainersStateAuthorisesAndRefsNostrNeedsNoState) {
+  start();
+  const std::uint8_t maintainer = 8;
+  auto maintainer_hex = nostr::to_hex(*nostr::pubkey_from_secret(secret_key(maintainer)));
+  announce("repo", owner_key, {{"maintainers", maintainer_hex}});
+  auto id = commit("by the maintainer");
+  publish_state({{"refs/heads/main", id}}, 1700000100, "repo", maintainer);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
+
+  // A stranger who announces the same identifier (and so may publish states for it) authorises
+  // nothing in the owner's repository, even with a newer state.
+  const std::uint8_t stranger = 9;
+  announce("repo", stranger);
+  auto foreign = commit("by a stranger", "foreign");
+  publish_state({{"refs/heads/main", foreign}}, 1700000500, "repo", stranger);
+  auto hijack = git("push --force " + url() + " HEAD:main", work() + "/foreign");
+  EXPECT_EQ(hijack.exit_code, 1) << hijack.output;
+  EXPECT_NE(hijack.output.find("[remote rejected]"), std::string::npos) << hijack.output;
+  EXPECT_NE(remote_refs().find(id + "\trefs/heads/main"), std::string::npos);
+
+  // refs/nostr/<event-id>: anyone, no state needed; another name under refs/nostr is refused.
+  auto pr = commit("a pull request", "pr");
+  std::string event_id(64, 'a');
+  auto nostr_ref = git("push " + url() + " HEAD:refs/nostr/" + event_id, work() + "/pr");
+  EXPECT_EQ(nostr_ref.exit_code, 0) << nostr_ref.output;
+  auto bad = git("push " + url() + " HEAD:refs/nostr/short", work() + "/pr");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("[remote rejected]"), std::string::npos) << bad.output;
+}
+
+TEST_F(GitE2E, LargePushStreamsAndPartialCloneWorks) {
+  start();
+  announce();
+  auto dir = work() + "/local";
+  ASSERT_EQ(git("init -q -b main local").exit_code, 0);
+  {
+    // 12 MiB that does not compress: the push is chunked after git's 0000 probe.
+    std::ofstream blob(dir + "/blob.bin", std::ios::binary);
+    std::mt19937_64 random(42);
+    for (int i = 0; i < 12 * 1024 * 1024 / 8; ++i) {
+      auto v = random();
+      blob.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+  ASSERT_EQ(git("add blob.bin", dir).exit_code, 0);
+  ASSERT_EQ(git("commit -q -m big", dir).exit_code, 0);
+  auto id = trim(git("rev-parse HEAD", dir).output);
+  publish_state({{"refs/heads/main", id}}, 1700000100);
+  auto pushed = git("push " + url() + " main", dir);
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+
+  auto partial = git("clone -q --filter=blob:none " + url() + " partial");
+  ASSERT_EQ(partial.exit_code, 0) << partial.output;
+  EXPECT_EQ(trim(git("rev-parse HEAD", work() + "/partial").output), id);
+  EXPECT_EQ(fs::file_size(work() + "/partial/blob.bin"), 12u * 1024 * 1024);
+
+  // The v0 advertisement offers fetching by id and filters (§3.7).
+  auto advertised = git("-c protocol.version=0 ls-remote " + url());
+  EXPECT_EQ(advertised.exit_code, 0);
+  auto trace = run(work(), "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                               "' GIT_TRACE_PACKET=1 git -c protocol.version=0 ls-remote " + url());
+  EXPECT_NE(trace.output.find("allow-tip-sha1-in-want allow-reachable-sha1-in-want"),
+            std::string::npos)
+      << trace.output;
+  EXPECT_NE(trace.output.find(" filter"), std::string::npos) << trace.output;
+}
+
+TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+  start(env);
+  auto b_env = env;
+  b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
+  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
+  GraspdProcess b{GraspdOptions{b_env, {}}};
+  ASSERT_TRUE(b.start()) << b.stderr_text();
+  auto b_client = TestClient::connect(b.port());
+  ASSERT_TRUE(b_client);
+  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  const std::string b_url = "http://" + b_host + path();
+
+  // One announcement listing both servers, sent to both.
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
+      1700000000, owner_key);
+  ASSERT_TRUE(client_->publish(announcement)->accepted);
+  ASSERT_TRUE(b_client->publish(announcement)->accepted);
+
+  auto first = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", first}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  ASSERT_TRUE(client_->publish(state)->accepted);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+
+  // B gets the state but not the push: it fetches the commit from A's clone URL and sets main.
+  ASSERT_TRUE(b_client->publish(state)->accepted);
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + b_url).output.find(first + "\trefs/heads/main") !=
+               std::string::npos;
+      },
+      20s))
+      << b.stderr_text();
+  auto cloned = git("clone -q " + b_url + " from-b");
+  EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_EQ(trim(git("rev-parse HEAD", work() + "/from-b").output), first);
+
+  // On A: a newer state naming a commit that is already here (a rewind) applies on arrival.
+  auto second = commit("two");
+  publish_state({{"refs/heads/main", second}}, 1700000200);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  publish_state({{"refs/heads/main", first}}, 1700000300);
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs().find(first + "\trefs/heads/main") != std::string::npos; }, 20s))
+      << remote_refs();
+  auto b_metrics = http_get(b.port(), "/metrics").body;
+  EXPECT_NE(b_metrics.find("graspd_git_states_total{result=\"fetched\"} 1"), std::string::npos)
+      << b_metrics;
+  EXPECT_NE(b_metrics.find("graspd_git_states_total{result=\"applied\"} 1"), std::string::npos)
+      << b_metrics;
+  b_client.reset();
+  EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
+TEST_F(GitE2E, APushReachesTheMaintainersRepositoryHereToo) {
+  start();
+  const std::uint8_t maintainer = 8;
+  auto owner_hex = nostr::to_hex(*nostr::pubkey_from_secret(secret_key(owner_key)));
+  auto maintainer_hex = nostr::to_hex(*nostr::pubkey_from_secret(secret_key(maintainer)));
+  announce("repo", owner_key, {{"maintainers", maintainer_hex}});
+  announce("repo", maintainer, {{"maintainers", owner_hex}});
+  const std::string maintainer_url = "http://" + host() + path("repo", maintainer);
+  EXPECT_EQ(git("ls-remote " + maintainer_url).exit_code, 0) << "both repositories exist";
+
+  auto id = commit("one");
+  publish_state({{"refs/heads/main", id}}, 1700000100);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  // Pushes right after one another are not turned away while the state is applied after the first.
+  publish_state({{"refs/heads/main", id}, {"refs/tags/v1", id}}, 1700000200);
+  ASSERT_EQ(git("tag v1", work() + "/local").exit_code, 0);
+  auto tag = git("push " + url() + " v1", work() + "/local");
+  EXPECT_EQ(tag.exit_code, 0) << tag.output;
+  // §5.9: the objects are copied into the maintainer's repository here and its refs follow the
+  // state, without a push there.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + maintainer_url).output.find(id + "\trefs/heads/main") !=
+               std::string::npos;
+      },
+      20s))
+      << graspd_->stderr_text();
+}
+
+TEST_F(GitE2E, HostileRequests) {
+  start({{"NGIT_GIT_MAX_BODY_BYTES", "1048576"}, {"NGIT_GIT_IDLE_TIMEOUT_SECS", "2"}});
+  announce();
+  const auto port = graspd_->port();
+  // Unknown repositories and traversal forms: 4xx, never file content.
+  for (const auto& target :
+       {path("nothere") + "/info/refs?service=git-upload-pack",
+        "/" + npub() + "/..%2F..%2Frelay.git/info/refs?service=git-upload-pack",
+        "/" + npub() + "/%2e%2e.git/info/refs?service=git-upload-pack",
+        "/" + npub() + "/../repo.git/info/refs?service=git-upload-pack",
+        std::string("/npub1notakey/repo.git/info/refs?service=git-upload-pack"),
+        path() + "/info/refs", path() + "/HEAD", path() + "/objects/info/packs", path() + "/config",
+        path() + "/info/refs?service=git-upload-archive", "/" + npub() + "/%zz.git"}) {
+    auto reply = http_get(port, target);
+    EXPECT_GE(reply.status, 400) << target;
+    EXPECT_LT(reply.status, 500) << target;
+    EXPECT_EQ(reply.body.find("[core]"), std::string::npos) << target;
+    EXPECT_EQ(reply.body.find("ref: refs/"), std::string::npos) << target;
+    EXPECT_EQ(reply.header("Access-Control-Allow-Origin"), "*") << target;
+  }
+  // A wrong content type.
+  auto wrong = http_request(port, "POST", path() + "/git-upload-pack",
+                            {{"Content-Type", "text/plain"}, {"Content-Length", "0"}});
+  EXPECT_EQ(wrong.status, 415);
+
+  auto curl = [&](const std::string& args) {
+    return trim(run(work(), "curl -s -o /dev/null -w '%{http_code}' --max-time 20 " + args +
+                                " 'http://" + host() + path() + "/git-upload-pack'")
+                    .output);
+  };
+  // A body over the limit, sent as it is and chunked.
+  run(work(),
+      "head -c 3000000 /dev/zero > big.bin && gzip -c big.bin > big.gz && "
+      "head -c 50000000 /dev/zero | gzip -c > bomb.gz");
+  const std::string type = "-H 'Content-Type: application/x-git-upload-pack-request' ";
+  EXPECT_EQ(curl(type + "--data-binary @big.bin"), "413");
+  EXPECT_EQ(curl(type + "-H 'Transfer-Encoding: chunked' --data-binary @big.bin"), "413");
+  // A gzip bomb: small on the wire, over the limit decoded.
+  EXPECT_EQ(curl(type + "-H 'Content-Encoding: gzip' --data-binary @bomb.gz"), "413");
+  // Undecodable gzip.
+  EXPECT_EQ(curl(type + "-H 'Content-Encoding: gzip' --data-binary 'not gzip at all'"), "400");
+
+  // A slow client: headers promise a body that never comes; the connection is closed after the
+  // idle timeout, and the process slot comes back.
+  int fd = slow_post(port, path());
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(closed_within(fd, 10s)) << "slow client not disconnected";
+
+  // Many concurrent advertisements while a WebSocket client keeps being answered.
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) {
+        auto r = git("ls-remote " + url());
+        if (r.exit_code == 0) ++ok;
+      }
+    });
+  }
+  int answered = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto events = client_->query("q" + std::to_string(i), R"({"kinds":[30617]})");
+    if (events && events->size() == 1) ++answered;
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(answered, 20);
+  EXPECT_GE(ok.load(), 30) << "a few may get 503 under the process cap";
+  auto metrics = http_get(port, "/metrics");
+  EXPECT_NE(metrics.body.find("graspd_git_refused_total{reason=\"too_large\"} 3"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("graspd_git_processes 0"), std::string::npos) << metrics.body;
+}
+
+TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
+  start({{"NGIT_GIT_MAX_PROCESSES", "1"},
+         {"NGIT_GIT_TIMEOUT_SECS", "1"},
+         {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"}});
+  announce();
+  // A client that never sends its body holds the only git process...
+  int fd = slow_post(graspd_->port(), path());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return http_get(graspd_->port(), "/metrics").body.find("graspd_git_processes 1") !=
+               std::string::npos;
+      },
+      5s));
+  // ...so another request is turned away with 503 and Retry-After, not queued or hung.
+  auto busy = http_get(graspd_->port(), path() + "/info/refs?service=git-upload-pack");
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_EQ(busy.header("Retry-After"), "5");
+  // The wall-clock limit (1 s, far below the idle timeout) kills it and closes the connection.
+  EXPECT_TRUE(closed_within(fd, 10s));
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("graspd_git_refused_total{reason=\"timeout\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("graspd_git_refused_total{reason=\"busy\"} 1"), std::string::npos)
+      << metrics;
+  // The slot is free again.
+  EXPECT_TRUE(wait_until([&] { return git("ls-remote " + url()).exit_code == 0; }, 5s));
+}
+
+}  // namespace
+}  // namespace graspd::test
