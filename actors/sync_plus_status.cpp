@@ -1,22 +1,10 @@
 // The Sync+ section of /api/sync: retained-state figures, discovery and history counters, and one
 // entry per relay Sync+ tracks with its roles and why (counts of authors, never the authors).
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include "actors/status_json.hpp"
 #include "actors/sync_plus.hpp"
 
 namespace graspd {
-
-namespace {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void write_count(JsonWriter& w, const char* key, std::uint64_t value) {
-  w.Key(key);
-  w.Uint64(value);
-}
-
-}  // namespace
 
 std::string sync_plus_status_json(const SyncPlusState& st, std::int64_t now) {
   rapidjson::StringBuffer buffer;

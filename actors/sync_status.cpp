@@ -1,21 +1,12 @@
 // The /api/sync document the SyncManager publishes: the plan's totals and one
 // entry per tracked relay. Counter keys are the metric labels of
 // TrafficCounters and SyncTotals, so a figure has one name everywhere.
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "actors/status_json.hpp"
 #include "actors/sync_manager.hpp"
 
 namespace graspd {
 
 namespace {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void write_count(JsonWriter& w, const char* key, std::uint64_t value) {
-  w.Key(key);
-  w.Uint64(value);
-}
 
 void write_time(JsonWriter& w, const char* key, const std::optional<std::int64_t>& value) {
   w.Key(key);

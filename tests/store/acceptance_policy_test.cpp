@@ -4,28 +4,16 @@
 
 #include <cstring>
 
+#include "tests/store/vector_store.hpp"
+
 namespace graspd::policy {
 namespace {
 
 using nostr::Event;
 using nostr::Pubkey;
 
-/// The policy's view of a store, answered by brute force over a vector.
-class VectorStore : public StoreView {
- public:
-  void scan(const nostr::Filters& filters,
-            const std::function<bool(const Event&)>& visit) const override {
-    for (const auto& ev : events)
-      if (nostr::matches_any(filters, ev) && !visit(ev)) return;
-  }
-  std::vector<Event> events;
-};
-
-Pubkey key(std::uint8_t n) {
-  Pubkey out{};
-  out.fill(n);
-  return out;
-}
+using test::key;
+using test::VectorStore;
 
 std::string hex(const Pubkey& p) {
   return nostr::to_hex(p);

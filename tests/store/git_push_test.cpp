@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "tests/store/vector_store.hpp"
+
 #include "messages/nostr/nip34.hpp"
 
 namespace graspd::git {
@@ -12,22 +14,8 @@ namespace {
 using nostr::Event;
 using nostr::Pubkey;
 
-/// The store as a vector, answered by brute force.
-class VectorStore : public policy::StoreView {
- public:
-  void scan(const nostr::Filters& filters,
-            const std::function<bool(const Event&)>& visit) const override {
-    for (const auto& ev : events)
-      if (nostr::matches_any(filters, ev) && !visit(ev)) return;
-  }
-  std::vector<Event> events;
-};
-
-Pubkey key(std::uint8_t n) {
-  Pubkey out{};
-  out.fill(n);
-  return out;
-}
+using test::key;
+using test::VectorStore;
 
 std::string oid(char c) {
   return std::string(object_id_length, c);
