@@ -276,8 +276,10 @@ void SyncPlan::add_items(const RelayUrl& relay, RelayState& state, SyncItems ite
     everything.merge(items);
     const auto before = refs_per_filter(state);
     // Past the widest filters the budget cannot be met: subscribing anyway beats not syncing.
-    widen_to_fit(state, everything);
-    if (refs_per_filter(state) > before &&
+    const bool fits = widen_to_fit(state, everything);
+    // Many small batches' REQs also merge into fewer when repacked together.
+    const bool repacking_helps = refs_per_filter(state) > before || (fits && !state.consolidating);
+    if (repacking_helps &&
         state.subscriptions.size() > groups(state, announcement_filters(std::nullopt))) {
       // Live coverage already open is repacked at the new width with the rest.
       state.consolidation_wanted = true;
@@ -340,6 +342,7 @@ void SyncPlan::subscribe_announcements(const RelayUrl& relay, RelayState& state,
 void SyncPlan::consolidate(const RelayUrl& relay, RelayState& state, std::int64_t now,
                            Commands& out) {
   state.consolidation_wanted = false;
+  state.consolidating = true;  // what it subscribes is not consolidated again
   ++state.consolidations;
   ++totals_.consolidations;
   for (auto it = state.subscriptions.begin(); it != state.subscriptions.end();) {
@@ -352,6 +355,7 @@ void SyncPlan::consolidate(const RelayUrl& relay, RelayState& state, std::int64_
   }
   subscribe_catch_up(relay, state, state.confirmed, now - config_.quick_reconnect_seconds, out);
   recompute(relay, state, now, out);
+  state.consolidating = false;
 }
 
 void SyncPlan::close_all(const RelayUrl& relay, RelayState& state, Commands& out) {

@@ -132,6 +132,8 @@ struct RelayState {
   std::vector<PendingBatch> pending;
   /// Consolidation requested; it runs once no batch is pending.
   bool consolidation_wanted = false;
+  /// Inside consolidate(): what it subscribes does not ask for another consolidation.
+  bool consolidating = false;
   std::optional<std::int64_t> rate_limited_until;
   /// Subscriptions the peer closed for rate limiting, re-sent after the cooldown.
   std::map<std::string, Subscription> deferred;

@@ -136,6 +136,36 @@ TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersSubscriptionCapWithRoomForHi
   EXPECT_GT(state(relay_a).refs_per_filter, 100u) << "the filters were widened to fit";
 }
 
+TEST_F(SyncPlanTest, SmallBatchesAreRepackedRatherThanPiledUpPastTheCap) {
+  // Each batch of 30 roots fits one REQ at the configured width, so widening alone would not
+  // help: the batches' REQs are merged by consolidation instead.
+  constexpr std::size_t cap = 5;
+  PeerView peer;
+  peer.apply(plan_.on_repositories(repos({0}, {relay_a}), t0));
+  peer.apply(plan_.on_connected(relay_a, 1 << 20, 10, t0, std::nullopt, cap));
+  for (const auto& id : peer.fresh) peer.apply(plan_.on_eose(relay_a, id, t0));
+  std::set<std::string> every_root;
+  for (int n = 1; n <= 20; ++n) {
+    std::set<EventId> roots;
+    for (std::uint32_t i = 0; i < 30; ++i) {
+      roots.insert(numbered_root(n * 1000 + i));
+      every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
+    }
+    peer.apply(
+        plan_.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, t0 + n));
+    while (!peer.fresh.empty()) {
+      Commands answers;
+      for (const auto& id : std::vector<std::string>(peer.fresh)) {
+        auto more = plan_.on_eose(relay_a, id, t0 + n);
+        answers.insert(answers.end(), more.begin(), more.end());
+      }
+      peer.apply(answers);
+    }
+    ASSERT_LE(peer.open.size(), cap - 2) << "repository " << n;
+  }
+  EXPECT_EQ(peer.values('e'), every_root);
+}
+
 TEST_F(SyncPlanTest, APeerWithoutALimitationIsGivenStrfrysDefaultCap) {
   SyncConfig c = config();
   EXPECT_EQ(plan_.subscription_budget(RelayState{}),
