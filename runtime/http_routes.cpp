@@ -14,6 +14,14 @@ std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find_first_of("?#"));
 }
 
+HttpResponse method_not_allowed() {
+  auto response = text_response(405, "method not allowed\n");
+  response.headers.emplace_back("Allow", "GET, HEAD, OPTIONS");
+  return response;
+}
+
+}  // namespace
+
 std::string html_escape(std::string_view text) {
   std::string escaped;
   for (char c : text) {
@@ -39,14 +47,6 @@ std::string html_escape(std::string_view text) {
   }
   return escaped;
 }
-
-HttpResponse method_not_allowed() {
-  auto response = text_response(405, "method not allowed\n");
-  response.headers.emplace_back("Allow", "GET, HEAD, OPTIONS");
-  return response;
-}
-
-}  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& cors_headers() {
   static const std::vector<std::pair<std::string, std::string>> headers{

@@ -43,4 +43,7 @@ HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& co
 std::string landing_page_html(std::string_view name, std::string_view description,
                               std::string_view domain, std::string_view version);
 
+/// `text` with the five HTML special characters escaped, for text and attribute values.
+std::string html_escape(std::string_view text);
+
 }  // namespace graspd::runtime
