@@ -585,13 +585,19 @@ StoreOptions small_map(const TempDir& dir) {
   return options;
 }
 
+/// Writes one event, notes the map size in `before`, then lets another process grow the map.
+void write_then_grow_elsewhere(EventStore& store, const TempDir& dir, std::size_t& before) {
+  std::vector<EventPtr> first{unsigned_event(1, 1, 1, 1)};
+  ASSERT_EQ(store.write_batch(first)[0], WriteOutcome::stored);
+  before = store.map_size();
+  ASSERT_EQ(grow_from_another_process(dir.path()), 0);
+}
+
 TEST(EventStoreMapTest, AReadAdoptsTheMapAnotherProcessGrew) {
   TempDir dir;
   EventStore store(small_map(dir));
-  std::vector<EventPtr> first{unsigned_event(1, 1, 1, 1)};
-  ASSERT_EQ(store.write_batch(first)[0], WriteOutcome::stored);
-  const auto before = store.map_size();
-  ASSERT_EQ(grow_from_another_process(dir.path()), 0);
+  std::size_t before = 0;
+  ASSERT_NO_FATAL_FAILURE(write_then_grow_elsewhere(store, dir, before));
   // The read transaction meets MDB_MAP_RESIZED, adopts the new size and sees every event.
   EXPECT_EQ(store.size(), 3001u);
   EXPECT_GT(store.map_size(), before);
@@ -603,10 +609,8 @@ TEST(EventStoreMapTest, AReadAdoptsTheMapAnotherProcessGrew) {
 TEST(EventStoreMapTest, AWriteAdoptsTheMapAnotherProcessGrew) {
   TempDir dir;
   EventStore store(small_map(dir));
-  std::vector<EventPtr> first{unsigned_event(1, 1, 1, 1)};
-  ASSERT_EQ(store.write_batch(first)[0], WriteOutcome::stored);
-  const auto before = store.map_size();
-  ASSERT_EQ(grow_from_another_process(dir.path()), 0);
+  std::size_t before = 0;
+  ASSERT_NO_FATAL_FAILURE(write_then_grow_elsewhere(store, dir, before));
   // The write transaction meets MDB_MAP_RESIZED first: adopted, then committed.
   std::vector<EventPtr> after{unsigned_event(2, 1, 2, 1)};
   EXPECT_EQ(store.write_batch(after)[0], WriteOutcome::stored) << store.last_error();
