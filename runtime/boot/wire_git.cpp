@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "messages/nostr/nip34.hpp"
 #include "runtime/git_http.hpp"
 #include "runtime/git_repository.hpp"
 #include "runtime/git_state_sync.hpp"
@@ -29,6 +30,15 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config) {
   out.domain = config.domain.text;
   out.nip11 = runtime::build_nip11_document(config);
   return out;
+}
+
+/// Every stored announcement of a repository named `identifier`, whoever its owner.
+nostr::Filter announcements_of(const std::string& identifier) {
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  f.tags['d'] = {identifier};
+  f.normalize();
+  return f;
 }
 
 }  // namespace
@@ -67,24 +77,16 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
     return git::push_authority(*view, owner, identifier, {}).state;
   };
   sync_hooks.owners = [view](const std::string& identifier) {
-    nostr::Filter f;
-    f.kinds = std::vector<std::uint32_t>{30617};
-    f.tags['d'] = {identifier};
-    f.normalize();
     std::set<nostr::Pubkey> authors;
-    view->scan({f}, [&](const nostr::Event& announcement) {
+    view->scan({announcements_of(identifier)}, [&](const nostr::Event& announcement) {
       authors.insert(announcement.pubkey);
       return authors.size() < 1024;
     });
     return std::vector<nostr::Pubkey>(authors.begin(), authors.end());
   };
   sync_hooks.clone_urls = [view](const std::string& identifier) {
-    nostr::Filter f;
-    f.kinds = std::vector<std::uint32_t>{30617};
-    f.tags['d'] = {identifier};
-    f.normalize();
     std::vector<std::string> urls;
-    view->scan({f}, [&](const nostr::Event& announcement) {
+    view->scan({announcements_of(identifier)}, [&](const nostr::Event& announcement) {
       for (const auto& tag : announcement.tags)
         if (!tag.empty() && tag[0] == "clone")
           for (std::size_t i = 1; i < tag.size() && urls.size() < 64; ++i) urls.push_back(tag[i]);
