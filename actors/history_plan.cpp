@@ -48,15 +48,29 @@ void HistoryPlan::set_desired(const std::map<std::string, SyncItems>& desired, s
   }
 }
 
-std::optional<std::string> HistoryPlan::admit(std::int64_t now) {
-  if (active_workers() >= config_.max_workers) return std::nullopt;
-  for (auto& [relay, state] : relays_) {
+std::map<std::string, HistoryPlan::Relay>::const_iterator HistoryPlan::next_due(
+    std::int64_t now) const {
+  auto best = relays_.end();
+  if (active_workers() >= config_.max_workers) return best;
+  for (auto it = relays_.begin(); it != relays_.end(); ++it) {
+    const auto& state = it->second;
     if (state.worker || state.groups.empty() || state.due > now) continue;
-    state.worker = true;
-    state.done_in_rotation = 0;
-    return relay;
+    if (best == relays_.end() || state.due < best->second.due) best = it;
   }
-  return std::nullopt;
+  return best;
+}
+
+bool HistoryPlan::admissible(std::int64_t now) const {
+  return next_due(now) != relays_.end();
+}
+
+std::optional<std::string> HistoryPlan::admit(std::int64_t now) {
+  auto found = next_due(now);
+  if (found == relays_.end()) return std::nullopt;
+  auto& state = relays_.at(found->first);
+  state.worker = true;
+  state.done_in_rotation = 0;
+  return found->first;
 }
 
 std::optional<nostr::Filters> HistoryPlan::next_group(const std::string& relay) const {

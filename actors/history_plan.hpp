@@ -3,8 +3,8 @@
 // per relay, and which relays have a worker. The Sync+ controller feeds it the desired work and
 // maintenance passes; history workers ask it for their next group.
 //
-//  - a maintenance pass admits at most one due relay without a worker, while fewer than
-//    `max_workers` (32) run;
+//  - a maintenance pass admits at most one due relay without a worker (the one due longest),
+//    while fewer than `max_workers` (32) run;
 //  - a worker drains its relay's groups from the cursor; a successful group moves on to the next
 //    one until a full rotation is done, then the relay is due again after `refresh` seconds;
 //  - a failed group advances the cursor and releases the worker: the relay is due again after
@@ -58,8 +58,11 @@ class HistoryPlan {
   /// Replaces the desired relays and their items. New relays are due now; a relay whose items
   /// changed keeps its cursor modulo its new group count and is due now.
   void set_desired(const std::map<std::string, SyncItems>& desired, std::int64_t now);
-  /// A maintenance pass: the relay admitted (a worker is to be started for it), if any.
+  /// A maintenance pass: the relay admitted (a worker is to be started for it), if any: the one
+  /// due longest, so relays never visited go before ones whose work merely changed.
   std::optional<std::string> admit(std::int64_t now);
+  /// True when admit(now) would admit a relay.
+  bool admissible(std::int64_t now) const;
   /// The group at the relay's cursor for its worker; nullopt ends the worker.
   std::optional<nostr::Filters> next_group(const std::string& relay) const;
   /// The worker's group ended; true when the worker continues with next_group.
@@ -77,6 +80,9 @@ class HistoryPlan {
   std::map<std::string, Relay> relays_;
   /// Relays no longer desired whose worker is still out.
   std::map<std::string, Relay> leaving_;
+
+  /// The relay admit(now) would pick, if any.
+  std::map<std::string, Relay>::const_iterator next_due(std::int64_t now) const;
 };
 
 }  // namespace graspd::sync

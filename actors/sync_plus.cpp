@@ -237,13 +237,40 @@ void start_worker(Self self, const std::string& relay) {
   log::debug(component, "history worker for " + relay);
 }
 
-/// The maintenance pass: reconcile, one discovery batch on a new source, one history relay.
-void pass(Self self) {
+void arm_maintenance(Self self, bool started) {
+  auto& st = self->state;
+  if (st.maintenance_armed || !(started || st.history->admissible(now(self)))) return;
+  st.maintenance_armed = true;
+  self->delayed_send(self, st.config.maintenance_interval, atom::maintain::value);
+}
+
+/// A maintenance pass: one discovery batch on a new source, one history relay; repeated every
+/// maintenance interval while it starts something or a relay is admissible.
+void maintain(Self self) {
   auto& st = self->state;
   ++st.counts.passes;
+  bool started = false;
+  if (auto batch = st.discovery->on_pass(now(self))) {
+    send_batch(self, *batch);
+    started = true;
+  }
+  if (auto relay = st.history->admit(now(self))) {
+    start_worker(self, *relay);
+    started = true;
+  }
+  if (started) publish_status(self);
+  arm_maintenance(self, started);
+}
+
+void on_maintenance_timer(Self self) {
+  self->state.maintenance_armed = false;
+  maintain(self);
+}
+
+/// Reconciliation, then a maintenance pass.
+void pass(Self self) {
   reconcile(self);
-  if (auto batch = st.discovery->on_pass(now(self))) send_batch(self, *batch);
-  if (auto relay = st.history->admit(now(self))) start_worker(self, *relay);
+  maintain(self);
   publish_status(self);
 }
 
@@ -256,6 +283,7 @@ void on_inventory(Self self, PlusInventoryUpdate& update) {
   }
   reconcile(self);
   publish_status(self);
+  arm_maintenance(self, false);
 }
 
 void on_history_next(Self self, const HistoryNext& next) {
@@ -274,6 +302,7 @@ void on_history_next(Self self, const HistoryNext& next) {
     self->send(worker->second, HistoryGroup{true, {}, false});
     st.workers.erase(worker);
     update_gauges(self);
+    arm_maintenance(self, false);
     return;
   }
   self->send(worker->second,
@@ -286,6 +315,7 @@ void on_worker_down(Self self, const caf::down_msg& down) {
     if (caf::actor_cast<caf::actor_addr>(it->second) != down.source) continue;
     st.history->on_worker_gone(it->first);
     st.workers.erase(it);
+    arm_maintenance(self, false);
     return;
   }
 }
@@ -321,6 +351,7 @@ sync_plus_actor::behavior_type sync_plus(Self self, SyncPlusConfig config,
       [=](PlusInventoryUpdate& update) { on_inventory(self, update); },
       [=](HistoryNext& next) { on_history_next(self, next); },
       [=](atom::tick) { on_tick(self); },
+      [=](atom::maintain) { on_maintenance_timer(self); },
       [=](atom::status) -> std::string { return sync_plus_status_json(self->state, now(self)); },
   };
 }

@@ -2,9 +2,12 @@
 // the self-subscriber's inventory. It owns the mailbox selection (target hygiene and the
 // four-relay bound, actors/mailboxes), the DiscoveryPlan and the HistoryPlan, and only carries
 // out their decisions:
-//  - a maintenance pass every `reconcile_interval` (and at the first inventory): reconciles
-//    sources and coverage, starts at most one discovery batch on a new source and admits at most
-//    one history relay (spawning its HistoryWorker);
+//  - a reconciliation every `reconcile_interval` (and at the first inventory) derives sources,
+//    coverage and history work from the inventory;
+//  - a maintenance pass after each reconciliation, then every `maintenance_interval` while work
+//    is admissible, starts at most one discovery batch on a new source and admits at most one
+//    history relay (spawning its HistoryWorker): relays join one by one, yet 200 mailbox relays
+//    are all visited within minutes rather than 200 reconciliations;
 //  - discovery batches (kind 0 + 10002, at most 100 authors, one in flight) and history groups go
 //    through the sync manager's fetch path (RelayFetch), which opens control-plane connections;
 //  - root authors' read/unmarked inboxes (or the fallback relays) go to the sync manager as
@@ -43,6 +46,8 @@ struct SyncPlusConfig {
   std::optional<std::string> bootstrap_relay;
   std::vector<std::string> fallback_relays;
   std::chrono::seconds reconcile_interval{60};
+  /// Between reconciliations, while a history relay is admissible or discovery just started.
+  std::chrono::milliseconds maintenance_interval{1000};
   sync::DiscoveryConfig discovery;
   sync::HistoryConfig history;
   /// Repository-scoped probes of owners' and maintainers' inboxes (public instances).
@@ -91,6 +96,8 @@ struct SyncPlusState {
   SyncPlusCounts counts;
   std::shared_ptr<SyncPlusMetrics> metrics;
   bool first_pass_done = false;
+  /// A maintenance timer is out (at most one).
+  bool maintenance_armed = false;
 };
 
 sync_plus_actor::behavior_type sync_plus(sync_plus_actor::stateful_pointer<SyncPlusState> self,

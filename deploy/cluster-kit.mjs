@@ -10,6 +10,9 @@
 //                                          --events-cache the signed events (and the two ports their
 //                                          announcements name) are saved once and reused
 //   memory   --repos R                     resident memory per R tracked repositories
+//   plus     --repos R --issues T --authors A --relays L [--reconcile S] [--events-cache FILE]
+//                                          GRASP-03 Sync+: replies found only in participants'
+//                                          mailboxes on L relays (deploy/kit-plus.mjs)
 //
 // Node modules (ws, nostr-tools) come from tests/interop/node_modules. Every child process is
 // killed on exit, including on SIGINT/SIGTERM and on errors.
@@ -20,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
+import { plus } from './kit-plus.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'tests/interop/package.json'));
@@ -30,7 +34,8 @@ const { generateSecretKey, getPublicKey, finalizeEvent } = require('nostr-tools/
 const argv = process.argv.slice(2);
 const mode = argv[0] && !argv[0].startsWith('--') ? argv.shift() : 'cluster';
 const opt = { nodes: 3, events: 1000, binary: '', repos: 50, issues: 200, comments: 2, window: 64,
-              timeout: 120, keep: false, verbose: false, missing_every: 100, events_cache: '' };
+              timeout: 120, keep: false, verbose: false, missing_every: 100, events_cache: '',
+              authors: 5000, relays: 200, reconcile: 1 };
 for (let i = 0; i < argv.length; i++) {
   const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
   if (key === 'keep' || key === 'verbose') { opt[key] = true; continue; }
@@ -482,7 +487,8 @@ async function memory() {
   return 0;
 }
 
-const modes = { cluster, fullsync, catchup, memory };
+const kit = { opt, log, sleep, freePort, startNode, waitFor, Conn, publishAll, sign, announcement, rssBytes };
+const modes = { cluster, fullsync, catchup, memory, plus: () => plus(kit) };
 if (!modes[mode]) { console.error(`unknown mode ${mode}`); process.exit(2); }
 modes[mode]().then((code) => { cleanup(); process.exit(code); },
   (e) => { console.error(`[kit] error: ${e.stack || e.message}`); cleanup(); process.exit(1); });

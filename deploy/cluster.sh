@@ -9,6 +9,7 @@
 #   deploy/cluster.sh fullsync [--repos R] [--issues I] [--comments C] [--build-dir DIR]
 #   deploy/cluster.sh catchup  [--repos R] [--issues I] [--comments C] [--missing-every M] [--events-cache FILE] [--build-dir DIR]
 #   deploy/cluster.sh memory   [--repos R] [--build-dir DIR]
+#   deploy/cluster.sh plus     [--repos R] [--issues T] [--authors A] [--relays L] [--reconcile S] [--events-cache FILE]
 #
 # Run from anywhere after a build; the build dir defaults to the first of build/release,
 # build/default (or GRASPD_BUILD_DIR) that holds a graspd binary. Exit status 0 = no loss.
@@ -23,7 +24,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
     --build-dir=*) build_dir="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

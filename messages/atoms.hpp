@@ -47,5 +47,7 @@ using relay_msg = caf::atom_constant<caf::atom("rc_msg")>;
 using relay_gone = caf::atom_constant<caf::atom("rc_gone")>;
 /// Publish a status snapshot (SyncManager timer).
 using publish = caf::atom_constant<caf::atom("publish")>;
+/// Sync+ controller timer: admit due work between reconciliations.
+using maintain = caf::atom_constant<caf::atom("plus_mnt")>;
 
 }  // namespace graspd::atom

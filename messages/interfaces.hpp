@@ -130,8 +130,10 @@ using sync_plus_actor = caf::typed_actor<
     caf::reacts_to<PlusInventoryUpdate>,
     // A history worker's group ended (or it starts): answered with a HistoryGroup to the worker.
     caf::reacts_to<HistoryNext>,
-    // INTERNAL: the maintenance pass (reconciliation, discovery, history admission).
+    // INTERNAL: reconciliation, then a maintenance pass.
     caf::reacts_to<atom::tick>,
+    // INTERNAL: a maintenance pass (one discovery source, one history relay) while work is due.
+    caf::reacts_to<atom::maintain>,
     // The Sync+ section of /api/sync.
     caf::replies_to<atom::status>::with<std::string>>;
 

@@ -62,6 +62,21 @@ TEST(HistoryPlan, OneRelayIsAdmittedPerPassUpToThe32WorkerCeiling) {
   EXPECT_TRUE(plan.admit(101));
 }
 
+TEST(HistoryPlan, ARelayNeverVisitedGoesBeforeOneWhoseWorkMerelyChanged) {
+  HistoryPlan plan(small_groups());
+  plan.set_desired({{relay(1), roots(1)}, {relay(2), roots(1)}, {relay(3), roots(1)}}, 0);
+  ASSERT_EQ(plan.admit(0), relay(1));
+  while (plan.next_group(relay(1))) plan.on_group_done(relay(1), true, 0);
+  // A reply found elsewhere grows relay 1's work: it is due again, but behind the relays that
+  // have waited since the start.
+  plan.set_desired({{relay(1), roots(2)}, {relay(2), roots(1)}, {relay(3), roots(1)}}, 5);
+  EXPECT_TRUE(plan.admissible(5));
+  EXPECT_EQ(plan.admit(5), relay(2));
+  EXPECT_EQ(plan.admit(6), relay(3));
+  EXPECT_EQ(plan.admit(7), relay(1));
+  EXPECT_FALSE(plan.admissible(8)) << "every relay has its worker";
+}
+
 TEST(HistoryPlan, AWorkerDrainsItsRotationThenTheRelayRefreshesAfter24Hours) {
   HistoryPlan plan(small_groups());
   plan.set_desired({{relay(1), roots(2)}}, 0);

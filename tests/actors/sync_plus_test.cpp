@@ -261,6 +261,22 @@ TEST_F(SyncPlusTest, AHistoryWorkerDrainsItsRelayThroughTheFetchPathThenRetires)
   EXPECT_TRUE(manager_state().connections.empty());
 }
 
+TEST_F(SyncPlusTest, HistoryRelaysJoinOnePerMaintenancePassNotOnePerReconciliation) {
+  thread();
+  store({relay_list(4, {{"r", "wss://h1.example", "write"},
+                        {"r", "wss://h2.example", "write"},
+                        {"r", "wss://h3.example", "write"}})});
+  start_plus();  // reconciliation every 60 s, maintenance every second
+  EXPECT_EQ(plus_state().counts.workers_started, 1u);
+  advance_time(1s);
+  EXPECT_EQ(plus_state().counts.workers_started, 2u);
+  advance_time(1s);
+  EXPECT_EQ(plus_state().counts.workers_started, 3u);
+  advance_time(5s);
+  EXPECT_EQ(plus_state().counts.workers_started, 3u) << "one worker per relay";
+  EXPECT_FALSE(plus_state().maintenance_armed) << "nothing admissible: the timer stops";
+}
+
 TEST_F(SyncPlusTest, AFailedGroupReleasesTheWorkerAndRetriesAfter5Minutes) {
   thread();
   store({relay_list(4, {{"r", "wss://out4.example", "read"}})});  // a history mailbox only
