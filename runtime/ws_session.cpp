@@ -110,7 +110,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     // Beast calls the decorator after it wrote its answer to the client's offer.
     ws_.set_option(websocket::stream_base::decorator([this](websocket::response_type& res) {
       res.set(beast::http::field::server, "graspd");
-      auto params = negotiated_deflate(res[beast::http::field::sec_websocket_extensions]);
+      const auto offer_answer = res[beast::http::field::sec_websocket_extensions];
+      auto params = negotiated_deflate(std::string_view(offer_answer.data(), offer_answer.size()));
       if (params.enabled) deflater_.emplace(params, shared_->deflate_cache);
     }));
     ws_.async_accept(request,
@@ -347,7 +348,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::uint64_t id_;
   std::unique_ptr<WsSessionHandler> handler_;
   std::deque<WsFrame> queue_;
-  WsFrame writing_frame_;  // the frame Beast is writing
+  WsFrame writing_frame_;                    // the frame Beast is writing
   std::optional<MessageDeflater> deflater_;  // set when permessage-deflate was negotiated
   std::string framed_;                       // write_framed's frame, copied by the layer below
   std::size_t queued_bytes_ = 0;

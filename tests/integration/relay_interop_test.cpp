@@ -49,7 +49,8 @@ TEST(RelayInterop, DeflateClientsReceiveEveryEventIntact) {
                             status);
   EXPECT_EQ(status, 0) << output;
   EXPECT_EQ(output.find("fail"), std::string::npos) << output;
-  EXPECT_NE(output.find("ok deflate, no context takeover: cached REQ"), std::string::npos) << output;
+  EXPECT_NE(output.find("ok deflate, no context takeover: cached REQ"), std::string::npos)
+      << output;
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 

@@ -113,12 +113,15 @@ TEST(WsDeflate, ReadsTheNegotiatedParameters) {
   auto plain = negotiated_deflate("permessage-deflate");
   EXPECT_TRUE(plain.enabled);
   EXPECT_EQ(plain.window_bits, 15);
-  auto small = negotiated_deflate("permessage-deflate; server_max_window_bits=10; "
-                                  "client_max_window_bits=12; server_no_context_takeover");
+  auto small = negotiated_deflate(
+      "permessage-deflate; server_max_window_bits=10; "
+      "client_max_window_bits=12; server_no_context_takeover");
   EXPECT_TRUE(small.enabled);
   EXPECT_EQ(small.window_bits, 10);
-  EXPECT_EQ(negotiated_deflate("foo; server_max_window_bits=9, permessage-deflate").window_bits, 15);
-  EXPECT_EQ(negotiated_deflate("permessage-deflate; server_max_window_bits=\"11\"").window_bits, 11);
+  EXPECT_EQ(negotiated_deflate("foo; server_max_window_bits=9, permessage-deflate").window_bits,
+            15);
+  EXPECT_EQ(negotiated_deflate("permessage-deflate; server_max_window_bits=\"11\"").window_bits,
+            11);
 }
 
 TEST(WsDeflate, EventFramesSmallFramesAndWholeFramesArriveIntactForEveryClient) {
@@ -156,7 +159,8 @@ TEST(WsDeflate, ASmallNegotiatedWindowIsRespected) {
 
 TEST(WsDeflate, ShortMessagesAndUnnegotiatedConnectionsLeaveUncompressed) {
   std::string wire;
-  MessageDeflater({true, 15}, nullptr).encode(Frame(std::make_shared<const std::string>("[\"OK\"]")), wire);
+  MessageDeflater({true, 15}, nullptr)
+      .encode(Frame(std::make_shared<const std::string>("[\"OK\"]")), wire);
   MessageDeflater({false, 15}, nullptr)
       .encode(Frame("[\"EVENT\",\"s\",", event_json(0, 500), "]"), wire);
   auto frames = split_frames(wire);
