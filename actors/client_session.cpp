@@ -15,6 +15,7 @@
 #include "actors/outbox.hpp"
 #include "actors/verifier_pool.hpp"
 #include "messages/nostr/client_message.hpp"
+#include "messages/nostr/event_frame.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
 #include "runtime/ws_metrics.hpp"
@@ -349,7 +350,10 @@ struct SessionState {
   store::AnswerSink sender(Answer& answer, std::size_t& budget) {
     return [this, &answer, &budget](const store::AnswerRef& ref, std::string_view json) {
       answer.delivered.push_back(ref.id);
-      send(nostr::relay_event(answer.subid, json));
+      // In pieces, as the fan-out sends it: a compressing connection reuses the event's
+      // compressed JSON (runtime/ws_deflate.hpp).
+      outbox.send(
+          nostr::relay_event_frame(answer.subid, std::make_shared<const std::string>(json)));
       budget -= std::min(budget, json.size());
       return budget > 0;
     };

@@ -65,6 +65,7 @@ struct Config {
   std::uint64_t max_outbound_bytes = 0;
   std::uint64_t ping_interval_secs = 0;
   bool websocket_compression = true;
+  std::uint64_t websocket_deflate_cache_bytes = 0;
 
   // Curation, parsed into what the acceptance policy matches.
   AcceptanceMode acceptance_policy = AcceptanceMode::grasp01;

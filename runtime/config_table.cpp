@@ -255,6 +255,11 @@ std::vector<OptionSpec> transport_options() {
       {"websocket_compression", "NGIT_WEBSOCKET_COMPRESSION", "--websocket-compression", "bool",
        "true", "Negotiate permessage-deflate when a client offers it.",
        bool_option(&C::websocket_compression)},
+      {"websocket_deflate_cache_bytes", "NGIT_WEBSOCKET_DEFLATE_CACHE_BYTES",
+       "--websocket-deflate-cache-bytes", "integer", "33554432",
+       "Compressed event JSON kept for reuse by every compressing connection (REQ answers, "
+       "fan-out); 0 = compress every delivery.",
+       uint_option(&C::websocket_deflate_cache_bytes, 0, 1ull << 34)},
   };
 }
 

@@ -7,9 +7,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <optional>
 #include <string_view>
 
 #include "runtime/coalescing_stream.hpp"
+#include "runtime/ws_deflate.hpp"
 
 namespace graspd::runtime {
 
@@ -51,6 +53,7 @@ struct Shared {
   WsHandlerFactory factory;
   WsObserver observer;
   ConnectionLimiter limiter;
+  std::shared_ptr<DeflateCache> deflate_cache;
   std::atomic<std::uint64_t> next_id{1};
   std::mutex sessions_mutex;
   std::unordered_map<std::uint64_t, std::weak_ptr<WsConnection>> sessions;
@@ -59,7 +62,8 @@ struct Shared {
       : options(std::move(o)),
         factory(std::move(f)),
         observer(std::move(obs)),
-        limiter(options.max_connections, options.max_connections_per_ip) {}
+        limiter(options.max_connections, options.max_connections_per_ip),
+        deflate_cache(std::make_shared<DeflateCache>(options.deflate_cache_bytes)) {}
 
   void connections_changed() {
     if (observer.on_connections_changed) observer.on_connections_changed(limiter.open());
@@ -94,19 +98,22 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     timeouts.keep_alive_pings = true;
     ws_.set_option(timeouts);
     if (options.compression) {
+      // Beast negotiates the extension and inflates what the client sends; our messages are
+      // framed and compressed by a MessageDeflater (runtime/ws_deflate.hpp says why).
       websocket::permessage_deflate pmd;
       pmd.server_enable = true;
-      // Level 1 instead of Beast's 8: large frames (a stored-events answer, a
-      // 1 MB NEG-MSG) compress at several times the speed for a few percent
-      // of ratio; the single-owner actors never wait, but the io threads do.
-      pmd.compLevel = 1;
       ws_.set_option(pmd);
     }
     // Our own bound (read_some + discard) lets us answer with a NOTICE and keep
     // the connection; this hard cap only guards a single frame header.
     ws_.read_message_max(0);
-    ws_.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& res) { res.set(beast::http::field::server, "graspd"); }));
+    // Beast calls the decorator after it wrote its answer to the client's offer.
+    ws_.set_option(websocket::stream_base::decorator([this](websocket::response_type& res) {
+      res.set(beast::http::field::server, "graspd");
+      const auto offer_answer = res[beast::http::field::sec_websocket_extensions];
+      auto params = negotiated_deflate(std::string_view(offer_answer.data(), offer_answer.size()));
+      if (params.enabled) deflater_.emplace(params, shared_->deflate_cache);
+    }));
     ws_.async_accept(request,
                      [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
   }
@@ -258,6 +265,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     writing_ = true;
     // Frames queued behind this one leave with the last of them in one socket write.
     ws_.next_layer().hold(queue_.size() > 1);
+    if (deflater_) return write_framed();
     ws_.text(true);
     // Held here until the write completes, whatever happens to the queue meanwhile.
     writing_frame_ = queue_.front();
@@ -266,6 +274,21 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     ws_.async_write(pieces, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       self->on_write(ec);
     });
+  }
+
+  // Our own frame, written below Beast: the coalescing layer takes each write whole, so it never
+  // interleaves with the control frames Beast writes there (pong, ping, close).
+  void write_framed() {
+    if (!ws_.is_open()) {  // Beast answered a close: nothing may follow it
+      return net::post(ws_.get_executor(), [self = shared_from_this()] {
+        self->on_write(net::error::operation_aborted);
+      });
+    }
+    framed_.clear();
+    deflater_->encode(queue_.front(), framed_);
+    ws_.next_layer().async_write_some(
+        net::buffer(framed_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
   }
 
   static net::const_buffer piece(std::string_view text) {
@@ -325,7 +348,9 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::uint64_t id_;
   std::unique_ptr<WsSessionHandler> handler_;
   std::deque<WsFrame> queue_;
-  WsFrame writing_frame_;  // the frame Beast is writing
+  WsFrame writing_frame_;                    // the frame Beast is writing
+  std::optional<MessageDeflater> deflater_;  // set when permessage-deflate was negotiated
+  std::string framed_;                       // write_framed's frame, copied by the layer below
   std::size_t queued_bytes_ = 0;
   std::function<void()> on_drained_;  // when_drained: due once queued_bytes_ <= drained_at_
   std::size_t drained_at_ = 0;

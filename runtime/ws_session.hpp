@@ -72,6 +72,8 @@ struct WsOptions {
   std::size_t max_inbound_backlog = 8u << 20;
   std::chrono::seconds idle_ping_interval{60};
   bool compression = true;
+  /// Bytes of compressed event JSON kept for reuse across connections (0 = none).
+  std::size_t deflate_cache_bytes = 32u << 20;
   /// Text sent before closing a connection whose reader is too slow.
   WsFrame overflow_frame;
   /// Text sent before closing a connection refused by a connection cap.

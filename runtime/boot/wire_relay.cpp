@@ -50,7 +50,8 @@ runtime::RelayLimits relay_limits(const runtime::Config& config) {
   return limits;
 }
 
-runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compression) {
+runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compression,
+                              std::size_t deflate_cache_bytes) {
   runtime::WsOptions options;
   options.max_message_bytes = limits.max_message_bytes;
   options.max_outbound_bytes = limits.max_outbound_bytes;
@@ -58,6 +59,7 @@ runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compressi
   options.max_inbound_backlog = std::max<std::size_t>(8u << 20, 4 * limits.max_message_bytes);
   options.idle_ping_interval = limits.idle_ping_interval;
   options.compression = compression;
+  options.deflate_cache_bytes = deflate_cache_bytes;
   options.max_connections = limits.max_connections;
   options.max_connections_per_ip = limits.max_connections_per_ip;
   options.overflow_frame = std::make_shared<const std::string>(
@@ -90,7 +92,8 @@ WiredRelay wire_relay(const Services& services, const WiredStore& store,
       std::make_shared<NegentropyBudget>(4 * context->limits.negentropy_max_sync_events);
 
   wired.endpoint = runtime::make_websocket_endpoint(
-      ws_options(context->limits, services.config.websocket_compression),
+      ws_options(context->limits, services.config.websocket_compression,
+                 services.config.websocket_deflate_cache_bytes),
       make_client_session_factory(services.system, context), ws_observer(metrics));
   services.http.set_websocket_handler(wired.endpoint->upgrade_handler());
   return wired;

@@ -25,7 +25,8 @@ struct WiredRelay {
 runtime::RelayLimits relay_limits(const runtime::Config& config);
 
 /// RelayLimits → the WebSocket transport's options.
-runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compression);
+runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compression,
+                              std::size_t deflate_cache_bytes);
 
 /// Spawns the fan-out and the verifiers and installs the WebSocket endpoint on services.http.
 WiredRelay wire_relay(const Services& services, const WiredStore& store, const WiredPolicy& policy);

@@ -36,5 +36,23 @@ TEST(RelayInterop, NostrToolsPublishesQueriesSubscribesAndCounts) {
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
+// permessage-deflate as `ws` (nostr-tools' transport) negotiates it: with and without context
+// takeover, with small windows; REQ answers (cached and not) and live events arrive intact.
+TEST(RelayInterop, DeflateClientsReceiveEveryEventIntact) {
+  ASSERT_TRUE(fs::exists(interop_dir() / "node_modules" / "ws" / "package.json")) << interop_dir();
+  GraspdProcess graspd{relay_options()};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+
+  int status = -1;
+  auto output = run_command("cd '" + interop_dir().string() +
+                                "' && timeout 60 node deflate_client.mjs " + graspd.relay_url(),
+                            status);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(output.find("fail"), std::string::npos) << output;
+  EXPECT_NE(output.find("ok deflate, no context takeover: cached REQ"), std::string::npos)
+      << output;
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
 }  // namespace
 }  // namespace graspd::test

@@ -1,6 +1,7 @@
 // graspd-load: publishes pre-signed events over N WebSocket connections,
 // runs REQ workloads and holds idle connections against a running relay;
-// prints throughput and latency percentiles.
+// prints throughput and latency percentiles. `--url ws://HOST:PORT/` (or --host/--port) points it
+// at any relay, strfry included.
 //
 //   graspd-load publish --port 7334 --events 100000 --connections 4 [--compression]
 //   [--content-bytes 200] graspd-load req     --port 7334 --requests 200 --filter
@@ -33,6 +34,7 @@
 
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/verify.hpp"
+#include "messages/relay_url.hpp"
 #include "runtime/ws_client.hpp"
 
 namespace {
@@ -44,6 +46,7 @@ struct Args {
   std::string mode;
   std::string host = "127.0.0.1";
   std::uint16_t port = 7334;
+  std::string path = "/";
   std::size_t events = 10000;
   std::size_t connections = 1;
   std::size_t window = 1000;
@@ -60,12 +63,13 @@ struct Args {
 };
 
 void usage() {
-  std::cerr << "usage: graspd-load publish|req|idle [--host H] [--port P] [--events N] "
-               "[--connections C]\n"
-               "       [--window W] [--content-bytes B] [--compression] [--kind K] [--authors A] "
-               "[--tag T]\n"
-               "       [--announce HOST:PORT] [--repos R]\n"
-               "       [--requests R] [--filter JSON] [--hold-secs S]\n";
+  std::cerr
+      << "usage: graspd-load publish|req|idle [--url ws://H:P/ | --host H --port P] [--events N] "
+         "[--connections C]\n"
+         "       [--window W] [--content-bytes B] [--compression] [--kind K] [--authors A] "
+         "[--tag T]\n"
+         "       [--announce HOST:PORT] [--repos R]\n"
+         "       [--requests R] [--filter JSON] [--hold-secs S]\n";
 }
 
 bool parse_args(int argc, char** argv, Args& a) {
@@ -74,7 +78,13 @@ bool parse_args(int argc, char** argv, Args& a) {
   for (int i = 2; i < argc; ++i) {
     std::string k = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (k == "--host")
+    if (k == "--url") {  // any relay: ws://HOST[:PORT][/PATH] (plain WebSocket, no TLS)
+      auto url = graspd::parse_url(next());
+      if (!url || url->scheme != "ws") return false;
+      a.host = url->host;
+      a.port = url->port;
+      a.path = url->path_and_query.empty() ? "/" : url->path_and_query;
+    } else if (k == "--host")
       a.host = next();
     else if (k == "--port")
       a.port = static_cast<std::uint16_t>(std::stoul(next()));
@@ -237,7 +247,7 @@ int run_publish(const Args& a) {
       (void)a;
     };
     std::string error;
-    p->ws = WsClient::connect(a.host, a.port, "/", std::move(options), &error);
+    p->ws = WsClient::connect(a.host, a.port, a.path, std::move(options), &error);
     if (!p->ws) {
       std::cerr << "connect failed: " << error << "\n";
       return 1;
@@ -314,7 +324,7 @@ int run_req(const Args& a) {
   options.compression = a.compression;
   options.on_message = [&waiter](std::string&& text) { waiter.on_message(text); };
   std::string error;
-  auto ws = WsClient::connect(a.host, a.port, "/", std::move(options), &error);
+  auto ws = WsClient::connect(a.host, a.port, a.path, std::move(options), &error);
   if (!ws) {
     std::cerr << "connect failed: " << error << "\n";
     return 1;

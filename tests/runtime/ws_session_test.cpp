@@ -13,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "runtime/http_server.hpp"
 #include "runtime/ws_client.hpp"
@@ -143,6 +144,44 @@ TEST_F(WsTransportTest, AFrameInPiecesArrivesAsOneMessageAndDrainRequestsFireOnc
   EXPECT_TRUE(wait_until([&] { return drained == 1; }, 5s));
   connection->when_drained(0, [&] { ++drained; });
   EXPECT_TRUE(wait_until([&] { return drained == 2; }, 5s)) << "an empty queue answers at once";
+}
+
+// Beast's own client reads the frames the session compresses itself: event frames (the second
+// delivery of a body from the shared cache), short ones sent plain, a large one; and it can still
+// send compressed messages, which Beast inflates.
+TEST_F(WsTransportTest, BeastsClientReadsTheCompressedFramesIntact) {
+  WsOptions options;
+  options.compression = true;
+  start(options);
+  std::string error;
+  WsClient::Options client_options;
+  client_options.compression = true;
+  client_ = WsClient::connect("127.0.0.1", server_.port(), "/", std::move(client_options), &error);
+  ASSERT_TRUE(client_) << error;
+  EXPECT_TRUE(client_->compressed());
+  std::shared_ptr<WsConnection> connection;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(seen_->mutex);
+        connection = seen_->connection.lock();
+        return connection != nullptr;
+      },
+      5s));
+  std::vector<Frame> frames;
+  auto body =
+      std::make_shared<const std::string>("{\"content\":\"" + std::string(600, 'c') + "\"}");
+  frames.emplace_back("[\"EVENT\",\"a\",", body, "]");
+  frames.emplace_back(std::make_shared<const std::string>("[\"EOSE\",\"a\"]"));
+  frames.emplace_back("[\"EVENT\",\"b\",", body, "]");
+  frames.emplace_back(std::make_shared<const std::string>(std::string(300 * 1024, 'z')));
+  connection->send_batch(frames);
+  for (const auto& frame : frames) {
+    auto message = client_->receive(5s);
+    ASSERT_TRUE(message);
+    EXPECT_EQ(*message, frame.text());
+  }
+  client_->send(std::string(4096, 'u'));
+  EXPECT_TRUE(wait_until([&] { return frames_seen() == 1; }, 5s));
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ TEST(Wiring, RelayLimitsCapTheDefaultLimit) {
   auto limits = relay_limits(load({{"NGIT_MAX_LIMIT", "100"}, {"NGIT_DEFAULT_LIMIT", "500"}}));
   EXPECT_EQ(limits.max_limit, 100u);
   EXPECT_EQ(limits.default_limit, 100u);
-  auto options = ws_options(limits, false);
+  auto options = ws_options(limits, false, 0);
   EXPECT_FALSE(options.compression);
   EXPECT_GE(options.max_inbound_backlog, 4 * limits.max_message_bytes);
 }
