@@ -21,7 +21,8 @@ using graspd::sim::SimOptions;
 constexpr const char* usage =
     "usage: graspd-sim [--seed N | --seeds A-B | --scenario FILE] [--nodes N] [--relays M]\n"
     "                  [--seconds S] [--repos R] [--publications P] [--faults-per-hour F]\n"
-    "                  [--restarts-per-hour R] [--no-shrink] [--quiet]\n";
+    "                  [--restarts-per-hour R] [--min-limit-cap C] [--no-shrink] [--quiet]\n"
+    "                  [--trace]\n";
 
 struct Args {
   SimOptions options;
@@ -43,6 +44,10 @@ bool parse_args(int argc, char** argv, Args& args) {
     std::string flag = argv[i];
     if (flag == "--no-shrink") {
       args.shrink = false;
+      continue;
+    }
+    if (flag == "--trace") {
+      args.options.print_trace = true;
       continue;
     }
     if (flag == "--quiet") {
@@ -71,6 +76,8 @@ bool parse_args(int argc, char** argv, Args& args) {
       args.options.repos = n;
     } else if (flag == "--publications" && parse_uint(value, n)) {
       args.options.publications = n;
+    } else if (flag == "--min-limit-cap" && parse_uint(value, n) && n >= 1) {
+      args.options.min_limit_cap = n;
     } else if (flag == "--faults-per-hour") {
       args.options.faults_per_hour = std::strtod(value.c_str(), nullptr);
     } else if (flag == "--restarts-per-hour") {

@@ -216,7 +216,7 @@ Action draw_fault(const SimOptions& options, Draw& draw, std::int64_t at) {
       break;
     case 4:
       a.kind = ActionKind::cap_limit;
-      a.value = 1 + draw.below(5);
+      a.value = options.min_limit_cap + draw.below(25);
       a.duration_ms = static_cast<std::int64_t>(1000 * (60 + draw.below(1800)));
       break;
     default:

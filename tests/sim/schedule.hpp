@@ -31,6 +31,11 @@ struct SimOptions {
   double faults_per_hour = 12;
   /// Node restarts per simulated hour.
   double restarts_per_hour = 1;
+  /// Smallest `limit` a capping relay enforces. Floods put up to 24 events on one timestamp; a cap
+  /// at or below that many stops REQ paging early (docs/simulation.md, known findings).
+  std::uint64_t min_limit_cap = 25;
+  /// Print every trace line as it happens (graspd-sim --trace).
+  bool print_trace = false;
 };
 
 enum class ActionKind {

@@ -5,6 +5,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 
@@ -87,12 +88,16 @@ class World {
     if (!result_.ok()) return;
     advance_to(options_.seconds * 1000);
     network_.heal();
+    // Settled: past the longest backoff and rate-limit cooldown, well before any daily resync
+    // (which would repair what a catch-up missed). Quiet: past the daily resync too.
     const auto& c = nodes_.front()->config();
-    const auto quiet =
-        static_cast<std::int64_t>(c.sync_daily_resync_max_secs + c.sync_max_backoff_secs +
-                                  c.sync_rate_limit_cooldown_secs + 3600);
-    advance_to(options_.seconds * 1000 + quiet * 1000);
-    if (result_.ok()) check_contents();
+    const auto settle =
+        static_cast<std::int64_t>(c.sync_max_backoff_secs + c.sync_rate_limit_cooldown_secs + 600);
+    advance_to((options_.seconds + settle) * 1000);
+    if (result_.ok()) check_contents("settled, before any daily resync");
+    const auto quiet = static_cast<std::int64_t>(c.sync_daily_resync_max_secs) + settle;
+    advance_to((options_.seconds + quiet) * 1000);
+    if (result_.ok()) check_contents("after the daily resync");
     finish();
   }
 
@@ -177,7 +182,7 @@ class World {
     scheduler_->run();
   }
 
-  void check_contents() {
+  void check_contents(const std::string& when) {
     std::vector<const SimRelay*> relays;
     for (std::size_t i = 0; i < network_.relay_count(); ++i) relays.push_back(&network_.relay(i));
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
@@ -196,12 +201,12 @@ class World {
                   std::to_string(copies) + " times");
         if (!expected.count(id))
           violate("node " + std::to_string(i) + " stores " + describe_event(id) +
-                  ", which no reachable relay offers it under the policy");
+                  ", which no reachable relay offers it under the policy (" + when + ")");
       }
       for (const auto& id : expected)
         if (!stored.count(id))
           violate("node " + std::to_string(i) + " lacks " + describe_event(id) +
-                  " (reachable and accepted)");
+                  " (reachable and accepted; " + when + ")");
     }
   }
 
@@ -230,6 +235,7 @@ class World {
   void trace(std::size_t node, const std::string& what) {
     auto line = std::to_string(now_ms()) + " " + what;
     hash(std::to_string(node) + "|" + line);
+    if (options_.print_trace) std::printf("n%zu %s\n", node, line.c_str());
     auto& tail = result_.node_traces.at(node);
     tail.push_back(std::move(line));
     if (tail.size() > trace_tail) tail.pop_front();
