@@ -112,7 +112,9 @@ bool run_one(const SimOptions& options, const std::vector<Action>& actions, bool
         result.wall_seconds);
   if (result.ok()) return true;
   auto prefix = shrink ? graspd::sim::shrink(options, actions) : actions.size();
-  auto shrunk = graspd::sim::run(options, actions, prefix);
+  auto traced = options;
+  traced.keep_full_trace = true;
+  auto shrunk = graspd::sim::run(traced, actions, prefix);
   std::cout << graspd::sim::report(options, actions, result, prefix, shrunk) << std::flush;
   total.violations.push_back("seed " + std::to_string(options.seed));
   return false;

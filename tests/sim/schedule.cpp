@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <random>
@@ -259,8 +260,10 @@ const char* to_string(ActionKind kind) {
 }
 
 std::string describe(const Action& a) {
-  std::string out = "t=" + std::to_string(a.at_ms / 1000) + "." + std::to_string(a.at_ms % 1000) +
-                    "s " + to_string(a.kind);
+  char when[32];
+  std::snprintf(when, sizeof when, "t=%lld.%03llds ", static_cast<long long>(a.at_ms / 1000),
+                static_cast<long long>(a.at_ms % 1000));
+  std::string out = when + std::string(to_string(a.kind));
   if (a.kind == ActionKind::publish && a.event) {
     out += " kind " + std::to_string(a.event->kind) + " " +
            nostr::to_hex(a.event->id).substr(0, 12) + " to relays";

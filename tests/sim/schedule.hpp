@@ -34,6 +34,8 @@ struct SimOptions {
   /// Smallest `limit` a capping relay enforces. Floods put up to 24 events on one timestamp; a cap
   /// at or below that many stops REQ paging early (docs/simulation.md, known findings).
   std::uint64_t min_limit_cap = 25;
+  /// Keep every trace line of each node (failure reports), not only the last ones.
+  bool keep_full_trace = false;
   /// Print every trace line as it happens (graspd-sim --trace).
   bool print_trace = false;
 };

@@ -185,6 +185,7 @@ class World {
   void check_contents(const std::string& when) {
     std::vector<const SimRelay*> relays;
     for (std::size_t i = 0; i < network_.relay_count(); ++i) relays.push_back(&network_.relay(i));
+    result_.stored_events = 0;  // as of the latest check
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const auto& node = *nodes_[i];
       auto expected = expected_events(boot::policy_config(node.config()), relays, 0);
@@ -238,7 +239,7 @@ class World {
     if (options_.print_trace) std::printf("n%zu %s\n", node, line.c_str());
     auto& tail = result_.node_traces.at(node);
     tail.push_back(std::move(line));
-    if (tail.size() > trace_tail) tail.pop_front();
+    if (tail.size() > trace_tail && !options_.keep_full_trace) tail.pop_front();
   }
 
   void trace_all(const std::string& what) {
@@ -308,10 +309,22 @@ std::string report(const SimOptions& options, const std::vector<Action>& actions
     out << "  [" << i << "] " << describe(actions[i]) << "\n";
   out << "its violations:\n";
   for (const auto& v : shrunk.violations) out << "  " << v << "\n";
+  // Around the failure: each node's lines naming an event a violation names, then its last lines.
+  std::vector<std::string> ids;
+  for (const auto& v : shrunk.violations)
+    if (auto at = v.find("event "); at != std::string::npos) ids.push_back(v.substr(at + 6, 12));
   const auto& traces = shrunk.ok() ? failed.node_traces : shrunk.node_traces;
   for (std::size_t n = 0; n < traces.size(); ++n) {
-    out << "trace of node " << n << " (last " << traces[n].size() << " lines, ms since start):\n";
-    for (const auto& line : traces[n]) out << "  " << line << "\n";
+    out << "trace of node " << n << " (ms since start), lines naming the events above:\n";
+    for (const auto& line : traces[n])
+      for (const auto& id : ids)
+        if (line.find(id) != std::string::npos) {
+          out << "  " << line << "\n";
+          break;
+        }
+    out << "trace of node " << n << ", last lines:\n";
+    auto first = traces[n].size() > trace_tail ? traces[n].size() - trace_tail : 0;
+    for (auto i = first; i < traces[n].size(); ++i) out << "  " << traces[n][i] << "\n";
   }
   return out.str();
 }

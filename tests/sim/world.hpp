@@ -28,6 +28,7 @@ struct RunResult {
   std::uint64_t frames = 0;
   std::uint64_t dials = 0;
   std::uint64_t properties_checked = 0;
+  /// Events stored over all nodes at the last check.
   std::uint64_t stored_events = 0;
   std::uint64_t max_open_subscriptions = 0;
   double simulated_seconds = 0;
