@@ -98,6 +98,8 @@ bool run_one(const SimOptions& options, const std::vector<Action>& actions, bool
   total.restarts += result.restarts;
   total.frames += result.frames;
   total.properties_checked += result.properties_checked;
+  total.consolidations += result.consolidations;
+  total.daily_syncs += result.daily_syncs;
   total.simulated_seconds += result.simulated_seconds;
   if (!quiet || !result.ok())
     std::printf(
@@ -158,7 +160,8 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   std::printf(
       "graspd-sim: %llu runs (%zu nodes, %zu relays), %llu violated; %llu publications, "
-      "%llu faults, %llu restarts, %llu frames, %llu property checks; %.1f h simulated in "
+      "%llu faults, %llu restarts, %llu frames, %llu consolidations, %llu daily resyncs, "
+      "%llu property checks; %.1f h simulated in "
       "%.1f s wall (%.0f simulated h per wall s)\n",
       static_cast<unsigned long long>(runs), args.options.nodes, args.options.relays,
       static_cast<unsigned long long>(total.violations.size()),
@@ -166,6 +169,8 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(total.faults),
       static_cast<unsigned long long>(total.restarts),
       static_cast<unsigned long long>(total.frames),
+      static_cast<unsigned long long>(total.consolidations),
+      static_cast<unsigned long long>(total.daily_syncs),
       static_cast<unsigned long long>(total.properties_checked), total.simulated_seconds / 3600.0,
       seconds, seconds > 0 ? total.simulated_seconds / 3600.0 / seconds : 0.0);
   return total.violations.empty() ? 0 : 1;

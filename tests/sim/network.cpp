@@ -51,8 +51,10 @@ SimNetwork::SimNetwork(std::function<std::int64_t()> now_ms,
                        std::function<void(const std::string&)> violation)
     : now_(std::move(now_ms)), trace_(std::move(trace)), violation_(std::move(violation)) {}
 
-std::size_t SimNetwork::add_relay(std::string url, bool private_address) {
+std::size_t SimNetwork::add_relay(std::string url, bool private_address,
+                                  std::size_t max_subscriptions) {
   SimRelay relay;
+  relay.max_subscriptions = max_subscriptions;
   relay.url = std::move(url);
   relay.private_address = private_address;
   relays_.push_back(std::move(relay));
@@ -102,7 +104,7 @@ void SimNetwork::dial(std::uint64_t id) {
     conn.open = true;
     trace_(conn.node, "open " + label(conn));
     runtime::PeerLimits limits;
-    limits.max_subscriptions = kMaxSubscriptions;
+    limits.max_subscriptions = relays_[*conn.relay].max_subscriptions;
     limits.nip77 = false;
     conn.handler->on_open(limits);
   });
@@ -170,10 +172,10 @@ void SimNetwork::on_relay_frame(std::uint64_t id, const std::string& text) {
     subs[req->subscription_id] = req->filters;
     counts_.max_open_subscriptions =
         std::max<std::uint64_t>(counts_.max_open_subscriptions, subs.size());
-    if (subs.size() > kMaxSubscriptions)
+    if (subs.size() > r.max_subscriptions)
       violation_("node " + std::to_string(c.node) + " holds " + std::to_string(subs.size()) +
                  " subscriptions on " + r.url + ", more than the " +
-                 std::to_string(kMaxSubscriptions) + " it advertises");
+                 std::to_string(r.max_subscriptions) + " it advertises");
     return answer_req(c, r, req->subscription_id, req->filters);
   }
   if (auto* close_msg = std::get_if<nostr::ClientClose>(&*parsed)) {

@@ -21,8 +21,6 @@
 
 namespace graspd::sim {
 
-/// What a relay advertises in NIP-11: graspd's REQ budget per connection derives from it.
-inline constexpr std::size_t kMaxSubscriptions = 20;
 /// Frames a paused connection may hold before the run counts it as an unbounded queue.
 inline constexpr std::size_t kMaxHeldFrames = 100'000;
 
@@ -41,6 +39,9 @@ struct SimRelay {
   std::uint64_t limit_cap = 0;
   std::int64_t cap_until_ms = 0;
   std::uint64_t rate_limited_reqs = 0;
+  /// What it advertises in NIP-11 `max_subscriptions`: graspd's REQ budget per connection derives
+  /// from it, and more open at once on one connection is a violation.
+  std::size_t max_subscriptions = 20;
   /// True for a relay at an address the URL guard refuses (its contents are unreachable).
   bool private_address = false;
 };
@@ -62,7 +63,7 @@ class SimNetwork {
              std::function<void(std::size_t, const std::string&)> trace,
              std::function<void(const std::string&)> violation);
 
-  std::size_t add_relay(std::string url, bool private_address);
+  std::size_t add_relay(std::string url, bool private_address, std::size_t max_subscriptions);
   SimRelay& relay(std::size_t i) { return relays_.at(i); }
   const SimRelay& relay(std::size_t i) const { return relays_.at(i); }
   std::size_t relay_count() const { return relays_.size(); }

@@ -84,6 +84,14 @@ void SimNode::start(caf::actor_system& system, RelayClientFactory clients) {
                  caf::actor_cast<store_feed_actor>(subscriber_));
 }
 
+sync::SyncTotals SimNode::sync_totals() const {
+  auto* actor = caf::actor_cast<caf::abstract_actor*>(manager_);
+  if (!actor) return {};
+  auto& self =
+      dynamic_cast<caf::stateful_actor<SyncManagerState, sync_manager_actor::base>&>(*actor);
+  return self.state.plan ? self.state.plan->totals() : sync::SyncTotals{};
+}
+
 void SimNode::stop() {
   for (auto handle :
        {caf::actor_cast<caf::actor>(manager_), caf::actor_cast<caf::actor>(subscriber_),

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "actors/relay_connection.hpp"
+#include "actors/sync_plan.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/config.hpp"
 #include "store/event_store.hpp"
@@ -48,6 +49,9 @@ class SimNode {
   std::set<std::string> own_hosts() const;
   sync_manager_actor manager() const { return manager_; }
   std::uint64_t starts() const { return starts_; }
+  /// The sync plan's totals since this start (consolidations, daily resyncs); read between runs of
+  /// the coordinator only.
+  sync::SyncTotals sync_totals() const;
 
  private:
   NodeSetup setup_;

@@ -31,6 +31,9 @@ struct RunResult {
   /// Events stored over all nodes at the last check.
   std::uint64_t stored_events = 0;
   std::uint64_t max_open_subscriptions = 0;
+  /// What the nodes' sync plans did (SyncTotals), summed over nodes and restarts.
+  std::uint64_t consolidations = 0;
+  std::uint64_t daily_syncs = 0;
   double simulated_seconds = 0;
   double wall_seconds = 0;
   bool ok() const { return violations.empty(); }
