@@ -118,7 +118,7 @@ bool run_one(const SimOptions& options, const std::vector<Action>& actions, bool
   traced.keep_full_trace = true;
   auto shrunk = graspd::sim::run(traced, actions, prefix);
   std::cout << graspd::sim::report(options, actions, result, prefix, shrunk) << std::flush;
-  total.violations.push_back("seed " + std::to_string(options.seed));
+  total.violations.push_back(name);
   return false;
 }
 
@@ -148,12 +148,13 @@ int main(int argc, char** argv) {
       std::cerr << "graspd-sim: " << args.scenario << ": " << error->message << "\n";
       return 2;
     }
-    run_one(args.options, actions, args.shrink, args.quiet, total);
+    run_one("scenario " + args.scenario, args.options, actions, args.shrink, args.quiet, total);
     runs = 1;
   } else {
     for (auto seed = args.first; seed <= args.last; ++seed, ++runs) {
       args.options.seed = seed;
-      run_one(args.options, graspd::sim::generate(args.options), args.shrink, args.quiet, total);
+      run_one("seed " + std::to_string(seed), args.options, graspd::sim::generate(args.options),
+              args.shrink, args.quiet, total);
     }
   }
   const double seconds =

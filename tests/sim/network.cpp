@@ -80,9 +80,13 @@ RelayClientFactory SimNetwork::factory(std::size_t node, std::set<std::string> o
       if (relays_[i].private_address && !options.allow_private_addresses) {
         // What the real transport's URL guard does; dialling it is fine, reaching it is not.
         ++counts_.guard_refusals;
-      } else {
-        c->relay = i;
+        continue;
       }
+      // Only announcements name the private relay: no node may trust it.
+      if (relays_[i].private_address)
+        violation_("node " + std::to_string(node) + " dialled " + relays_[i].url +
+                   " with private addresses allowed (the URL guard is off for an untrusted URL)");
+      c->relay = i;
     }
     dial(c->id);
     return std::make_shared<Client>(*this, c->id);
