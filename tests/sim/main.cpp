@@ -90,8 +90,8 @@ bool parse_args(int argc, char** argv, Args& args) {
 }
 
 /// Runs one schedule; prints the failure report (shrunk) on a violation.
-bool run_one(const SimOptions& options, const std::vector<Action>& actions, bool shrink, bool quiet,
-             graspd::sim::RunResult& total) {
+bool run_one(const std::string& name, const SimOptions& options, const std::vector<Action>& actions,
+             bool shrink, bool quiet, graspd::sim::RunResult& total) {
   auto result = graspd::sim::run(options, actions);
   total.publications += result.publications;
   total.faults += result.faults;
@@ -103,9 +103,9 @@ bool run_one(const SimOptions& options, const std::vector<Action>& actions, bool
   total.simulated_seconds += result.simulated_seconds;
   if (!quiet || !result.ok())
     std::printf(
-        "seed %llu: %s, %llu publications, %llu faults, %llu restarts, %llu events stored, "
+        "%s: %s, %llu publications, %llu faults, %llu restarts, %llu events stored, "
         "trace %016llx, %.0f s simulated in %.2f s\n",
-        static_cast<unsigned long long>(options.seed), result.ok() ? "ok" : "VIOLATED",
+        name.c_str(), result.ok() ? "ok" : "VIOLATED",
         static_cast<unsigned long long>(result.publications),
         static_cast<unsigned long long>(result.faults),
         static_cast<unsigned long long>(result.restarts),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "messages/nostr/nip34.hpp"
 #include "messages/relay_url.hpp"
 
 namespace graspd::sim {
@@ -64,7 +65,8 @@ std::set<nostr::EventId> expected_events(const policy::PolicyConfig& config,
       if (view.contains(ev->id) || !policy.evaluate(*ev).accepted()) continue;
       view.add(*ev);
       policy.on_committed(*ev);
-      if (ev->kind == 30617) add_named_relays(*ev, relays, reachable);
+      if (ev->kind == nostr::nip34::kind::repo_announcement)
+        add_named_relays(*ev, relays, reachable);
       changed = true;
     }
   }

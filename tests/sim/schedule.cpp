@@ -9,14 +9,15 @@
 #include <random>
 
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/nip34.hpp"
 #include "tests/support/nostr_builders.hpp"
 
 namespace graspd::sim {
 
 namespace {
 
-constexpr std::uint32_t kind_announcement = 30617;
-constexpr std::uint32_t kind_issue = 1621;
+namespace kind = nostr::nip34::kind;
+/// NIP-22 comment (not part of the NIP-34 vocabulary).
 constexpr std::uint32_t kind_comment = 1111;
 
 /// A private address no node may dial (the URL guard); a relay there holds nothing reachable.
@@ -46,7 +47,8 @@ class Authoring {
   }
 
   std::string address(const Repo& repo) const {
-    return std::to_string(kind_announcement) + ":" + pubkey_hex(repo.owner) + ":" + repo.identifier;
+    return std::to_string(kind::repo_announcement) + ":" + pubkey_hex(repo.owner) + ":" +
+           repo.identifier;
   }
 
   /// The announcement lists the nodes in `nodes` (clone and relays) and the repository's relays.
@@ -63,14 +65,14 @@ class Authoring {
     if (with_private_relay) relays.push_back(private_relay);
     if (clone.size() == 1) clone.push_back("https://elsewhere.example/" + repo.identifier + ".git");
     nostr::Tags tags{{"d", repo.identifier}, {"name", repo.identifier}, clone, relays};
-    return test::signed_event(kind_announcement, tags, created_at, "", repo.owner);
+    return test::signed_event(kind::repo_announcement, tags, created_at, "", repo.owner);
   }
 
   nostr::Event issue(std::size_t i, std::uint8_t author, std::int64_t created_at,
                      std::uint64_t n) const {
     const auto& repo = repos_.at(i);
     nostr::Tags tags{{"a", address(repo)}, {"p", pubkey_hex(repo.owner)}, {"subject", "issue"}};
-    return test::signed_event(kind_issue, tags, created_at, "issue " + std::to_string(n), author);
+    return test::signed_event(kind::issue, tags, created_at, "issue " + std::to_string(n), author);
   }
 
   /// A NIP-22 comment on `parent` under the thread rooted at `root` (an issue).
