@@ -88,7 +88,7 @@ class World {
       advance_to(actions[i].at_ms);
       apply(actions[i]);
     }
-    if (!result_.ok()) return;
+    if (!result_.ok()) return finish();
     advance_to(options_.seconds * 1000);
     network_.heal();
     // Settled: past the longest backoff and rate-limit cooldown, well before any daily resync
