@@ -13,9 +13,10 @@ namespace graspd::test {
 
 class TempDir {
  public:
-  /// Creates `<system temp dir>/<prefix>-XXXXXX`; throws when that fails.
-  explicit TempDir(const std::string& prefix = "graspd-test") {
-    auto pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  /// Creates `<parent>/<prefix>-XXXXXX` (parent: the system temp dir); throws when that fails.
+  explicit TempDir(const std::string& prefix = "graspd-test",
+                   const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
+    auto pattern = (parent / (prefix + "-XXXXXX")).string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
     path_ = pattern;
   }

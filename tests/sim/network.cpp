@@ -1,0 +1,303 @@
+#include "tests/sim/network.hpp"
+
+#include <algorithm>
+
+#include "messages/nostr/client_message.hpp"
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/relay_message.hpp"
+
+namespace graspd::sim {
+
+namespace {
+
+constexpr std::int64_t base_latency_ms = 20;
+
+}  // namespace
+
+struct SimNetwork::Connection {
+  std::uint64_t id = 0;
+  std::size_t node = 0;
+  std::optional<std::size_t> relay;  // unset: nobody listens there
+  std::string host;
+  std::shared_ptr<runtime::RelayClientHandler> handler;
+  bool open = false;
+  bool closed = false;
+  bool paused = false;
+  std::deque<std::string> held;
+  std::int64_t last_to_node = 0;
+  std::int64_t last_to_relay = 0;
+};
+
+/// The transport handle a RelayConnection holds: every call becomes a network event.
+class SimNetwork::Client final : public runtime::RelayClient {
+ public:
+  Client(SimNetwork& network, std::uint64_t id) : network_(network), id_(id) {}
+  void send(std::string text) override { network_.to_relay(id_, std::move(text)); }
+  void close() override { network_.close(id_, true, "closed"); }
+  void pause_reading() override {
+    if (auto it = network_.connections_.find(id_); it != network_.connections_.end())
+      it->second->paused = true;
+  }
+  void resume_reading() override { network_.resume(id_); }
+  void consumed(std::size_t) override {}
+
+ private:
+  SimNetwork& network_;
+  std::uint64_t id_;
+};
+
+SimNetwork::SimNetwork(std::function<std::int64_t()> now_ms,
+                       std::function<void(std::size_t, const std::string&)> trace,
+                       std::function<void(const std::string&)> violation)
+    : now_(std::move(now_ms)), trace_(std::move(trace)), violation_(std::move(violation)) {}
+
+std::size_t SimNetwork::add_relay(std::string url, bool private_address,
+                                  std::size_t max_subscriptions) {
+  SimRelay relay;
+  relay.max_subscriptions = max_subscriptions;
+  relay.url = std::move(url);
+  relay.private_address = private_address;
+  relays_.push_back(std::move(relay));
+  return relays_.size() - 1;
+}
+
+RelayClientFactory SimNetwork::factory(std::size_t node, std::set<std::string> own) {
+  return [this, node, own = std::move(own)](const ParsedUrl& url,
+                                            const runtime::RelayClientOptions& options,
+                                            std::shared_ptr<runtime::RelayClientHandler> handler) {
+    auto c = std::make_shared<Connection>();
+    c->id = next_connection_++;
+    c->node = node;
+    c->host = url.host;
+    c->handler = std::move(handler);
+    connections_[c->id] = c;
+    ++counts_.dials;
+    trace_(node, "dial " + url.scheme + "://" + url.host);
+    if (own.count(url.host))
+      violation_("node " + std::to_string(node) + " dialled its own URL " + url.host);
+    for (std::size_t i = 0; i < relays_.size(); ++i) {
+      if (parse_url(relays_[i].url)->host != url.host) continue;
+      if (relays_[i].private_address && !options.allow_private_addresses) {
+        // What the real transport's URL guard does; dialling it is fine, reaching it is not.
+        ++counts_.guard_refusals;
+        continue;
+      }
+      // Only announcements name the private relay: no node may trust it.
+      if (relays_[i].private_address)
+        violation_("node " + std::to_string(node) + " dialled " + relays_[i].url +
+                   " with private addresses allowed (the URL guard is off for an untrusted URL)");
+      c->relay = i;
+    }
+    dial(c->id);
+    return std::make_shared<Client>(*this, c->id);
+  };
+}
+
+void SimNetwork::dial(std::uint64_t id) {
+  auto& c = *connections_.at(id);
+  const auto now = now_();
+  if (!c.relay || relays_[*c.relay].refuse_until_ms > now) {
+    ++counts_.refused_dials;
+    at(now + base_latency_ms, [this, id] { close(id, true, "cannot connect"); });
+    return;
+  }
+  at(now + latency(relays_[*c.relay]), [this, id] {
+    auto& conn = *connections_.at(id);
+    if (conn.closed) return;
+    if (relays_[*conn.relay].refuse_until_ms > now_()) return close(id, true, "cannot connect");
+    conn.open = true;
+    trace_(conn.node, "open " + label(conn));
+    runtime::PeerLimits limits;
+    limits.max_subscriptions = relays_[*conn.relay].max_subscriptions;
+    limits.nip77 = false;
+    conn.handler->on_open(limits);
+  });
+}
+
+void SimNetwork::to_relay(std::uint64_t id, std::string text) {
+  auto& c = *connections_.at(id);
+  if (!c.open) return;
+  trace_(c.node, "-> " + label(c) + " " + text.substr(0, 100));
+  auto when = std::max(now_() + latency(relays_[*c.relay]), c.last_to_relay);
+  c.last_to_relay = when;
+  at(when, [this, id, text = std::move(text)] {
+    if (connections_.at(id)->open) on_relay_frame(id, text);
+  });
+}
+
+void SimNetwork::to_node(std::uint64_t id, std::string text) {
+  auto& c = *connections_.at(id);
+  if (!c.open) return;
+  ++counts_.frames;
+  auto when = std::max(now_() + latency(relays_[*c.relay]), c.last_to_node);
+  c.last_to_node = when;
+  at(when, [this, id, text = std::move(text)]() mutable { deliver_to_node(id, std::move(text)); });
+}
+
+void SimNetwork::deliver_to_node(std::uint64_t id, std::string text) {
+  auto& c = *connections_.at(id);
+  if (!c.open) return;
+  if (c.paused) {
+    c.held.push_back(std::move(text));
+    counts_.max_held_frames = std::max<std::uint64_t>(counts_.max_held_frames, c.held.size());
+    if (c.held.size() > kMaxHeldFrames)
+      violation_("node " + std::to_string(c.node) + " holds more than " +
+                 std::to_string(kMaxHeldFrames) + " frames of " + label(c));
+    return;
+  }
+  trace_(c.node, "<- " + label(c) + " " + text.substr(0, 100));
+  c.handler->on_message(std::move(text));
+}
+
+void SimNetwork::resume(std::uint64_t id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  auto& c = *it->second;
+  c.paused = false;
+  while (!c.held.empty() && !c.paused && c.open) {
+    auto text = std::move(c.held.front());
+    c.held.pop_front();
+    trace_(c.node, "<- " + label(c) + " " + text.substr(0, 100));
+    c.handler->on_message(std::move(text));
+  }
+}
+
+void SimNetwork::on_relay_frame(std::uint64_t id, const std::string& text) {
+  auto& c = *connections_.at(id);
+  auto& r = relays_[*c.relay];
+  auto parsed = nostr::parse_client_message(text, nostr::ParseLimits{});
+  if (!parsed) return to_node(id, nostr::relay_notice(parsed.error().message));
+  if (auto* req = std::get_if<nostr::ClientReq>(&*parsed)) {
+    if (r.rate_limited_reqs > 0) {
+      --r.rate_limited_reqs;
+      return to_node(id, nostr::relay_closed(req->subscription_id, "rate-limited: slow down"));
+    }
+    auto& subs = r.subscriptions[id];
+    subs[req->subscription_id] = req->filters;
+    counts_.max_open_subscriptions =
+        std::max<std::uint64_t>(counts_.max_open_subscriptions, subs.size());
+    if (subs.size() > r.max_subscriptions)
+      violation_("node " + std::to_string(c.node) + " holds " + std::to_string(subs.size()) +
+                 " subscriptions on " + r.url + ", more than the " +
+                 std::to_string(r.max_subscriptions) + " it advertises");
+    return answer_req(c, r, req->subscription_id, req->filters);
+  }
+  if (auto* close_msg = std::get_if<nostr::ClientClose>(&*parsed)) {
+    r.subscriptions[id].erase(close_msg->subscription_id);
+    return;
+  }
+  if (auto* event = std::get_if<nostr::ClientEvent>(&*parsed))
+    return to_node(id, nostr::relay_ok(event->event.id, true, ""));
+  if (auto* count = std::get_if<nostr::ClientCount>(&*parsed))
+    return to_node(id, nostr::relay_closed(count->subscription_id, "unsupported: COUNT"));
+  to_node(id, nostr::relay_notice("unsupported: NIP-77"));
+}
+
+void SimNetwork::answer_req(Connection& c, SimRelay& r, const std::string& sub,
+                            const nostr::Filters& filters) {
+  const bool capped = r.limit_cap && r.cap_until_ms > now_();
+  std::set<nostr::EventId> chosen;
+  std::vector<const std::pair<nostr::Event, std::string>*> out;
+  for (const auto& filter : filters) {
+    std::vector<const std::pair<nostr::Event, std::string>*> matching;
+    for (const auto& [id, entry] : r.events)
+      if (filter.matches(entry.first)) matching.push_back(&entry);
+    std::stable_sort(matching.begin(), matching.end(),
+                     [](auto* a, auto* b) { return a->first.created_at > b->first.created_at; });
+    auto limit = filter.limit.value_or(matching.size());
+    if (capped) limit = std::min<std::uint64_t>(limit, r.limit_cap);
+    for (std::size_t i = 0; i < matching.size() && i < limit; ++i)
+      if (chosen.insert(matching[i]->first.id).second) out.push_back(matching[i]);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](auto* a, auto* b) { return a->first.created_at > b->first.created_at; });
+  for (auto* entry : out) to_node(c.id, nostr::relay_event(sub, entry->second));
+  to_node(c.id, nostr::relay_eose(sub));
+}
+
+void SimNetwork::publish(std::size_t relay, const nostr::Event& ev) {
+  auto& r = relays_.at(relay);
+  auto json = nostr::serialize_event(ev);
+  if (!r.events.emplace(ev.id, std::make_pair(ev, json)).second) return;
+  for (const auto& [id, subs] : r.subscriptions)
+    for (const auto& [sub, filters] : subs)
+      if (nostr::matches_any(filters, ev)) to_node(id, nostr::relay_event(sub, json));
+}
+
+void SimNetwork::drop(std::size_t node, std::size_t relay, const std::string& reason) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, c] : connections_)
+    if (c->node == node && c->relay == relay && !c->closed) ids.push_back(id);
+  for (auto id : ids) close(id, true, reason);
+}
+
+void SimNetwork::refuse(std::size_t relay, std::int64_t until_ms) {
+  relays_.at(relay).refuse_until_ms = until_ms;
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, c] : connections_)
+    if (c->relay == relay && !c->closed) ids.push_back(id);
+  for (auto id : ids) close(id, true, "connection reset");
+}
+
+void SimNetwork::garbage(std::size_t node, std::size_t relay, const std::string& frame) {
+  for (const auto& [id, c] : connections_)
+    if (c->node == node && c->relay == relay && c->open) to_node(id, frame);
+}
+
+void SimNetwork::forget_node(std::size_t node) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, c] : connections_)
+    if (c->node == node && !c->closed) ids.push_back(id);
+  for (auto id : ids) close(id, false, "node stopped");
+}
+
+void SimNetwork::heal() {
+  for (auto& r : relays_) {
+    r.refuse_until_ms = 0;
+    r.latency_until_ms = 0;
+    r.cap_until_ms = 0;
+    r.rate_limited_reqs = 0;
+  }
+}
+
+void SimNetwork::close(std::uint64_t id, bool notify, const std::string& reason) {
+  auto& c = *connections_.at(id);
+  if (c.closed) return;
+  c.closed = true;
+  const bool was_open = c.open;
+  c.open = false;
+  c.held.clear();
+  if (c.relay) relays_[*c.relay].subscriptions.erase(id);
+  trace_(c.node, "close " + label(c) + " (" + reason + ")");
+  if (notify)
+    at(now_(), [handler = c.handler, was_open, reason] { handler->on_close(was_open, reason); });
+  // The handler is the only reference back to the actor; a closed connection keeps none.
+  c.handler = notify ? c.handler : nullptr;
+}
+
+std::int64_t SimNetwork::latency(const SimRelay& r) const {
+  return r.latency_until_ms > now_() ? r.latency_ms : base_latency_ms;
+}
+
+void SimNetwork::at(std::int64_t when_ms, std::function<void()> fn) {
+  queue_.emplace(std::make_pair(when_ms, next_seq_++), std::move(fn));
+}
+
+std::optional<std::int64_t> SimNetwork::next_time() const {
+  if (queue_.empty()) return std::nullopt;
+  return queue_.begin()->first.first;
+}
+
+void SimNetwork::run_due(std::int64_t now_ms) {
+  while (!queue_.empty() && queue_.begin()->first.first <= now_ms) {
+    auto fn = std::move(queue_.begin()->second);
+    queue_.erase(queue_.begin());
+    fn();
+  }
+}
+
+std::string SimNetwork::label(const Connection& c) const {
+  return "c" + std::to_string(c.id) + ":" + c.host;
+}
+
+}  // namespace graspd::sim

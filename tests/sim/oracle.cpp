@@ -1,0 +1,76 @@
+#include "tests/sim/oracle.hpp"
+
+#include <algorithm>
+
+#include "messages/nostr/nip34.hpp"
+#include "messages/relay_url.hpp"
+
+namespace graspd::sim {
+
+namespace {
+
+/// The committed events, in memory (the sim publishes one version of each announcement, so no
+/// replacement is needed).
+class VectorView final : public policy::StoreView {
+ public:
+  void scan(const nostr::Filters& filters,
+            const std::function<bool(const nostr::Event&)>& visit) const override {
+    for (const auto& ev : events_)
+      if (nostr::matches_any(filters, ev) && !visit(ev)) return;
+  }
+  void add(const nostr::Event& ev) {
+    events_.push_back(ev);
+    ids_.insert(ev.id);
+  }
+  bool contains(const nostr::EventId& id) const { return ids_.count(id) > 0; }
+  const std::set<nostr::EventId>& ids() const { return ids_; }
+
+ private:
+  std::vector<nostr::Event> events_;
+  std::set<nostr::EventId> ids_;
+};
+
+/// The relays (by index) an accepted announcement makes the node dial.
+void add_named_relays(const nostr::Event& announcement, const std::vector<const SimRelay*>& relays,
+                      std::set<std::size_t>& reachable) {
+  for (const auto& tag : announcement.tags) {
+    if (tag.empty() || tag[0] != "relays") continue;
+    for (std::size_t v = 1; v < tag.size(); ++v) {
+      auto url = canonical_relay_url(tag[v]);
+      if (!url) continue;
+      for (std::size_t i = 0; i < relays.size(); ++i)
+        if (relays[i]->url == *url && !relays[i]->private_address) reachable.insert(i);
+    }
+  }
+}
+
+}  // namespace
+
+std::set<nostr::EventId> expected_events(const policy::PolicyConfig& config,
+                                         const std::vector<const SimRelay*>& relays,
+                                         std::size_t bootstrap) {
+  VectorView view;
+  policy::AcceptancePolicy policy(config, view);
+  std::set<std::size_t> reachable{bootstrap};
+  for (bool changed = true; changed;) {
+    changed = false;
+    // Oldest first: the same order every time, whatever the relays' map order.
+    std::vector<const nostr::Event*> candidates;
+    for (auto i : reachable)
+      for (const auto& [id, entry] : relays[i]->events)
+        if (!view.contains(id)) candidates.push_back(&entry.first);
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](auto* a, auto* b) { return a->created_at < b->created_at; });
+    for (const auto* ev : candidates) {
+      if (view.contains(ev->id) || !policy.evaluate(*ev).accepted()) continue;
+      view.add(*ev);
+      policy.on_committed(*ev);
+      if (ev->kind == nostr::nip34::kind::repo_announcement)
+        add_named_relays(*ev, relays, reachable);
+      changed = true;
+    }
+  }
+  return view.ids();
+}
+
+}  // namespace graspd::sim

@@ -1,0 +1,440 @@
+#include "tests/sim/schedule.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "messages/nostr/json.hpp"
+#include "messages/nostr/nip34.hpp"
+#include "tests/support/nostr_builders.hpp"
+
+namespace graspd::sim {
+
+namespace {
+
+namespace kind = nostr::nip34::kind;
+/// NIP-22 comment (not part of the NIP-34 vocabulary).
+constexpr std::uint32_t kind_comment = 1111;
+
+/// A private address no node may dial (the URL guard); a relay there holds nothing reachable.
+constexpr const char* private_relay = "ws://10.0.0.5";
+
+/// Builds the NIP-34 events of the simulated world. Keys are test::secret_key(byte): owners take
+/// 1.., commenters 100...
+class Authoring {
+ public:
+  struct Repo {
+    std::uint8_t owner = 1;
+    std::string identifier;
+    std::vector<std::size_t> relays;
+  };
+
+  std::size_t announce_repo(std::string identifier, std::uint8_t owner,
+                            std::vector<std::size_t> relays) {
+    repos_.push_back(Repo{owner, std::move(identifier), std::move(relays)});
+    return repos_.size() - 1;
+  }
+  const Repo& repo(std::size_t i) const { return repos_.at(i); }
+  std::size_t repo_count() const { return repos_.size(); }
+  std::optional<std::size_t> find_repo(const std::string& identifier) const {
+    for (std::size_t i = 0; i < repos_.size(); ++i)
+      if (repos_[i].identifier == identifier) return i;
+    return std::nullopt;
+  }
+
+  std::string address(const Repo& repo) const {
+    return std::to_string(kind::repo_announcement) + ":" + pubkey_hex(repo.owner) + ":" +
+           repo.identifier;
+  }
+
+  /// The announcement lists the nodes in `nodes` (clone and relays) and the repository's relays.
+  nostr::Event announcement(std::size_t i, const std::vector<std::size_t>& nodes,
+                            std::int64_t created_at, bool with_private_relay) const {
+    const auto& repo = repos_.at(i);
+    nostr::Tag clone{"clone"};
+    nostr::Tag relays{"relays"};
+    for (auto node : nodes) {
+      clone.push_back("https://" + node_host(node) + "/" + repo.identifier + ".git");
+      relays.push_back("wss://" + node_host(node));
+    }
+    for (auto relay : repo.relays) relays.push_back(relay_url(relay));
+    if (with_private_relay) relays.push_back(private_relay);
+    if (clone.size() == 1) clone.push_back("https://elsewhere.example/" + repo.identifier + ".git");
+    nostr::Tags tags{{"d", repo.identifier}, {"name", repo.identifier}, clone, relays};
+    return test::signed_event(kind::repo_announcement, tags, created_at, "", repo.owner);
+  }
+
+  nostr::Event issue(std::size_t i, std::uint8_t author, std::int64_t created_at,
+                     std::uint64_t n) const {
+    const auto& repo = repos_.at(i);
+    nostr::Tags tags{{"a", address(repo)}, {"p", pubkey_hex(repo.owner)}, {"subject", "issue"}};
+    return test::signed_event(kind::issue, tags, created_at, "issue " + std::to_string(n), author);
+  }
+
+  /// A NIP-22 comment on `parent` under the thread rooted at `root` (an issue).
+  nostr::Event comment(const nostr::Event& root, const nostr::Event& parent, std::uint8_t author,
+                       std::int64_t created_at, std::uint64_t n) const {
+    auto root_id = nostr::to_hex(root.id);
+    nostr::Tags tags{{"E", root_id},
+                     {"K", std::to_string(root.kind)},
+                     {"P", nostr::to_hex(root.pubkey)},
+                     {"e", nostr::to_hex(parent.id)},
+                     {"k", std::to_string(parent.kind)},
+                     {"p", nostr::to_hex(parent.pubkey)}};
+    return test::signed_event(kind_comment, tags, created_at, "comment " + std::to_string(n),
+                              author);
+  }
+
+ private:
+  static std::string pubkey_hex(std::uint8_t key) {
+    static std::map<std::uint8_t, std::string> cache;
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      auto ev = test::signed_event(1, {}, 0, "", key);
+      it = cache.emplace(key, nostr::to_hex(ev.pubkey)).first;
+    }
+    return it->second;
+  }
+
+  std::vector<Repo> repos_;
+};
+
+std::int64_t unix_at(std::int64_t at_ms) {
+  return kEpoch + at_ms / 1000;
+}
+
+/// Draws from one engine in a fixed order; every choice of a run goes through it.
+class Draw {
+ public:
+  explicit Draw(std::uint64_t seed) : rng_(seed) {}
+  std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : rng_() % n; }
+  bool chance(double p) { return static_cast<double>(rng_() % 1'000'000) < p * 1'000'000; }
+  /// A non-empty subset of `from` (kept in order).
+  std::vector<std::size_t> subset(const std::vector<std::size_t>& from) {
+    std::vector<std::size_t> out;
+    while (out.empty())
+      for (auto x : from)
+        if (chance(0.6)) out.push_back(x);
+    return out;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+std::vector<std::size_t> iota(std::size_t n) {
+  std::vector<std::size_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = i;
+  return out;
+}
+
+Action publish(std::int64_t at_ms, nostr::Event ev, std::vector<std::size_t> relays) {
+  Action a;
+  a.at_ms = at_ms;
+  a.kind = ActionKind::publish;
+  a.event = std::move(ev);
+  a.relays = std::move(relays);
+  return a;
+}
+
+void draw_publications(const SimOptions& options, Draw& draw, Authoring& authoring,
+                       std::vector<Action>& out) {
+  const auto relays = iota(options.relays);
+  const auto nodes = iota(options.nodes);
+  const std::int64_t span = options.seconds * 1000;
+  for (std::size_t i = 0; i < options.repos; ++i) {
+    auto at = static_cast<std::int64_t>(draw.below(static_cast<std::uint64_t>(span / 4 + 1)));
+    auto repo =
+        authoring.announce_repo("repo-" + std::to_string(i),
+                                static_cast<std::uint8_t>(1 + draw.below(4)), draw.subset(relays));
+    // Now and then a repository no node hosts (refused everywhere) or one naming a private relay.
+    std::vector<std::size_t> listed =
+        draw.chance(0.15) ? std::vector<std::size_t>{} : draw.subset(nodes);
+    auto ev = authoring.announcement(repo, listed, unix_at(at), draw.chance(0.3));
+    out.push_back(publish(at, ev, draw.subset(relays)));
+  }
+  std::vector<nostr::Event> issues;
+  std::vector<std::pair<nostr::Event, nostr::Event>> comments;  // (root, comment)
+  std::map<nostr::EventId, std::size_t> repo_of_root;
+  for (std::size_t n = 0; n < options.publications; ++n) {
+    auto at = span / 4 +
+              static_cast<std::int64_t>(draw.below(static_cast<std::uint64_t>(span - span / 4)));
+    auto repo = draw.below(authoring.repo_count());
+    auto where = draw.subset(authoring.repo(repo).relays);
+    auto author = static_cast<std::uint8_t>(100 + draw.below(5));
+    auto kind = draw.below(10);
+    if (kind < 4 || issues.empty()) {
+      auto ev = authoring.issue(repo, author, unix_at(at), n);
+      repo_of_root[ev.id] = repo;
+      issues.push_back(ev);
+      out.push_back(publish(at, ev, where));
+    } else if (kind < 7 || comments.empty()) {
+      const auto& root = issues[draw.below(issues.size())];
+      auto ev = authoring.comment(root, root, author, unix_at(at), n);
+      comments.emplace_back(root, ev);
+      out.push_back(publish(at, ev, draw.subset(authoring.repo(repo_of_root[root.id]).relays)));
+    } else if (kind < 9) {
+      auto [root, parent] = comments[draw.below(comments.size())];
+      auto ev = authoring.comment(root, parent, author, unix_at(at), n);
+      comments.emplace_back(root, ev);
+      out.push_back(publish(at, ev, draw.subset(authoring.repo(repo_of_root[root.id]).relays)));
+    } else {
+      // A flood: many issues sharing one created_at (the pager must not loop or lose any).
+      auto count = 5 + draw.below(20);
+      for (std::uint64_t k = 0; k < count; ++k) {
+        auto ev = authoring.issue(repo, author, unix_at(at), n * 100 + k);
+        repo_of_root[ev.id] = repo;
+        issues.push_back(ev);
+        out.push_back(publish(at, ev, where));
+      }
+    }
+  }
+}
+
+Action draw_fault(const SimOptions& options, Draw& draw, std::int64_t at) {
+  Action a;
+  a.at_ms = at;
+  a.relay = draw.below(options.relays);
+  a.node = draw.below(options.nodes);
+  switch (draw.below(6)) {
+    case 0:
+      a.kind = ActionKind::drop;
+      break;
+    case 1:
+      a.kind = ActionKind::refuse;
+      a.duration_ms = static_cast<std::int64_t>(1000 * (10 + draw.below(900)));
+      break;
+    case 2:
+      a.kind = ActionKind::latency;
+      a.value = 50 + draw.below(5000);
+      a.duration_ms = static_cast<std::int64_t>(1000 * (10 + draw.below(600)));
+      break;
+    case 3:
+      a.kind = ActionKind::rate_limit;
+      a.value = 1 + draw.below(6);
+      break;
+    case 4:
+      a.kind = ActionKind::cap_limit;
+      a.value = options.min_limit_cap + draw.below(25);
+      a.duration_ms = static_cast<std::int64_t>(1000 * (60 + draw.below(1800)));
+      break;
+    default:
+      a.kind = ActionKind::garbage;
+      a.value = draw.below(garbage_frames().size());
+      break;
+  }
+  return a;
+}
+
+void draw_events(double per_hour, std::int64_t seconds, Draw& draw,
+                 const std::function<void(std::int64_t)>& emit) {
+  auto count = static_cast<std::uint64_t>(per_hour * static_cast<double>(seconds) / 3600.0 + 0.5);
+  for (std::uint64_t i = 0; i < count; ++i)
+    emit(static_cast<std::int64_t>(draw.below(static_cast<std::uint64_t>(seconds * 1000))));
+}
+
+}  // namespace
+
+const char* to_string(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::publish:
+      return "publish";
+    case ActionKind::drop:
+      return "drop";
+    case ActionKind::refuse:
+      return "refuse";
+    case ActionKind::latency:
+      return "latency";
+    case ActionKind::rate_limit:
+      return "rate_limit";
+    case ActionKind::cap_limit:
+      return "cap_limit";
+    case ActionKind::garbage:
+      return "garbage";
+    case ActionKind::restart:
+      return "restart";
+  }
+  return "?";
+}
+
+std::string describe(const Action& a) {
+  char when[32];
+  std::snprintf(when, sizeof when, "t=%lld.%03llds ", static_cast<long long>(a.at_ms / 1000),
+                static_cast<long long>(a.at_ms % 1000));
+  std::string out = when + std::string(to_string(a.kind));
+  if (a.kind == ActionKind::publish && a.event) {
+    out += " kind " + std::to_string(a.event->kind) + " " +
+           nostr::to_hex(a.event->id).substr(0, 12) + " to relays";
+    for (auto r : a.relays) out += " " + std::to_string(r);
+    return out;
+  }
+  if (a.kind == ActionKind::restart) return out + " node " + std::to_string(a.node);
+  out += " relay " + std::to_string(a.relay);
+  if (a.kind == ActionKind::drop || a.kind == ActionKind::garbage)
+    out += " node " + std::to_string(a.node);
+  if (a.value) out += " value " + std::to_string(a.value);
+  if (a.duration_ms) out += " for " + std::to_string(a.duration_ms / 1000) + "s";
+  return out;
+}
+
+const std::vector<std::string>& garbage_frames() {
+  static const std::vector<std::string> frames{
+      "not json at all",
+      "[\"EVENT\"]",
+      "[\"EVENT\",\"nosuchsub\",{\"id\":\"zz\"}]",
+      "[\"EOSE\",\"nosuchsub\"]",
+      "[\"CLOSED\"]",
+      "{\"EVENT\":1}",
+      "[\"NOTICE\",\"" + std::string(300, 'x') + "\"]",
+  };
+  return frames;
+}
+
+std::string relay_url(std::size_t i) {
+  return "wss://relay" + std::to_string(i) + ".sim";
+}
+
+std::string node_host(std::size_t i) {
+  return "node" + std::to_string(i) + ".sim";
+}
+
+std::vector<Action> generate(const SimOptions& options) {
+  Draw draw(options.seed);
+  Authoring authoring;
+  std::vector<Action> out;
+  draw_publications(options, draw, authoring, out);
+  draw_events(options.faults_per_hour, options.seconds, draw,
+              [&](std::int64_t at) { out.push_back(draw_fault(options, draw, at)); });
+  draw_events(options.restarts_per_hour, options.seconds, draw, [&](std::int64_t at) {
+    Action a;
+    a.at_ms = at;
+    a.kind = ActionKind::restart;
+    a.node = draw.below(options.nodes);
+    out.push_back(a);
+  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Action& a, const Action& b) { return a.at_ms < b.at_ms; });
+  return out;
+}
+
+namespace {
+
+using Json = rapidjson::Value;
+
+std::optional<std::uint64_t> uint_field(const Json& o, const char* name) {
+  if (!o.HasMember(name) || !o[name].IsUint64()) return std::nullopt;
+  return o[name].GetUint64();
+}
+
+std::optional<std::vector<std::size_t>> list_field(const Json& o, const char* name,
+                                                   std::size_t bound) {
+  if (!o.HasMember(name) || !o[name].IsArray()) return std::nullopt;
+  std::vector<std::size_t> out;
+  for (const auto& v : o[name].GetArray()) {
+    if (!v.IsUint64() || v.GetUint64() >= bound) return std::nullopt;
+    out.push_back(v.GetUint64());
+  }
+  return out;
+}
+
+/// Reads one entry of "actions"; `published` maps entry indices to their event and thread root.
+std::optional<std::string> parse_action(
+    const Json& o, std::size_t index, const SimOptions& options, Authoring& authoring,
+    std::map<std::size_t, std::pair<nostr::Event, nostr::Event>>& published,
+    std::vector<Action>& out) {
+  if (!o.IsObject() || !o.HasMember("do") || !o["do"].IsString()) return "needs a \"do\" string";
+  const std::string verb = o["do"].GetString();
+  auto at = uint_field(o, "at");
+  if (!at) return "needs \"at\" (seconds, a non-negative integer)";
+  Action a;
+  a.at_ms = static_cast<std::int64_t>(*at) * 1000;
+  auto node = uint_field(o, "node").value_or(0);
+  auto relay = uint_field(o, "relay").value_or(0);
+  if (node >= options.nodes || relay >= options.relays) return "node or relay out of range";
+  a.node = node;
+  a.relay = relay;
+  a.value = uint_field(o, "value").value_or(1);
+  a.duration_ms = static_cast<std::int64_t>(uint_field(o, "for").value_or(60)) * 1000;
+  if (verb == "announce" || verb == "issue" || verb == "comment") {
+    auto to = list_field(o, "to", options.relays);
+    if (!to || to->empty()) return "needs \"to\": relay indices";
+    a.kind = ActionKind::publish;
+    a.relays = *to;
+    const std::int64_t created_at = kEpoch + static_cast<std::int64_t>(*at);
+    if (verb == "comment") {
+      auto on = uint_field(o, "on");
+      if (!on || !published.count(*on)) return "\"on\" must name an earlier issue or comment";
+      auto [parent, root] = published.at(*on);
+      a.event = authoring.comment(root, parent, 100, created_at, index);
+      published[index] = {*a.event, root};
+    } else {
+      if (!o.HasMember("repo") || !o["repo"].IsString()) return "needs \"repo\": an identifier";
+      std::string repo = o["repo"].GetString();
+      auto found = authoring.find_repo(repo);
+      if (verb == "announce") {
+        auto relays = list_field(o, "relays", options.relays);
+        auto nodes = list_field(o, "nodes", options.nodes);
+        if (!relays || !nodes || found) return "announce needs \"relays\", \"nodes\", a new repo";
+        auto i = authoring.announce_repo(repo, 1, *relays);
+        a.event = authoring.announcement(i, *nodes, created_at, false);
+      } else {
+        if (!found) return "issue names a repo not announced before";
+        a.event = authoring.issue(*found, 100, created_at, index);
+        published[index] = {*a.event, *a.event};
+      }
+    }
+  } else if (verb == "drop") {
+    a.kind = ActionKind::drop;
+  } else if (verb == "refuse") {
+    a.kind = ActionKind::refuse;
+  } else if (verb == "latency") {
+    a.kind = ActionKind::latency;
+  } else if (verb == "rate_limit") {
+    a.kind = ActionKind::rate_limit;
+  } else if (verb == "cap_limit") {
+    a.kind = ActionKind::cap_limit;
+  } else if (verb == "garbage") {
+    a.kind = ActionKind::garbage;
+    a.value %= garbage_frames().size();
+  } else if (verb == "restart") {
+    a.kind = ActionKind::restart;
+  } else {
+    return "unknown \"do\": " + verb;
+  }
+  out.push_back(std::move(a));
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ScenarioError> parse_scenario(const std::string& json, SimOptions& options,
+                                            std::vector<Action>& actions) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return ScenarioError{"not a JSON object"};
+  options.nodes = uint_field(doc, "nodes").value_or(options.nodes);
+  options.relays = uint_field(doc, "relays").value_or(options.relays);
+  options.seconds = static_cast<std::int64_t>(
+      uint_field(doc, "seconds").value_or(static_cast<std::uint64_t>(options.seconds)));
+  if (options.nodes == 0 || options.relays == 0 || options.nodes > 16 || options.relays > 16)
+    return ScenarioError{"nodes and relays must be 1..16"};
+  if (!doc.HasMember("actions") || !doc["actions"].IsArray())
+    return ScenarioError{"needs an \"actions\" array"};
+  Authoring authoring;
+  std::map<std::size_t, std::pair<nostr::Event, nostr::Event>> published;
+  std::size_t index = 0;
+  for (const auto& entry : doc["actions"].GetArray()) {
+    if (auto error = parse_action(entry, index, options, authoring, published, actions))
+      return ScenarioError{"actions[" + std::to_string(index) + "]: " + *error};
+    ++index;
+  }
+  std::stable_sort(actions.begin(), actions.end(),
+                   [](const Action& a, const Action& b) { return a.at_ms < b.at_ms; });
+  return std::nullopt;
+}
+
+}  // namespace graspd::sim

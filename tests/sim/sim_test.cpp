@@ -1,0 +1,130 @@
+// The simulator's own tests: one seed replays event for event, hand-written scenarios parse and
+// run, bad scenarios are refused with the entry named, and the oracle follows the GRASP-01 policy
+// and the relays a node can reach. The CI seed set itself runs as the sim_seeds_* ctest entries.
+#include <gtest/gtest.h>
+
+#include "runtime/log.hpp"
+#include "store/acceptance_policy.hpp"
+#include "tests/sim/network.hpp"
+#include "tests/sim/oracle.hpp"
+#include "tests/sim/world.hpp"
+
+namespace graspd::sim {
+namespace {
+
+class Sim : public ::testing::Test {
+ protected:
+  Sim() { log::set_level(log::Level::warn); }
+};
+
+std::string scenario_text() {
+  return R"({"nodes": 2, "relays": 2, "seconds": 1200, "actions": [
+    {"at": 0, "do": "announce", "repo": "demo", "nodes": [0, 1], "relays": [0, 1], "to": [0]},
+    {"at": 10, "do": "issue", "repo": "demo", "to": [1]},
+    {"at": 20, "do": "comment", "on": 1, "to": [1]},
+    {"at": 30, "do": "drop", "node": 0, "relay": 1},
+    {"at": 31, "do": "comment", "on": 2, "to": [0, 1]},
+    {"at": 40, "do": "restart", "node": 1},
+    {"at": 50, "do": "rate_limit", "relay": 1, "value": 3},
+    {"at": 60, "do": "garbage", "node": 0, "relay": 0, "value": 2},
+    {"at": 61, "do": "issue", "repo": "demo", "to": [0]}
+  ]})";
+}
+
+TEST_F(Sim, OneSeedReplaysEventForEvent) {
+  SimOptions options;
+  options.seed = 7;
+  auto first = run(options, generate(options));
+  auto second = run(options, generate(options));
+  ASSERT_TRUE(first.ok()) << first.violations.front();
+  EXPECT_GT(first.trace_lines, 100u);
+  EXPECT_EQ(first.trace_hash, second.trace_hash);
+  EXPECT_EQ(first.trace_lines, second.trace_lines);
+  EXPECT_EQ(first.stored_events, second.stored_events);
+  EXPECT_GT(first.stored_events, 0u);
+  options.seed = 8;
+  EXPECT_NE(run(options, generate(options)).trace_hash, first.trace_hash);
+}
+
+TEST_F(Sim, ScheduleOfASeedIsFixedAndSpansTheRun) {
+  SimOptions options;
+  options.seed = 3;
+  auto a = generate(options);
+  auto b = generate(options);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(describe(a[i]), describe(b[i]));
+    EXPECT_GE(a[i].at_ms, 0);
+    EXPECT_LT(a[i].at_ms, options.seconds * 1000);
+    if (i > 0) {
+      EXPECT_LE(a[i - 1].at_ms, a[i].at_ms);
+    }
+  }
+}
+
+TEST_F(Sim, HandWrittenScenarioSyncsBothNodes) {
+  SimOptions options;
+  std::vector<Action> actions;
+  ASSERT_FALSE(parse_scenario(scenario_text(), options, actions));
+  EXPECT_EQ(options.nodes, 2u);
+  EXPECT_EQ(options.seconds, 1200);
+  ASSERT_EQ(actions.size(), 9u);
+  auto result = run(options, actions);
+  ASSERT_TRUE(result.ok()) << result.violations.front();
+  // Both nodes hold the announcement, two issues and two comments.
+  EXPECT_EQ(result.stored_events, 2u * 5u);
+  EXPECT_EQ(result.restarts, 1u);
+  EXPECT_EQ(result.faults, 3u);
+}
+
+TEST_F(Sim, BadScenariosNameTheEntry) {
+  auto error_of = [](const std::string& text) {
+    SimOptions options;
+    std::vector<Action> actions;
+    auto error = parse_scenario(text, options, actions);
+    return error ? error->message : std::string();
+  };
+  EXPECT_EQ(error_of("[1]"), "not a JSON object");
+  EXPECT_EQ(error_of(R"({"actions": 3})"), "needs an \"actions\" array");
+  EXPECT_EQ(error_of(R"({"actions": [{"at": 1, "do": "explode"}]})"),
+            "actions[0]: unknown \"do\": explode");
+  EXPECT_EQ(error_of(R"({"actions": [{"at": 1, "do": "issue", "repo": "x", "to": [0]}]})"),
+            "actions[0]: issue names a repo not announced before");
+  EXPECT_EQ(error_of(R"({"relays": 1, "actions": [{"at": 1, "do": "drop", "relay": 4}]})"),
+            "actions[0]: node or relay out of range");
+  EXPECT_EQ(error_of(R"({"actions": [{"do": "restart"}]})"),
+            "actions[0]: needs \"at\" (seconds, a non-negative integer)");
+}
+
+TEST_F(Sim, OracleFollowsThePolicyAndTheReachableRelays) {
+  SimOptions options;
+  std::vector<Action> actions;
+  // Node 0 is listed by "demo" (on relay 0, naming relay 1); "other" lists nobody.
+  ASSERT_FALSE(parse_scenario(R"({"nodes": 1, "relays": 3, "actions": [
+    {"at": 0, "do": "announce", "repo": "demo", "nodes": [0], "relays": [1], "to": [0]},
+    {"at": 1, "do": "issue", "repo": "demo", "to": [1]},
+    {"at": 2, "do": "comment", "on": 1, "to": [1]},
+    {"at": 3, "do": "issue", "repo": "demo", "to": [2]},
+    {"at": 4, "do": "announce", "repo": "other", "nodes": [], "relays": [0], "to": [0]},
+    {"at": 5, "do": "issue", "repo": "other", "to": [0]}
+  ]})",
+                              options, actions));
+  std::vector<SimRelay> relays(3);
+  for (std::size_t i = 0; i < relays.size(); ++i) relays[i].url = relay_url(i);
+  for (const auto& a : actions)
+    for (auto r : a.relays) relays[r].events[a.event->id] = {*a.event, ""};
+  std::vector<const SimRelay*> view{&relays[0], &relays[1], &relays[2]};
+  policy::PolicyConfig config;
+  config.service = HostPort{node_host(0), std::nullopt};
+  auto expected = expected_events(config, view, 0);
+  // The announcement, the issue and comment on relay 1; not the issue on relay 2 (not named), not
+  // "other" (does not list node 0) nor its issue.
+  EXPECT_EQ(expected, (std::set<nostr::EventId>{actions[0].event->id, actions[1].event->id,
+                                                actions[2].event->id}));
+  // Behind the URL guard, relay 1's contents are out of reach.
+  relays[1].private_address = true;
+  EXPECT_EQ(expected_events(config, view, 0), std::set<nostr::EventId>{actions[0].event->id});
+}
+
+}  // namespace
+}  // namespace graspd::sim
