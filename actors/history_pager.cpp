@@ -122,16 +122,31 @@ bool HistoryPager::on_event(const std::string& wire_id, const nostr::Event& ev) 
   return fresh;
 }
 
+namespace {
+
+/// The next page's `until`, or nothing when the filter's history is done. The oldest second seen
+/// stays included (other events of that second may lie past the remote cap). A page that brought
+/// nothing new and nothing older than its own `until` moves one second past it: that is how a cap
+/// smaller than the events of one second moves on. A page that brought only older events already
+/// seen (through another filter of the subscription) ends the filter, as before.
+std::optional<std::int64_t> next_until(std::optional<std::int64_t> until, std::int64_t oldest,
+                                       bool brought_new) {
+  if (brought_new) return until ? std::min(*until, oldest) : oldest;
+  if (until && oldest >= *until) return *until - 1;
+  return std::nullopt;
+}
+
+}  // namespace
+
 HistoryPager::Step HistoryPager::next_page(const std::string& id, State& state) {
   Step step;
   nostr::Filters page_filters;
   for (std::size_t i = 0; i < state.filters.size(); ++i) {
     auto& progress = state.progress[i];
-    // A filter whose page brought nothing new has no older history left
-    // (or only events sharing the boundary timestamp, already seen).
-    if (progress.new_events == 0 || !progress.oldest) continue;
+    if (!progress.oldest) continue;  // an empty page: no older history
     auto filter = state.filters[i];
-    filter.until = filter.until ? std::min(*filter.until, *progress.oldest) : *progress.oldest;
+    filter.until = next_until(filter.until, *progress.oldest, progress.new_events > 0);
+    if (!filter.until || (filter.since && *filter.until < *filter.since)) continue;
     state.filters[i].until = filter.until;
     page_filters.push_back(std::move(filter));
     progress = FilterProgress{};

@@ -1,10 +1,14 @@
 // Historic sync by REQ pagination (protocol.md §4.5), owned by one
 // RelayConnection. A subscription's first REQ stays open for live events;
 // older history is fetched with separate page REQs (`until` = the oldest
-// created_at each filter saw) while a page brings events not seen before, so
-// any remote `limit` cap works and a flood of events sharing one timestamp
-// cannot loop forever. Pure: it returns the frames to send. NIP-77
-// negentropy will replace this step against peers that support it.
+// created_at each filter saw, inclusive, for the events sharing that second).
+// A page that brings nothing new at its own boundary steps one second past
+// it, so a remote cap of 1 still walks the whole history and a flood of events
+// sharing one timestamp cannot loop forever (the flood's events beyond the cap
+// are out of REQ's reach: NIP-77 gets them). `until` falls with every page; an
+// empty page, or one bringing only older events already seen, ends the filter.
+// Pure: it returns the frames to send. Against peers that speak NIP-77,
+// NegentropyHistory replaces this step.
 #pragma once
 
 #include <cstdint>

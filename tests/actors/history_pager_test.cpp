@@ -185,7 +185,21 @@ TEST(HistoryPager, FloodOnOneTimestampTerminates) {
   HistoryPager pager;
   auto result = run(pager, relay, {tagged('x')});
   EXPECT_TRUE(result.completed);
-  EXPECT_EQ(result.reqs, 2);  // the first page, then one page that brings nothing new
+  // The first page, one that brings nothing new, then one past the flood's second (empty).
+  EXPECT_EQ(result.reqs, 3);
+}
+
+TEST(HistoryPager, ACapOfOneStillWalksTheWholeHistory) {
+  // A relay answering one event per REQ (found by the mesh simulator's limit_cap_one scenario):
+  // each page repeats the boundary event, so the pager must step past it rather than stop.
+  CappedRelay relay{{}, 1};
+  for (std::uint32_t i = 0; i < 30; ++i) relay.events.push_back(event(i, 1000 + 10 * i, 'x'));
+  relay.events.push_back(event(99, 1000, 'x'));  // two events share the oldest second
+  HistoryPager pager;
+  auto result = run(pager, relay, {tagged('x')});
+  EXPECT_TRUE(result.completed);
+  EXPECT_EQ(result.received.size(), 30u) << "all but the one hidden behind its twin's second";
+  EXPECT_LE(result.reqs, 2 * 31 + 1);
 }
 
 TEST(HistoryPager, EachFilterPaginatesOnItsOwnBoundary) {

@@ -21,6 +21,7 @@ class HistoryWorkerTest : public test::ActorTest {
           [this](HistoryNext& next) { asks.push_back(next); },
           [](PlusInventoryUpdate&) { unexpected("controller", "PlusInventoryUpdate"); },
           [](atom::tick) { unexpected("controller", "atom::tick"); },
+          [](atom::maintain) { unexpected("controller", "atom::maintain"); },
           [](atom::status) {
             unexpected("controller", "atom::status");
             return std::string{};
