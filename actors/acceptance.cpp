@@ -317,6 +317,10 @@ bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
   const auto& ev = submission.event;
   auto kind = held_kind(st, *ev, rule);
   if (!kind) return false;
+  if (st.purgatory->contains(ev->id)) {
+    submission.reply(AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
+    return true;
+  }
   if (st.purgatory->expired_recently(ev->id)) {
     // Sync would bring it back every pass; a client resubmitting it means it.
     if (submission.source.rfind("relay:", 0) == 0) {
@@ -329,8 +333,9 @@ bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
   restart_holds(self, ev->d_tag());
   auto result = st.purgatory->hold(ev, *kind, st.unix_now());
   using Hold = policy::Purgatory::Hold;
-  if (result.outcome == Hold::duplicate) {
-    submission.reply(AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
+  if (result.outcome == Hold::duplicate) {  // a newer version of its address is held
+    submission.reply(AcceptanceVerdict{true, "duplicate: an older version (a newer one is held)",
+                                       WriteOutcome::rejected_older_version});
     return true;
   }
   if (result.outcome == Hold::full) {
