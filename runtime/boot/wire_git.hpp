@@ -1,7 +1,7 @@
 // Git hosting: the repositories under NGIT_GIT_DATA_PATH and the Smart HTTP handler the listener
-// hands `/<npub>/...` requests to. Push authorisation reads the event store plus the events held in
-// purgatory (LMDB read transactions are safe on network threads); repositories are created by the
-// acceptance actor through `create_repository` before it answers the announcement's OK.
+// hands `/<npub>/...` requests to. Push authorisation reads the event store plus the events held
+// in purgatory (LMDB read transactions are safe on network threads); repositories are created by
+// the acceptance actor through `create_repository` before it answers the announcement's OK.
 #pragma once
 
 #include <functional>
