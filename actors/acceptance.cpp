@@ -13,6 +13,7 @@
 
 #include "messages/nostr/nip34.hpp"
 #include "store/event_store.hpp"
+#include "store/store_view.hpp"
 
 namespace graspd {
 
@@ -51,6 +52,30 @@ struct AcceptanceMetrics {
                            .Register(registry)
                            .Add({})) {}
 
+  /// graspd_purgatory_*: registered only when purgatory is on.
+  void enable_purgatory(prometheus::Registry& registry) {
+    held_events = &prometheus::BuildGauge()
+                       .Name("graspd_purgatory_events")
+                       .Help("Events held in purgatory until their git data arrives, by kind")
+                       .Register(registry);
+    purgatory_outcomes = &prometheus::BuildCounter()
+                              .Name("graspd_purgatory_total")
+                              .Help(
+                                  "Purgatory: events held, released (git data arrived, moved "
+                                  "to the store) and expired (no git data in time)")
+                              .Register(registry);
+  }
+  void update(const policy::Purgatory& purgatory, std::uint64_t held_total) {
+    if (!held_events) return;
+    auto counts = purgatory.counts();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(i))}})
+          .Set(static_cast<double>(counts[i]));
+    set_total(*purgatory_outcomes, "held", held_total);
+    set_total(*purgatory_outcomes, "released", purgatory.stats().released);
+    set_total(*purgatory_outcomes, "expired", purgatory.stats().expired);
+  }
+
   void count(policy::KindGroup group, const policy::Decision& d) {
     const char* result = d.accepted() ? "accepted" : "refused";
     decisions.Add({{"kind_group", policy::to_string(group)}, {"result", result}}).Increment();
@@ -73,7 +98,11 @@ struct AcceptanceMetrics {
 
  private:
   void set_counter(const char* outcome, std::uint64_t value) {
-    auto& c = retry_outcomes.Add({{"outcome", outcome}});
+    set_total(retry_outcomes, outcome, value);
+  }
+  static void set_total(prometheus::Family<prometheus::Counter>& family, const char* outcome,
+                        std::uint64_t value) {
+    auto& c = family.Add({{"outcome", outcome}});
     if (auto delta = static_cast<double>(value) - c.Value(); delta > 0) c.Increment(delta);
   }
 
@@ -84,6 +113,8 @@ struct AcceptanceMetrics {
   prometheus::Gauge& retry_bytes;
   prometheus::Family<prometheus::Counter>& retry_outcomes;
   prometheus::Gauge& pending_events;
+  prometheus::Family<prometheus::Gauge>* held_events = nullptr;
+  prometheus::Family<prometheus::Counter>* purgatory_outcomes = nullptr;
 };
 
 namespace {
@@ -154,6 +185,8 @@ AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision
 }
 
 void judge(Self self, Submission submission);
+void resubmit_released(Self self, const std::vector<std::string>& keys);
+bool try_hold(Self self, const Submission& submission, policy::Rule rule);
 
 void on_written(Self self, Submission submission, WriteOutcome outcome) {
   auto& st = self->state;
@@ -204,6 +237,7 @@ void judge(Self self, Submission submission) {
   if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
     return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  if (try_hold(self, submission, decision.rule)) return;
   auto& st = self->state;
   if (decision.rule == policy::Rule::announcement_lists_service && st.create_repository)
     st.create_repository(*ev);
@@ -218,6 +252,181 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
   };
   for (auto& ev : st.retry->release(keys)) judge(self, Submission{ev, {}, count_stored, 0});
   update_gauges(self);
+}
+
+// ---------------------------------------------------------------- purgatory (git-hosting.md §6)
+
+void publish_purgatory(Self self) {
+  auto& st = self->state;
+  if (st.metrics) st.metrics->update(*st.purgatory, st.held_total);
+  if (!st.purgatory_figures) return;
+  auto counts = st.purgatory->counts();
+  for (std::size_t i = 0; i < counts.size(); ++i) st.purgatory_figures->held[i] = counts[i];
+  st.purgatory_figures->released = st.purgatory->stats().released;
+  st.purgatory_figures->expired = st.purgatory->stats().expired;
+}
+
+/// Writes purgatory records. A failure is logged and counted; the event stays held in memory (it
+/// is lost only if graspd restarts before it is released).
+void persist(Self self, const std::function<void(store::EventStore&)>& write_records) {
+  try {
+    write_records(*self->state.purgatory_store);
+  } catch (const store::StoreError& error) {
+    self->state.persist_failures.report(error.what(), self->clock().now());
+  }
+}
+
+/// Restarts the holds of repository `identifier` (§6.3) and persists their new expiry.
+void restart_holds(Self self, std::string_view identifier) {
+  auto refreshed = self->state.purgatory->refresh(identifier, self->state.unix_now());
+  if (refreshed.empty()) return;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& entry : refreshed) s.put_held(entry.event->id, store::encode_held(entry));
+  });
+}
+
+/// An announcement already served (stored) for this owner and identifier: a replacement of it is
+/// stored at once (§1.1).
+bool serves_announcement(const AcceptanceState& st, const nostr::Event& ev) {
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  f.authors = std::vector<nostr::Pubkey>{ev.pubkey};
+  f.tags['d'] = {std::string(ev.d_tag())};
+  f.normalize();
+  return st.view->exists({f});
+}
+
+/// What purgatory holds (§6.1): a new announcement listing this service, a maintainer's state for
+/// an identifier with a repository here. Everything else is stored as usual.
+std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr::Event& ev,
+                                          policy::Rule rule) {
+  if (!st.purgatory || st.store->contains(ev.id)) return std::nullopt;
+  if (rule == policy::Rule::announcement_lists_service) {
+    if (!st.purgatory->contains(ev.id) && serves_announcement(st, ev)) return std::nullopt;
+    return policy::HeldKind::announcement;
+  }
+  if (rule == policy::Rule::state_maintainer && st.repository_exists &&
+      st.repository_exists(ev.d_tag()))
+    return policy::HeldKind::state;
+  return std::nullopt;
+}
+
+/// Holds an accepted event when purgatory says so and answers; false when it is to be stored.
+bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
+  auto& st = self->state;
+  const auto& ev = submission.event;
+  auto kind = held_kind(st, *ev, rule);
+  if (!kind) return false;
+  if (st.purgatory->contains(ev->id)) {
+    submission.reply(AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
+    return true;
+  }
+  if (st.purgatory->expired_recently(ev->id)) {
+    // Sync would bring it back every pass; a client resubmitting it means it.
+    if (submission.source.rfind("relay:", 0) == 0) {
+      submission.reply(AcceptanceVerdict{
+          false, "blocked: it waited in purgatory for git data until it expired", {}});
+      return true;
+    }
+    st.purgatory->forget_expired(ev->id);
+  }
+  restart_holds(self, ev->d_tag());
+  auto result = st.purgatory->hold(ev, *kind, st.unix_now());
+  using Hold = policy::Purgatory::Hold;
+  if (result.outcome == Hold::duplicate) {  // a newer version of its address is held
+    submission.reply(AcceptanceVerdict{true, "duplicate: an older version (a newer one is held)",
+                                       WriteOutcome::rejected_older_version});
+    return true;
+  }
+  if (result.outcome == Hold::full) {
+    submission.reply(AcceptanceVerdict{
+        false, "error: too many events are waiting for git data here; try again later", {}});
+    return true;
+  }
+  ++st.held_total;
+  persist(self, [&](store::EventStore& s) {
+    if (result.replaced) s.erase_held(*result.replaced);
+    s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
+  });
+  if (*kind == policy::HeldKind::announcement) {
+    if (st.create_repository) st.create_repository(*ev);
+    // A held announcement counts for the maintainer closure: what waited for it is judged again.
+    resubmit_released(self, {policy::wait_key::identifier(ev->d_tag())});
+  } else if (st.state_stored) {
+    st.state_stored(ev);  // git hosting applies it when its objects are here, else fetches them
+  }
+  publish_purgatory(self);
+  submission.reply(AcceptanceVerdict{true, std::string(store::ok_message(WriteOutcome::held)),
+                                     WriteOutcome::held});
+  return true;
+}
+
+/// Git data arrived for a repository: its holds restart, and the states whose objects are all
+/// there leave purgatory with the owner's announcement (stored announcement first, §5.9).
+void on_git_data(Self self, const GitDataArrived& arrived) {
+  auto& st = self->state;
+  if (!st.purgatory) return;
+  restart_holds(self, arrived.identifier);
+  std::vector<nostr::EventPtr> released;
+  for (const auto& state : arrived.states)
+    for (auto& ev : st.purgatory->release(arrived.owner, arrived.identifier, state))
+      released.push_back(std::move(ev));
+  if (released.empty()) return;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& ev : released) s.erase_held(ev->id);
+  });
+  // Write failures are counted by on_write_failed; nobody waits for these answers.
+  for (auto& ev : released) write(self, Submission{ev, {}, [](AcceptanceVerdict) {}, 0}, {});
+  publish_purgatory(self);
+}
+
+/// Ends holds past their time (§6.3): the events are forgotten but their ids remembered, and an
+/// expired announcement's repository goes (§4.7).
+void expire_purgatory(Self self) {
+  auto& st = self->state;
+  auto now = st.unix_now();
+  auto expired = st.purgatory->expire(now);
+  if (expired.events.empty() && expired.forgotten.empty()) return;
+  auto remember_until = now + st.purgatory->limits().remember_seconds;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& id : expired.forgotten) s.erase_held(id);
+    for (const auto& entry : expired.events)
+      s.put_held(entry.event->id, store::encode_expired(remember_until));
+  });
+  for (const auto& entry : expired.events)
+    if (entry.kind == policy::HeldKind::announcement && st.announcement_expired)
+      st.announcement_expired(*entry.event);
+  publish_purgatory(self);
+}
+
+/// Reads the held events back (§6.5) and hands the held states to git hosting again: the fetches
+/// they were waiting for did not survive the restart.
+void start_purgatory(Self self, AcceptanceConfig& config) {
+  auto& st = self->state;
+  if (!config.purgatory_enabled || !config.purgatory_store) return;
+  st.purgatory = std::make_unique<policy::Purgatory>(config.purgatory);
+  st.purgatory_store = std::move(config.purgatory_store);
+  st.repository_exists = std::move(config.repository_exists);
+  st.announcement_expired = std::move(config.announcement_expired);
+  st.purgatory_figures = std::move(config.purgatory_figures);
+  if (st.purgatory_figures) st.purgatory_figures->enabled = true;
+  if (st.metrics) st.metrics->enable_purgatory(*st.registry);
+  try {
+    store::load_purgatory(*st.purgatory_store, *st.purgatory);
+  } catch (const store::StoreError& error) {
+    st.persist_failures.report(error.what(), self->clock().now());
+  }
+  st.policy->set_held_announcements(&st.purgatory->announcements());
+  nostr::Filter states;
+  states.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_state};
+  std::vector<nostr::EventPtr> held_states;
+  st.purgatory->scan({states}, [&](const nostr::Event& ev) {
+    held_states.push_back(st.purgatory->find(ev.id)->event);
+    return true;
+  });
+  if (st.state_stored)
+    for (auto& ev : held_states) st.state_stored(std::move(ev));
+  publish_purgatory(self);
 }
 
 /// Judges a client's or a peer's event and answers once it is refused, parked or committed.
@@ -235,6 +444,7 @@ void expire(Self self, std::chrono::seconds interval) {
   auto& st = self->state;
   st.retry->expire(st.unix_now());
   st.policy->sweep_pending();
+  if (st.purgatory) expire_purgatory(self);
   update_gauges(self);
   self->delayed_send(self, interval, atom::tick::value);
 }
@@ -257,7 +467,9 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.writer = std::move(writer);
   st.create_repository = std::move(config.create_repository);
   st.state_stored = std::move(config.state_stored);
+  st.registry = registry;
   if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
+  start_purgatory(self, config);
   const auto interval = config.expiry_interval;
   if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);
   return {
@@ -267,6 +479,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
       [=](StoreCommitted& committed) {
         resubmit_released(self, self->state.policy->on_committed(*committed.event));
       },
+      [=](GitDataArrived& arrived) { on_git_data(self, arrived); },
       [=](atom::tick) { expire(self, interval); },
   };
 }

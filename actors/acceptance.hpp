@@ -21,6 +21,7 @@
 #include "messages/interfaces.hpp"
 #include "store/acceptance_policy.hpp"
 #include "store/event_store.hpp"
+#include "store/purgatory.hpp"
 #include "store/store_view.hpp"
 
 namespace prometheus {
@@ -40,9 +41,25 @@ struct AcceptanceConfig {
   /// answered (git hosting creates its repository: a push right after the OK finds it). Unset =
   /// nothing.
   std::function<void(const nostr::Event&)> create_repository;
-  /// Called with every state event (kind 30618) once it is stored (git hosting applies it to the
-  /// repositories here). Unset = nothing.
+  /// Called with every state event (kind 30618) once it is stored or held (git hosting applies it
+  /// to the repositories here, fetching what it misses). Unset = nothing.
   std::function<void(nostr::EventPtr)> state_stored;
+
+  /// Purgatory (git-hosting.md §6, NGIT_PURGATORY_ENABLED): new announcements listing this
+  /// service and state events are held, persisted in the store's LMDB, until git data arrives
+  /// (GitDataArrived). Off: both are stored at once.
+  bool purgatory_enabled = false;
+  policy::PurgatoryLimits purgatory;
+  /// Where held events are kept (the same LMDB environment as the events, its "held" database);
+  /// required when purgatory is on.
+  std::shared_ptr<store::EventStore> purgatory_store;
+  /// True when a repository named `identifier` exists here (a state for an identifier with none is
+  /// stored at once: nothing here could ever release it). Unset = never.
+  std::function<bool(std::string_view identifier)> repository_exists;
+  /// Called with a held announcement whose hold expired (git hosting removes its repository).
+  std::function<void(const nostr::Event&)> announcement_expired;
+  /// Figures for /api/sync; may be null.
+  std::shared_ptr<policy::PurgatoryFigures> purgatory_figures;
 };
 
 /// What happened to events beyond the per-rule decisions; exported as graspd_policy_retry_total.
@@ -67,6 +84,7 @@ struct AcceptanceState {
   std::unique_ptr<policy::RetryCache> retry;
   store_writer_actor writer;
   std::shared_ptr<AcceptanceMetrics> metrics;
+  std::shared_ptr<prometheus::Registry> registry;
   /// Decisions by rule, for status and tests.
   std::array<std::uint64_t, policy::rule_count> decisions{};
   AcceptanceCounts counts;
@@ -76,6 +94,16 @@ struct AcceptanceState {
   std::function<std::int64_t()> unix_now;
   std::function<void(const nostr::Event&)> create_repository;
   std::function<void(nostr::EventPtr)> state_stored;
+  /// Held events; null when purgatory is off.
+  std::unique_ptr<policy::Purgatory> purgatory;
+  std::shared_ptr<store::EventStore> purgatory_store;
+  /// Events held so far (graspd_purgatory_total{outcome="held"}).
+  std::uint64_t held_total = 0;
+  std::function<bool(std::string_view)> repository_exists;
+  std::function<void(const nostr::Event&)> announcement_expired;
+  std::shared_ptr<policy::PurgatoryFigures> purgatory_figures;
+  /// Purgatory records that could not be written (the event is still held, until a restart).
+  FailedReplies persist_failures{name, "purgatory record"};
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

@@ -59,6 +59,8 @@ EventResult result_of(WriteOutcome outcome) {
     case WriteOutcome::expired:
     case WriteOutcome::dependency_missing:
       return EventResult::rejected;
+    case WriteOutcome::held:
+      return EventResult::held;
     case WriteOutcome::error:
       break;
   }
@@ -208,7 +210,7 @@ struct SessionState {
                 return send(nostr::relay_ok(event->id, false, verdict.message));
               }
               if (verdict.outcome == WriteOutcome::ephemeral_not_stored) return broadcast(event);
-              acknowledge(event->id, verdict.outcome);
+              acknowledge(event->id, verdict.outcome, verdict.message);
             },
             [this, event](const caf::error&) {
               count(EventResult::error);
@@ -224,9 +226,11 @@ struct SessionState {
     send(nostr::relay_ok(event->id, true, ""));
   }
 
-  void acknowledge(const nostr::EventId& id, WriteOutcome outcome) {
+  /// `message` overrides the outcome's usual text (purgatory names what it waits for).
+  void acknowledge(const nostr::EventId& id, WriteOutcome outcome, std::string_view message = {}) {
     count(result_of(outcome));
-    send(nostr::relay_ok(id, store::is_accepted(outcome), store::ok_message(outcome)));
+    send(nostr::relay_ok(id, store::is_accepted(outcome),
+                         message.empty() ? store::ok_message(outcome) : message));
   }
 
   void store(nostr::EventPtr event) {

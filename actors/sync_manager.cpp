@@ -327,9 +327,24 @@ void update_gauges(Self self) {
   st.metrics->open.Add({{"what", "pending_batches"}}).Set(pending);
 }
 
+/// The purgatory figures as /api/sync would show them.
+std::array<std::uint64_t, policy::held_kind_count + 2> purgatory_figures(
+    const SyncManagerState& st) {
+  std::array<std::uint64_t, policy::held_kind_count + 2> out{};
+  if (!st.config.purgatory) return out;
+  const auto& p = *st.config.purgatory;
+  for (std::size_t i = 0; i < policy::held_kind_count; ++i) out[i] = p.held[i];
+  out[policy::held_kind_count] = p.released;
+  out[policy::held_kind_count + 1] = p.expired;
+  return out;
+}
+
 void publish_status(Self self) {
   auto& st = self->state;
+  auto purgatory = purgatory_figures(st);
+  if (purgatory != st.purgatory_shown) st.status_dirty = true;
   if (!st.status_dirty) return;
+  st.purgatory_shown = purgatory;
   st.status_dirty = false;
   update_gauges(self);
   if (st.board) st.board->publish("sync", sync_status_json(st, now(self)));

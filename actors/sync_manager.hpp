@@ -24,6 +24,7 @@
 #include "actors/sync_plan.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/status_board.hpp"
+#include "store/purgatory.hpp"
 
 namespace prometheus {
 class Registry;
@@ -50,6 +51,8 @@ struct SyncManagerConfig {
   /// only for fetches stays open without one before it retires.
   std::chrono::seconds fetch_timeout{30};
   std::chrono::seconds control_idle{10};
+  /// Purgatory's held counts, shown in /api/sync; null = no purgatory section.
+  std::shared_ptr<const policy::PurgatoryFigures> purgatory;
 };
 
 struct SyncMetrics;
@@ -125,6 +128,8 @@ struct SyncManagerState {
   FetchCounts fetch_counts;
   /// The Sync+ section of /api/sync (SyncPlusStatus); empty while Sync+ does not run.
   std::string plus_status;
+  /// The purgatory figures last written to /api/sync (a change makes the status dirty).
+  std::array<std::uint64_t, policy::held_kind_count + 2> purgatory_shown{};
 };
 
 sync_manager_actor::behavior_type sync_manager(

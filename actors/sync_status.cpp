@@ -93,6 +93,19 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
   write_count(w, "promotions", st.fetch_counts.promotions);
   write_count(w, "control_retired", st.fetch_counts.control_retired);
   w.EndObject();
+  if (st.config.purgatory) {
+    const auto& figures = st.purgatory_shown;
+    w.Key("purgatory");
+    w.StartObject();
+    w.Key("held");
+    w.StartObject();
+    for (std::size_t i = 0; i < policy::held_kind_count; ++i)
+      write_count(w, policy::to_string(static_cast<policy::HeldKind>(i)), figures[i]);
+    w.EndObject();
+    write_count(w, "released", figures[policy::held_kind_count]);
+    write_count(w, "expired", figures[policy::held_kind_count + 1]);
+    w.EndObject();
+  }
   if (!st.plus_status.empty()) {
     w.Key("sync_plus");
     w.RawValue(st.plus_status.c_str(), st.plus_status.size(), rapidjson::kObjectType);

@@ -79,6 +79,8 @@ function startNode(name, port, env = {}, dir = nodeDir(name)) {
       NGIT_BIND_ADDRESS: `127.0.0.1:${port}`,
       NGIT_RELAY_DATA_PATH: join(dir, 'relay'),
       NGIT_ACCEPTANCE_POLICY: 'grasp01',
+      // The kit publishes announcements and pushes no git data: purgatory would hold them all.
+      NGIT_PURGATORY_ENABLED: 'false',
       NGIT_SYNC_ENABLED: 'true',
       NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES: 'true',
       NGIT_SYNC_BATCH_WINDOW_MS: '200',

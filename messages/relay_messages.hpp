@@ -101,6 +101,21 @@ struct AcceptanceVerdict {
   WriteOutcome outcome = WriteOutcome::error;
 };
 
+/// Git data arrived for the repository <owner>/<identifier> (git hosting → acceptance actor): a
+/// push was applied (`states` empty: its held events' holds restart), or every object of each
+/// state in `states` is in that repository (they and the owner's held announcement leave
+/// purgatory).
+struct GitDataArrived {
+  nostr::Pubkey owner{};
+  std::string identifier;
+  std::vector<nostr::EventId> states;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, GitDataArrived& x) {
+  return f(caf::meta::type_name("GitDataArrived"), x.owner, x.identifier, x.states);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AcceptanceVerdict& x) {
   return f(caf::meta::type_name("AcceptanceVerdict"), x.accepted, x.message, x.outcome);

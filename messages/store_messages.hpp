@@ -23,6 +23,7 @@ enum class WriteOutcome : std::uint8_t {
   expired,                 // refused: NIP-40 expiration in the past
   ephemeral_not_stored,    // ephemeral kind: never stored (still broadcast by the relay)
   dependency_missing,      // refused: an event named in StoreWrite::depends_on is not stored
+  held,                    // accepted into purgatory: kept back until its git data arrives
   error,                   // the write transaction failed; nothing was committed
 };
 

@@ -82,6 +82,8 @@ struct Config {
   bool git_fetch_enabled = true;
   std::uint64_t git_fetch_delay_secs = 0;
   std::uint64_t git_fetch_timeout_secs = 0;
+  bool purgatory_enabled = true;
+  std::uint64_t purgatory_hold_secs = 0;
 
   // GRASP-02 sync.
   bool sync_enabled = true;

@@ -398,6 +398,15 @@ std::vector<OptionSpec> git_options() {
       {"git_fetch_timeout_secs", "NGIT_GIT_FETCH_TIMEOUT_SECS", "--git-fetch-timeout-secs",
        "seconds", "300", "Wall-clock limit of one fetch from another clone URL.",
        uint_option(&C::git_fetch_timeout_secs, 1, 86400)},
+      {"purgatory_enabled", "NGIT_PURGATORY_ENABLED", "--purgatory-enabled", "bool", "true",
+       "Hold new announcements and state events whose git objects are missing in purgatory (not "
+       "stored, not served) until the git data arrives; false stores them at once.",
+       bool_option(&C::purgatory_enabled)},
+      {"purgatory_hold_secs", "NGIT_PURGATORY_HOLD_SECS", "--purgatory-hold-secs", "seconds",
+       "1800",
+       "How long an event waits in purgatory for its git data before it is dropped (and an "
+       "announcement's repository with it).",
+       uint_option(&C::purgatory_hold_secs, 60, 7 * 86400)},
   };
 }
 

@@ -222,6 +222,16 @@ bool Repositories::create(const RepositoryName& name, std::string* error) const 
   return true;
 }
 
+bool Repositories::remove(const RepositoryName& name) const {
+  if (!exists(name)) return true;
+  auto path = path_of(name);
+  auto temporary = path.parent_path() / (".deleting-" + random_suffix());
+  if (::rename(path.c_str(), temporary.c_str()) != 0) return !exists(name);
+  std::error_code ec;
+  fs::remove_all(temporary, ec);
+  return true;
+}
+
 bool Repositories::set_head(const RepositoryName& name, std::string_view branch) const {
   if (!exists(name)) return false;
   auto path = path_of(name);

@@ -73,6 +73,10 @@ class Repositories {
   /// afterwards (already there counts); `error` says why not.
   bool create(const RepositoryName& name, std::string* error = nullptr) const;
 
+  /// Deletes the repository: renamed to a temporary name first (a git client never sees half of
+  /// it, §4.4), then removed. True when it is gone afterwards.
+  bool remove(const RepositoryName& name) const;
+
   /// Points HEAD at refs/heads/<branch> (written to a temporary file, then renamed).
   bool set_head(const RepositoryName& name, std::string_view branch) const;
 

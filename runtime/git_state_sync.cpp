@@ -180,11 +180,20 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
             return self->next_state();
           }
           bool missing = result.out.find(" missing") != std::string::npos;
-          if (!missing) return self->apply(std::move(*shared));
+          if (!missing) {
+            self->report_present(*shared);
+            return self->apply(std::move(*shared));
+          }
           if (!shared->siblings.empty()) return self->copy_from_sibling(std::move(*shared));
           if (!shared->fetch_phase) return self->schedule_fetch(std::move(*shared));
           self->fetch_next(std::move(*shared));
         });
+  }
+
+  void report_present(const Task& task) const {
+    nostr::EventId id;
+    if (hooks.objects_present && nostr::from_hex(task.refs.event_id, id))
+      hooks.objects_present(task.name, id);
   }
 
   /// Copies the state's objects from another repository here with the same identifier (§5.9),

@@ -58,6 +58,9 @@ struct GitStateSyncHooks {
   std::function<std::vector<nostr::Pubkey>(const std::string& identifier)> owners;
   /// Every `clone` value of the stored announcements named `identifier`.
   std::function<std::vector<std::string>(const std::string& identifier)> clone_urls;
+  /// Every object of state `state_id` is in repository `name` (purgatory releases it). Unset =
+  /// nothing.
+  std::function<void(const RepositoryName& name, const nostr::EventId& state_id)> objects_present;
   /// The per-repository push lock shared with git hosting (path → taken?).
   std::function<bool(const std::string& path)> try_lock;
   std::function<void(const std::string& path)> unlock;
@@ -83,8 +86,8 @@ class GitStateSync {
   GitStateSync(const GitStateSync&) = delete;
   GitStateSync& operator=(const GitStateSync&) = delete;
 
-  /// A state event was stored: every repository here with its identifier is brought in line with
-  /// its owner's newest state. Thread-safe; returns at once.
+  /// A state event was stored or held: every repository here with its identifier is brought in line
+  /// with its owner's newest state. Thread-safe; returns at once.
   void on_state(nostr::EventPtr state);
 
   /// A push was applied to `name`: the other repositories here with that identifier are brought in

@@ -17,7 +17,7 @@ const char* to_string(ClientMessageType type) {
 const char* to_string(EventResult result) {
   static constexpr std::array<const char*, event_result_count> names = {
       "stored",  "duplicate",    "replaced", "ephemeral", "invalid",
-      "blocked", "rate_limited", "rejected", "error"};
+      "blocked", "rate_limited", "rejected", "error",     "held"};
   return names[static_cast<std::size_t>(result)];
 }
 

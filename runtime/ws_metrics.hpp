@@ -41,8 +41,9 @@ enum class EventResult : std::uint8_t {
   rate_limited,
   rejected,  // older version, deleted or expired
   error,
+  held,  // accepted into purgatory (git hosting), not stored yet
 };
-inline constexpr std::size_t event_result_count = 9;
+inline constexpr std::size_t event_result_count = 10;
 
 const char* to_string(ClientMessageType type);
 const char* to_string(EventResult result);

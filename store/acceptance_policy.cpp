@@ -314,7 +314,14 @@ bool AcceptancePolicy::in_maintainer_set(const Pubkey& author, std::string_view 
     return std::find(members.begin(), members.end(), author) == members.end();
   });
   if (stopped) view_.record(*stopped);
-  return stopped.has_value();
+  if (stopped || !held_) return stopped.has_value();
+  bool held_member = false;
+  held_->scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    auto members = members_of(announcement);
+    held_member = std::find(members.begin(), members.end(), author) != members.end();
+    return !held_member;
+  });
+  return held_member;
 }
 
 void AcceptancePolicy::forget_maintainers(const Event& committed) {
@@ -351,7 +358,8 @@ Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
                   "invalid: repository identifier (d tag) is not valid");
   if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
   auto keys = std::vector<std::string>{wait_key::identifier(identifier)};
-  if (!any_stored(view_, {announcements_named(identifier)}))
+  if (!any_stored(view_, {announcements_named(identifier)}) &&
+      !(held_ && held_->exists({announcements_named(identifier)})))
     return wait_for(Rule::state_unknown_repository,
                     "restricted: no announcement of repository '" + std::string(identifier) +
                         "' is hosted here",

@@ -174,6 +174,10 @@ class AcceptancePolicy {
   /// Rebuilds the identity-eligibility state from the store at startup.
   void load_from_store();
 
+  /// Announcements held in purgatory (git-hosting.md §1.3): they count for "an announcement
+  /// exists" and the maintainer closure, never for the related-event rule. Null = none.
+  void set_held_announcements(const StoreView* held) { held_ = held; }
+
   bool is_eligible_identity_author(const nostr::Pubkey& author) const;
   std::size_t eligible_author_count() const { return eligible_authors_.size(); }
   const PolicyConfig& config() const { return config_; }
@@ -203,6 +207,7 @@ class AcceptancePolicy {
 
   PolicyConfig config_;
   const StoreView& store_;
+  const StoreView* held_ = nullptr;
   PendingEvents pending_;
   /// Lookups of evaluate(): the store plus pending_.
   CombinedView view_{store_, pending_};

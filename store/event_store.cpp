@@ -186,6 +186,52 @@ std::vector<WriteOutcome> EventStore::write_batch(std::span<const nostr::EventPt
   return outcomes;
 }
 
+template <class Fn>
+void EventStore::write_small(Fn&& fn) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      std::shared_lock lock(remap_mutex_);
+      Txn txn(env_, 0);
+      fn(txn.get());
+      txn.commit();
+      return;
+    } catch (const StoreError& e) {
+      if (attempt < kBeginAttempts && recover(e)) continue;
+      throw;
+    }
+  }
+}
+
+void EventStore::put_held(const nostr::EventId& id, std::string_view record) {
+  write_small([&](MDB_txn* txn) {
+    MDB_val k = to_val(detail::id_view(id.data())), v = to_val(record);
+    check(mdb_put(txn, dbs_->held, &k, &v, 0), "write held event");
+  });
+}
+
+void EventStore::erase_held(const nostr::EventId& id) {
+  write_small([&](MDB_txn* txn) {
+    MDB_val k = to_val(detail::id_view(id.data()));
+    int rc = mdb_del(txn, dbs_->held, &k, nullptr);
+    if (rc != MDB_NOTFOUND) check(rc, "erase held event");
+  });
+}
+
+void EventStore::for_each_held(
+    const std::function<bool(const nostr::EventId&, std::string_view)>& sink) const {
+  read([&](MDB_txn* txn) {
+    Cursor cursor(txn, dbs_->held);
+    MDB_val k, v;
+    for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size != 32) continue;
+      nostr::EventId id;
+      std::memcpy(id.data(), k.mv_data, 32);
+      if (!sink(id, to_view(v))) break;
+    }
+  });
+}
+
 std::string EventStore::last_error() const {
   std::lock_guard lock(error_mutex_);
   return last_error_;
@@ -431,6 +477,7 @@ bool is_accepted(WriteOutcome outcome) {
     case WriteOutcome::duplicate:
     case WriteOutcome::replaced_older:
     case WriteOutcome::ephemeral_not_stored:
+    case WriteOutcome::held:
       return true;
     default:
       return false;
@@ -453,6 +500,8 @@ std::string_view ok_message(WriteOutcome outcome) {
       return "invalid: event has expired";
     case WriteOutcome::dependency_missing:
       return "blocked: an event it depends on was not stored";
+    case WriteOutcome::held:
+      return "purgatory: won't be served until git data arrives";
     case WriteOutcome::error:
       break;
   }

@@ -182,6 +182,14 @@ class EventStore {
       std::uint64_t from, std::uint64_t to, std::size_t max,
       const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const;
 
+  /// Purgatory records (git-hosting.md §6.5), beside the events and never served: `record` is
+  /// opaque here (store/held_records.hpp). Each call is one small write transaction.
+  void put_held(const nostr::EventId& id, std::string_view record);
+  void erase_held(const nostr::EventId& id);
+  /// Every held record in id order, until the sink returns false.
+  void for_each_held(
+      const std::function<bool(const nostr::EventId& id, std::string_view record)>& sink) const;
+
   /// Message of the last failed write transaction ("error: ...").
   std::string last_error() const;
 
@@ -202,6 +210,9 @@ class EventStore {
   /// Another process grew the map (MDB_MAP_RESIZED): takes its size, with no transaction of
   /// this process open. Every transaction runs under remap_mutex_ held shared, so this waits.
   void adopt_map_size() const;
+  /// Runs `fn(txn)` in a write transaction and commits, beginning again after a map resize.
+  template <class Fn>
+  void write_small(Fn&& fn);
   /// After a failed write transaction: true when it is worth beginning again (the map was
   /// grown or adopted).
   bool recover(const StoreError& error);

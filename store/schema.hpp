@@ -29,6 +29,8 @@ struct EventStore::Dbs {
   MDB_dbi expiry = 0;   // expiration be64 | seq be64
   MDB_dbi heads = 0;    // address key -> seq be64 (current replaceable/addressable version)
   MDB_dbi deleted = 0;  // 'i' id pubkey -> "" ; 'a' address key -> deletion created_at be64
+  MDB_dbi held = 0;     // id[32] -> purgatory record (store/held_records.hpp); added later, so
+                        // an older store gains it empty without a schema change
 };
 
 namespace detail {
@@ -52,6 +54,7 @@ inline void open_databases(MDB_txn* txn, EventStore::Dbs& dbs) {
   open("expiry", 0, dbs.expiry);
   open("heads", 0, dbs.heads);
   open("deleted", 0, dbs.deleted);
+  open("held", 0, dbs.held);
 }
 
 inline std::string be64_string(std::uint64_t v) {

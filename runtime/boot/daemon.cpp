@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -129,8 +130,14 @@ void wire_all(const Services& services, Wired& wired) {
   wired.git = wire_git(services, wired.store);
   log::debug(component, "started git hosting");
   wired.policy = wire_policy(services, wired.store,
-                             {repository_creator(wired.git), state_listener(wired.git)});
-  if (wired.policy.acceptance) log::debug(component, "started acceptance");
+                             {repository_creator(wired.git), state_listener(wired.git),
+                              repository_checker(wired.git), repository_remover(wired.git)});
+  if (wired.policy.acceptance) {
+    log::debug(component, "started acceptance");
+    wired.git.arrivals->connect([acceptance = wired.policy.acceptance](GitDataArrived arrived) {
+      caf::anon_send(acceptance, std::move(arrived));
+    });
+  }
   wired.relay = wire_relay(services, wired.store, wired.policy);
   log::debug(component, "started relay");
   wired.sync = wire_sync(services, wired.store, wired.policy);

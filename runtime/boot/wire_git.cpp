@@ -46,12 +46,15 @@ nostr::Filter announcements_of(const std::string& identifier) {
 WiredGit wire_git(const Services& services, const WiredStore& store) {
   runtime::git::Repositories repositories{services.config.git_data_path};
   repositories.prepare();
-  auto view = std::make_shared<store::EventStoreView>(
+  // Held (purgatory) events count for push authorisation and the state applier (§5.11).
+  auto view = std::make_shared<store::StoreAndHeldView>(
       std::shared_ptr<const store::EventStore>(store.store));
+  auto arrivals = std::make_shared<GitArrivals>();
   // The state applier is built after the handler; a push reaches it through this.
   auto applier = std::make_shared<std::weak_ptr<runtime::git::GitStateSync>>();
   runtime::git::GitHttpHooks hooks;
-  hooks.pushed = [applier](const runtime::git::RepositoryName& name) {
+  hooks.pushed = [applier, arrivals](const runtime::git::RepositoryName& name) {
+    arrivals->report({name.owner, name.identifier, {}});  // an authorised push restarts holds
     if (auto sync = applier->lock()) sync->on_pushed(name);
   };
   hooks.authority = [view](const nostr::Pubkey& owner, const std::string& identifier,
@@ -94,6 +97,10 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
     });
     return urls;
   };
+  sync_hooks.objects_present = [arrivals](const runtime::git::RepositoryName& name,
+                                          const nostr::EventId& state) {
+    arrivals->report({name.owner, name.identifier, {state}});
+  };
   std::weak_ptr<runtime::git::GitHttp> weak = http;
   sync_hooks.try_lock = [weak](const std::string& path) {
     auto http = weak.lock();
@@ -106,7 +113,8 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
       services.io, repositories, std::move(sync_options), std::move(sync_hooks),
       &services.metrics.registry());
   *applier = state_sync;
-  return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync};
+  return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync,
+          arrivals, view};
 }
 
 std::function<void(nostr::EventPtr)> state_listener(const WiredGit& wired) {
@@ -120,6 +128,27 @@ std::function<void(const nostr::Event&)> repository_creator(const WiredGit& wire
     std::string error;
     if (!repositories->create(name, &error))
       log::error(component, "cannot create repository ", name.identifier, ": ", error);
+  };
+}
+
+std::function<bool(std::string_view)> repository_checker(const WiredGit& wired) {
+  return [repositories = wired.repositories, view = wired.view](std::string_view identifier) {
+    if (!runtime::git::is_valid_identifier(identifier)) return false;
+    bool found = false;
+    view->scan({announcements_of(std::string(identifier))}, [&](const nostr::Event& ev) {
+      found = repositories->exists({ev.pubkey, std::string(identifier)});
+      return !found;
+    });
+    return found;
+  };
+}
+
+std::function<void(const nostr::Event&)> repository_remover(const WiredGit& wired) {
+  return [repositories = wired.repositories](const nostr::Event& announcement) {
+    runtime::git::RepositoryName name{announcement.pubkey, std::string(announcement.d_tag())};
+    if (!runtime::git::is_valid_identifier(name.identifier)) return;
+    if (!repositories->remove(name))
+      log::error(component, "cannot remove the repository of expired ", name.identifier);
   };
 }
 

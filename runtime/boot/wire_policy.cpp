@@ -32,13 +32,24 @@ WiredPolicy wire_policy(const Services& services, const WiredStore& store, Polic
   auto config = acceptance_config(services.config);
   config.create_repository = std::move(hooks.create_repository);
   config.state_stored = std::move(hooks.state_stored);
+  std::shared_ptr<policy::PurgatoryFigures> figures;
+  if (services.config.purgatory_enabled) {
+    figures = std::make_shared<policy::PurgatoryFigures>();
+    config.purgatory_enabled = true;
+    config.purgatory.hold_seconds = static_cast<std::int64_t>(services.config.purgatory_hold_secs);
+    config.purgatory_store = store.store;
+    config.repository_exists = std::move(hooks.repository_exists);
+    config.announcement_expired = std::move(hooks.announcement_expired);
+    config.purgatory_figures = figures;
+  }
   auto handle = services.system.spawn(acceptance, std::move(config),
                                       std::shared_ptr<const store::EventStore>(store.store),
                                       store.writer, services.metrics.shared_registry());
   caf::anon_send(store.writer, atom::feed_subscribe::value,
                  caf::actor_cast<store_feed_actor>(handle));
-  log::info("acceptance", "GRASP-01 acceptance policy for ", services.config.domain.text);
-  return {handle};
+  log::info("acceptance", "GRASP-01 acceptance policy for ", services.config.domain.text,
+            figures ? " (purgatory on)" : " (purgatory off)");
+  return {handle, figures};
 }
 
 void stop(const WiredPolicy& wired) {

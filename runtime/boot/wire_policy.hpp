@@ -14,6 +14,8 @@ namespace graspd::boot {
 struct WiredPolicy {
   /// Invalid under NGIT_ACCEPTANCE_POLICY=open (sessions and sync then store every valid event).
   acceptance_actor acceptance;
+  /// Held counts for /api/sync; null when purgatory is off.
+  std::shared_ptr<policy::PurgatoryFigures> purgatory;
 };
 
 /// Config → PolicyConfig: the domain and the curation lists, as the configuration parsed them.
@@ -28,6 +30,10 @@ AcceptanceConfig acceptance_config(const runtime::Config& config);
 struct PolicyHooks {
   std::function<void(const nostr::Event&)> create_repository;
   std::function<void(nostr::EventPtr)> state_stored;
+  /// Purgatory (NGIT_PURGATORY_ENABLED): whether a repository of an identifier exists here, and
+  /// what becomes of an expired announcement's repository.
+  std::function<bool(std::string_view)> repository_exists;
+  std::function<void(const nostr::Event&)> announcement_expired;
 };
 
 WiredPolicy wire_policy(const Services& services, const WiredStore& store, PolicyHooks hooks = {});

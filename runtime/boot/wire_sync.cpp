@@ -92,6 +92,7 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
   WiredSync wired;
   wired.clients = std::make_shared<runtime::RelayClientRegistry>();
   auto config = sync_manager_config(services.config);
+  config.purgatory = policy.purgatory;
   // A read transaction on the connection's worker; LMDB readers never wait for the writer.
   config.connection.already_stored = [events = store.store](const nostr::EventId& id) {
     return events->contains(id);

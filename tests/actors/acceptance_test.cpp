@@ -343,5 +343,152 @@ TEST_F(AcceptanceTest, AFailedStoreWriteIsAnsweredErrorAndLoggedAtMostOnceAMinut
   EXPECT_EQ(verdicts().size(), 2u);
 }
 
+// ---------------------------------------------------------------- purgatory (git-hosting.md §6)
+
+/// The acceptance actor with purgatory on; repositories are a set of identifiers.
+class PurgatoryAcceptanceTest : public AcceptanceTest {
+ protected:
+  PurgatoryAcceptanceTest() { acceptance_ = start_purgatory(); }
+
+  /// A second actor on the same store and writer, as after a restart.
+  acceptance_actor start_purgatory() {
+    AcceptanceConfig config;
+    config.policy.service = *parse_host_port(service);
+    config.expiry_interval = std::chrono::seconds(30);
+    config.unix_now = [this] { return unix_now_; };
+    config.purgatory_enabled = true;
+    config.purgatory.hold_seconds = 1800;
+    config.purgatory_store = store_;
+    config.create_repository = [this](const nostr::Event& ev) {
+      repositories_.insert(std::string(ev.d_tag()));
+    };
+    config.repository_exists = [this](std::string_view d) {
+      return repositories_.count(std::string(d)) > 0;
+    };
+    config.announcement_expired = [this](const nostr::Event& ev) { removed_.push_back(ev.id); };
+    config.state_stored = [this](nostr::EventPtr ev) { handed_.push_back(ev->id); };
+    auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
+                        writer_, nullptr);
+    run();
+    caf::anon_send(writer_, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
+    run();
+    return handle;
+  }
+
+  nostr::EventPtr state(std::uint64_t author, const std::string& d) {
+    return event(author, 30618, {{"d", d}, {"refs/heads/main", std::string(40, 'a')}});
+  }
+  void git_data(std::uint64_t owner, const std::string& d, std::vector<nostr::EventId> states) {
+    caf::anon_send(acceptance_, GitDataArrived{bytes_of(owner, 0xaa), d, std::move(states)});
+    run();
+  }
+  std::size_t held_records() {
+    std::size_t n = 0;
+    store_->for_each_held([&](const nostr::EventId&, std::string_view) { return ++n, true; });
+    return n;
+  }
+  policy::Purgatory& purgatory() { return *acceptance_state().purgatory; }
+
+  std::set<std::string> repositories_;
+  std::vector<nostr::EventId> removed_;
+  std::vector<nostr::EventId> handed_;
+};
+
+TEST_F(PurgatoryAcceptanceTest, HoldsANewAnnouncementAndItsStateUntilGitDataReleasesThem) {
+  auto repo = announcement(1, "demo");
+  submit({repo});
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].accepted);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::held);
+  EXPECT_EQ(answers[0].message, "purgatory: won't be served until git data arrives");
+  EXPECT_TRUE(gate_->held.empty()) << "a held event is not written";
+  EXPECT_EQ(repositories_.count("demo"), 1u) << "its repository exists before the answer";
+  submit({repo});
+  EXPECT_EQ(verdicts().at(0).message, "duplicate: in purgatory");
+
+  auto st = state(1, "demo");
+  submit({st});
+  EXPECT_EQ(verdicts().at(0).outcome, WriteOutcome::held);
+  EXPECT_EQ(handed_, std::vector<nostr::EventId>{st->id}) << "git hosting checks its objects";
+  EXPECT_EQ(held_records(), 2u);
+
+  git_data(1, "demo", {});  // a push alone releases nothing
+  EXPECT_TRUE(gate_->held.empty());
+  git_data(1, "demo", {st->id});
+  ASSERT_EQ(gate_->held.size(), 2u);
+  EXPECT_EQ(gate_->held[0].event, repo) << "the announcement is stored first";
+  EXPECT_EQ(gate_->held[1].event, st);
+  commit();
+  EXPECT_TRUE(store_->contains(repo->id));
+  EXPECT_TRUE(store_->contains(st->id));
+  EXPECT_EQ(purgatory().size(), 0u);
+  EXPECT_EQ(held_records(), 0u);
+  EXPECT_EQ(purgatory().stats().released, 2u);
+}
+
+TEST_F(PurgatoryAcceptanceTest,
+       ReplacementsOfServedAnnouncementsAndStatesWithoutARepositoryAreStored) {
+  auto served = announcement(1, "demo");
+  // Accepted as a maintainer's once, listing no service: no repository here for "other".
+  auto unhosted = event(1, 30617, {{"d", "other"}});
+  store_->write_batch(std::vector<nostr::EventPtr>{served, unhosted});
+  auto replacement = announcement(1, "demo");
+  auto unhosted_state = state(1, "other");  // nothing here could release it: stored at once
+  submit({replacement, unhosted_state});
+  ASSERT_EQ(gate_->held.size(), 2u);
+  commit();
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::replaced_older);
+  EXPECT_EQ(answers[1].outcome, WriteOutcome::stored);
+  EXPECT_EQ(purgatory().size(), 0u);
+}
+
+TEST_F(PurgatoryAcceptanceTest, AHeldAnnouncementLetsItsMaintainersParkedAnnouncementIn) {
+  const std::uint64_t owner = 1, maintainer = 2;
+  auto maintainers_own = event(maintainer, 30617, {{"d", "demo"}});  // lists no service
+  submit({maintainers_own});
+  EXPECT_FALSE(verdicts().at(0).accepted) << "parked: no announcement of demo yet";
+  submit({announcement(owner, "demo", {{"maintainers", hex_key(maintainer)}})});
+  ASSERT_EQ(gate_->held.size(), 1u) << "the maintainer's announcement is judged again and stored";
+  EXPECT_EQ(gate_->held[0].event, maintainers_own);
+}
+
+TEST_F(PurgatoryAcceptanceTest, HoldsExpireOnTheInjectedClockAndSyncCannotBringThemBack) {
+  auto repo = announcement(1, "demo");
+  submit({repo});
+  verdicts();
+  unix_now_ += 1799;
+  advance_time(std::chrono::seconds(30));
+  EXPECT_TRUE(purgatory().contains(repo->id));
+  unix_now_ += 1;
+  advance_time(std::chrono::seconds(30));
+  EXPECT_FALSE(purgatory().contains(repo->id));
+  EXPECT_EQ(removed_, std::vector<nostr::EventId>{repo->id}) << "its repository goes";
+  EXPECT_EQ(held_records(), 1u) << "the expired id is remembered";
+
+  submit({repo}, "relay:wss://peer.example.com");
+  auto refused = verdicts().at(0);
+  EXPECT_FALSE(refused.accepted);
+  EXPECT_EQ(refused.message.rfind("blocked:", 0), 0u) << refused.message;
+  submit({repo}, "ip:a");
+  EXPECT_EQ(verdicts().at(0).outcome, WriteOutcome::held) << "a client may resubmit it";
+}
+
+TEST_F(PurgatoryAcceptanceTest, HeldEventsAreReadBackAfterARestartAndStatesHandedToGitAgain) {
+  auto repo = announcement(1, "demo");
+  auto st = state(1, "demo");
+  submit({repo, st});
+  verdicts();
+  handed_.clear();
+  acceptance_ = start_purgatory();
+  EXPECT_EQ(purgatory().size(), 2u);
+  EXPECT_EQ(purgatory().find(repo->id)->expires_at, t0 + 1800);
+  EXPECT_EQ(handed_, std::vector<nostr::EventId>{st->id});
+  submit({repo});
+  EXPECT_EQ(verdicts().at(0).message, "duplicate: in purgatory");
+}
+
 }  // namespace
 }  // namespace graspd

@@ -206,9 +206,12 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
           // A real hook stores what it accepts; the session relays the store's outcome.
           if (q.event->content == "spam")
             return AcceptanceVerdict{false, "blocked: no spam", WriteOutcome::error};
+          if (q.event->content == "held")
+            return AcceptanceVerdict{true, "purgatory: waiting", WriteOutcome::held};
           return AcceptanceVerdict{true, "", WriteOutcome::stored};
         },
         [](const StoreCommitted&) {},
+        [](const GitDataArrived&) { ADD_FAILURE() << "GitDataArrived"; },
         [](atom::tick) {},
     };
   });
@@ -220,6 +223,10 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
   auto fine = signed_event(1, "fine");
   EXPECT_EQ(say(session, event_frame(fine)),
             std::vector<std::string>{nostr::relay_ok(fine.id, true, "")});
+  // Held in purgatory: accepted, with the hook's own text.
+  auto held = signed_event(1, "held");
+  EXPECT_EQ(say(session, event_frame(held)),
+            std::vector<std::string>{nostr::relay_ok(held.id, true, "purgatory: waiting")});
 }
 
 TEST_F(ClientSessionTest, EventsReachTheStoreInTheClientsOrderWhateverTheVerifiersDo) {

@@ -96,6 +96,7 @@ class SyncFixture : public test::ActorTest {
     config.connection.verifiers =
         verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
     config.random_seed = 42;
+    config.purgatory = purgatory_;
     auto factory = [this](const ParsedUrl& url, const runtime::RelayClientOptions& options,
                           std::shared_ptr<runtime::RelayClientHandler> handler) {
       auto peer = std::make_shared<ScriptedPeer>();
@@ -154,6 +155,8 @@ class SyncFixture : public test::ActorTest {
   store_writer_actor writer_;
   sync_manager_actor manager_;
   std::shared_ptr<runtime::StatusBoard> board_ = std::make_shared<runtime::StatusBoard>();
+  /// Purgatory figures shown in /api/sync; null = no section (set before start_manager).
+  std::shared_ptr<policy::PurgatoryFigures> purgatory_;
   std::vector<std::shared_ptr<ScriptedPeer>> peers_;
   std::vector<std::pair<std::string, bool>> dials_;
   std::set<std::string> answered_;

@@ -63,6 +63,31 @@ TEST_F(SyncManagerTest, WithNoRelaysTheManagerSleepsUntilSomethingChanges) {
   EXPECT_EQ(doc["relays"].Size(), 1u) << *status;
 }
 
+TEST_F(SyncManagerTest, ThePurgatorySectionFollowsTheHeldCounts) {
+  purgatory_ = std::make_shared<policy::PurgatoryFigures>();
+  purgatory_->held[static_cast<std::size_t>(policy::HeldKind::announcement)] = 2;
+  start_manager();
+  anon_send(manager_, discovery(repo_, {relay_}));  // a tracked relay keeps the refresh armed
+  run();
+  auto section = [&](const char* key) {
+    advance_time(1s);
+    auto status = board_->get("sync");
+    rapidjson::Document doc;
+    doc.Parse(status->c_str());
+    EXPECT_TRUE(doc.IsObject() && doc.HasMember("purgatory")) << *status;
+    const auto& p = doc["purgatory"];
+    if (std::string_view(key) == "released") return p["released"].GetUint64();
+    return p["held"][key].GetUint64();
+  };
+  EXPECT_EQ(section("announcement"), 2u);
+  EXPECT_EQ(section("state"), 0u);
+  EXPECT_EQ(section("released"), 0u);
+  purgatory_->held[static_cast<std::size_t>(policy::HeldKind::announcement)] = 1;
+  purgatory_->released = 1;
+  EXPECT_EQ(section("announcement"), 1u) << "a change alone republishes the status";
+  EXPECT_EQ(section("released"), 1u);
+}
+
 TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   connect_first_peer();
   answer_all_with_eose(*peers_[0]);

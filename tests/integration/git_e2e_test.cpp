@@ -93,7 +93,8 @@ class GitE2E : public ::testing::Test {
     std::vector<std::pair<std::string, std::string>> env{
         {"NGIT_SYNC_ENABLED", "false"}, {"NGIT_GIT_DATA_PATH", (dir_.path() / "git").string()}};
     env.insert(env.end(), extra.begin(), extra.end());
-    graspd_ = std::make_unique<GraspdProcess>(GraspdOptions{env, {}});
+    // Purgatory on, as deployed: announcements and states wait for their git data.
+    graspd_ = std::make_unique<GraspdProcess>(GraspdOptions{env, {}, true});
     ASSERT_TRUE(graspd_->start()) << graspd_->stderr_text();
     client_ = TestClient::connect(graspd_->port());
     ASSERT_TRUE(client_);
@@ -162,6 +163,18 @@ class GitE2E : public ::testing::Test {
   std::string remote_refs(const std::string& d = "repo") {
     return git("ls-remote " + url(d)).output;
   }
+
+  /// Ids of the events a REQ for `kind` returns (a client of its own: no subscription lingers).
+  static std::vector<nostr::EventId> served(std::uint16_t port, std::uint32_t kind) {
+    auto reader = TestClient::connect(port);
+    std::vector<nostr::EventId> ids;
+    if (!reader) return ids;
+    auto events = reader->query("q", "{\"kinds\":[" + std::to_string(kind) + "]}");
+    if (events)
+      for (const auto& ev : *events) ids.push_back(ev.id);
+    return ids;
+  }
+  std::vector<nostr::EventId> served(std::uint32_t kind) { return served(graspd_->port(), kind); }
 
   TempDir dir_{"graspd-git-e2e"};
   std::unique_ptr<GraspdProcess> graspd_;
@@ -329,7 +342,7 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
   auto b_env = env;
   b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
   b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
-  GraspdProcess b{GraspdOptions{b_env, {}}};
+  GraspdProcess b{GraspdOptions{b_env, {}, true}};
   ASSERT_TRUE(b.start()) << b.stderr_text();
   auto b_client = TestClient::connect(b.port());
   ASSERT_TRUE(b_client);
@@ -352,6 +365,9 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
   auto pushed = git("push " + url() + " main", work() + "/local");
   ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
 
+  // B holds the announcement and the state (no git data there) and serves neither yet.
+  EXPECT_TRUE(served(b.port(), 30617).empty());
+
   // B gets the state but not the push: it fetches the commit from A's clone URL and sets main.
   ASSERT_TRUE(b_client->publish(state)->accepted);
   EXPECT_TRUE(wait_until(
@@ -364,6 +380,13 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
   auto cloned = git("clone -q " + b_url + " from-b");
   EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
   EXPECT_EQ(trim(git("rev-parse HEAD", work() + "/from-b").output), first);
+  // Complete through git data sync: B now serves the repository's events.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return served(b.port(), 30617) == std::vector<nostr::EventId>{announcement.id} &&
+               served(b.port(), 30618) == std::vector<nostr::EventId>{state.id};
+      },
+      10s));
 
   // On A: a newer state naming a commit that is already here (a rewind) applies on arrival.
   auto second = commit("two");
@@ -380,6 +403,78 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
       << b_metrics;
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
+TEST_F(GitE2E, PurgatoryHoldsAnnouncementAndStateUntilThePushThenServesThem) {
+  start();
+  auto announcement =
+      make_event(30617, "", {{"d", "repo"}, {"clone", url()}, {"relays", "ws://" + host()}},
+                 1700000000, owner_key);
+  auto held = client_->publish(announcement);
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(held->accepted);
+  EXPECT_EQ(held->message, "purgatory: won't be served until git data arrives");
+  EXPECT_EQ(client_->publish(announcement)->message, "duplicate: in purgatory");
+  EXPECT_TRUE(served(30617).empty());
+  EXPECT_EQ(git("ls-remote " + url()).exit_code, 0) << "held repositories are served to git";
+
+  // A state whose commit is not here is held too.
+  auto id = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  auto state_ok = client_->publish(state);
+  ASSERT_TRUE(state_ok);
+  EXPECT_TRUE(state_ok->accepted);
+  EXPECT_EQ(state_ok->message.rfind("purgatory:", 0), 0u) << state_ok->message;
+  EXPECT_TRUE(served(30618).empty());
+
+  // Held events survive a restart.
+  client_.reset();
+  ASSERT_EQ(graspd_->stop(), 0);
+  ASSERT_TRUE(graspd_->start()) << graspd_->stderr_text();
+  client_ = TestClient::connect(graspd_->port());
+  ASSERT_TRUE(client_);
+  EXPECT_EQ(client_->publish(announcement)->message, "duplicate: in purgatory");
+  EXPECT_TRUE(served(30617).empty());
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("graspd_purgatory_events{kind=\"state\"} 1"), std::string::npos)
+      << metrics;
+
+  // The push (authorised by the held state) releases both: stored, then served.
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return served(30617) == std::vector<nostr::EventId>{announcement.id} &&
+               served(30618) == std::vector<nostr::EventId>{state.id};
+      },
+      10s));
+  EXPECT_EQ(client_->publish(announcement)->message, "duplicate: already have this event");
+  metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("graspd_purgatory_total{outcome=\"released\"} 2"), std::string::npos)
+      << metrics;
+
+  // A newer state whose objects are already here is released without a push.
+  auto rewind = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000200, owner_key);
+  EXPECT_TRUE(client_->publish(rewind)->accepted);
+  EXPECT_TRUE(
+      wait_until([&] { return served(30618) == std::vector<nostr::EventId>{rewind.id}; }, 10s));
+}
+
+TEST_F(GitE2E, PurgatoryOffStoresAnnouncementsAtOnce) {
+  start({{"NGIT_PURGATORY_ENABLED", "false"}});
+  auto announcement =
+      make_event(30617, "", {{"d", "repo"}, {"clone", url()}, {"relays", "ws://" + host()}},
+                 1700000000, owner_key);
+  auto ok = client_->publish(announcement);
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->accepted);
+  EXPECT_EQ(ok->message, "");
+  EXPECT_EQ(served(30617), std::vector<nostr::EventId>{announcement.id});
+  EXPECT_EQ(git("ls-remote " + url()).exit_code, 0);
 }
 
 TEST_F(GitE2E, APushReachesTheMaintainersRepositoryHereToo) {
@@ -412,7 +507,10 @@ TEST_F(GitE2E, APushReachesTheMaintainersRepositoryHereToo) {
 }
 
 TEST_F(GitE2E, HostileRequests) {
-  start({{"NGIT_GIT_MAX_BODY_BYTES", "1048576"}, {"NGIT_GIT_IDLE_TIMEOUT_SECS", "2"}});
+  // The relay keeps answering REQs for the announcement meanwhile: served at once, no push.
+  start({{"NGIT_GIT_MAX_BODY_BYTES", "1048576"},
+         {"NGIT_GIT_IDLE_TIMEOUT_SECS", "2"},
+         {"NGIT_PURGATORY_ENABLED", "false"}});
   announce();
   const auto port = graspd_->port();
   // Unknown repositories and traversal forms: 4xx, never file content.

@@ -26,6 +26,9 @@ namespace graspd::test {
 struct GraspdOptions {
   std::vector<std::pair<std::string, std::string>> env;  ///< added to the inherited environment
   std::vector<std::string> args;                         ///< extra command-line arguments
+  /// NGIT_PURGATORY_ENABLED for the run. Off unless a test turns it on: most tests publish
+  /// announcements without pushing git data and expect them served at once. An `env` entry wins.
+  bool purgatory = false;
 };
 
 /// Result of running graspd to completion (e.g. configuration error cases).

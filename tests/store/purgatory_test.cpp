@@ -1,0 +1,212 @@
+// Purgatory (git-hosting.md §6): the pure rules, their LMDB records across a reopen, and what the
+// acceptance policy sees of held announcements (§1.3).
+#include "store/purgatory.hpp"
+
+#include <gtest/gtest.h>
+
+#include "store/event_store.hpp"
+#include "store/store_view.hpp"
+#include "tests/store/store_test_util.hpp"
+#include "tests/store/vector_store.hpp"
+
+namespace graspd::policy {
+namespace {
+
+using store::test::bytes_of;
+using store::test::unsigned_event;
+
+constexpr std::int64_t t0 = 1'700'000'000;
+constexpr std::uint32_t announcement_kind = 30617;
+constexpr std::uint32_t state_kind = 30618;
+
+nostr::EventPtr announcement(std::uint64_t id, std::uint64_t owner, const std::string& d,
+                             std::int64_t created_at = t0, nostr::Tags extra = {}) {
+  nostr::Tags tags{{"d", d}};
+  for (auto& tag : extra) tags.push_back(tag);
+  return unsigned_event(id, owner, created_at, announcement_kind, std::move(tags));
+}
+
+nostr::EventPtr state(std::uint64_t id, std::uint64_t author, const std::string& d,
+                      std::int64_t created_at = t0) {
+  return unsigned_event(id, author, created_at, state_kind, {{"d", d}, {"refs/heads/main", "ab"}});
+}
+
+nostr::Pubkey owner_key(std::uint64_t owner) {
+  return bytes_of(owner, 0xaa);
+}
+
+PurgatoryLimits limits() {
+  PurgatoryLimits out;
+  out.hold_seconds = 1800;
+  out.remember_seconds = 3600;
+  out.max_held = 100;
+  return out;
+}
+
+TEST(PurgatoryTest, HoldsOnceAndAnswersAResubmissionAsDuplicate) {
+  Purgatory purgatory(limits());
+  auto ev = announcement(1, 1, "repo");
+  EXPECT_EQ(purgatory.hold(ev, HeldKind::announcement, t0).outcome, Purgatory::Hold::held);
+  EXPECT_TRUE(purgatory.contains(ev->id));
+  EXPECT_EQ(purgatory.hold(ev, HeldKind::announcement, t0 + 5).outcome, Purgatory::Hold::duplicate);
+  EXPECT_EQ(purgatory.counts()[0], 1u);
+  EXPECT_EQ(purgatory.find(ev->id)->expires_at, t0 + 1800);  // a resubmission restarts nothing
+}
+
+TEST(PurgatoryTest, ANewerVersionOfAnAddressReplacesTheHeldOneAndAnOlderOneDoesNot) {
+  Purgatory purgatory(limits());
+  auto first = announcement(1, 1, "repo", t0);
+  auto newer = announcement(2, 1, "repo", t0 + 10);
+  auto older = announcement(3, 1, "repo", t0 - 10);
+  purgatory.hold(first, HeldKind::announcement, t0);
+  auto replaced = purgatory.hold(newer, HeldKind::announcement, t0 + 60);
+  EXPECT_EQ(replaced.outcome, Purgatory::Hold::held);
+  ASSERT_TRUE(replaced.replaced);
+  EXPECT_EQ(*replaced.replaced, first->id);
+  EXPECT_FALSE(purgatory.contains(first->id));
+  EXPECT_EQ(purgatory.find(newer->id)->expires_at, t0 + 60 + 1800);
+  EXPECT_EQ(purgatory.hold(older, HeldKind::announcement, t0 + 61).outcome,
+            Purgatory::Hold::duplicate);
+  EXPECT_EQ(purgatory.size(), 1u);
+}
+
+TEST(PurgatoryTest, IsBoundedButAReplacementStillFits) {
+  auto small = limits();
+  small.max_held = 3;
+  Purgatory purgatory(small);
+  for (std::uint64_t i = 1; i <= 3; ++i)
+    ASSERT_EQ(purgatory.hold(announcement(i, i, "r"), HeldKind::announcement, t0).outcome,
+              Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.hold(announcement(9, 9, "r"), HeldKind::announcement, t0).outcome,
+            Purgatory::Hold::full);
+  EXPECT_EQ(purgatory.hold(announcement(10, 1, "r", t0 + 1), HeldKind::announcement, t0).outcome,
+            Purgatory::Hold::held);
+}
+
+TEST(PurgatoryTest, GitDataReleasesTheStateAndTheOwnersAnnouncementAnnouncementFirst) {
+  Purgatory purgatory(limits());
+  auto own = announcement(1, 1, "repo");
+  auto other_owner = announcement(2, 2, "repo");
+  auto other_repo = announcement(3, 1, "other");
+  auto st = state(4, 5, "repo");  // a maintainer's state authorises the owner's repository
+  auto unrelated_state = state(6, 1, "other");
+  for (auto& ev : {own, other_owner, other_repo}) purgatory.hold(ev, HeldKind::announcement, t0);
+  purgatory.hold(st, HeldKind::state, t0);
+  purgatory.hold(unrelated_state, HeldKind::state, t0);
+
+  auto released = purgatory.release(owner_key(1), "repo", st->id);
+  ASSERT_EQ(released.size(), 2u);
+  EXPECT_EQ(released[0]->id, own->id);
+  EXPECT_EQ(released[1]->id, st->id);
+  EXPECT_TRUE(purgatory.contains(other_owner->id));
+  EXPECT_TRUE(purgatory.contains(other_repo->id));
+  // A state of another repository is not released by data arriving for this one.
+  EXPECT_TRUE(purgatory.release(owner_key(1), "repo", unrelated_state->id).empty());
+  EXPECT_EQ(purgatory.stats().released, 2u);
+}
+
+TEST(PurgatoryTest, HoldsExpireOnTheInjectedClockAndTheirIdsAreRememberedForAWhile) {
+  Purgatory purgatory(limits());
+  auto early = announcement(1, 1, "repo");
+  auto late = state(2, 1, "other");
+  purgatory.hold(early, HeldKind::announcement, t0);
+  purgatory.hold(late, HeldKind::state, t0 + 600);
+
+  EXPECT_TRUE(purgatory.expire(t0 + 1799).events.empty());
+  auto expired = purgatory.expire(t0 + 1800);
+  ASSERT_EQ(expired.events.size(), 1u);
+  EXPECT_EQ(expired.events[0].event->id, early->id);
+  EXPECT_FALSE(purgatory.contains(early->id));
+  EXPECT_TRUE(purgatory.expired_recently(early->id));
+  EXPECT_TRUE(purgatory.contains(late->id));
+
+  auto later = purgatory.expire(t0 + 1800 + 3600);
+  EXPECT_EQ(later.events.size(), 1u);  // the state's hold ended meanwhile
+  ASSERT_EQ(later.forgotten.size(), 1u);
+  EXPECT_EQ(later.forgotten[0], early->id);
+  EXPECT_FALSE(purgatory.expired_recently(early->id));
+  EXPECT_EQ(purgatory.stats().expired, 2u);
+}
+
+TEST(PurgatoryTest, GitDataForARepositoryRestartsItsHoldsOnly) {
+  Purgatory purgatory(limits());
+  auto held = announcement(1, 1, "repo");
+  auto elsewhere = announcement(2, 1, "other");
+  purgatory.hold(held, HeldKind::announcement, t0);
+  purgatory.hold(elsewhere, HeldKind::announcement, t0);
+  auto refreshed = purgatory.refresh("repo", t0 + 1000);
+  ASSERT_EQ(refreshed.size(), 1u);
+  EXPECT_EQ(refreshed[0].expires_at, t0 + 1000 + 1800);
+  auto expired = purgatory.expire(t0 + 1800);
+  ASSERT_EQ(expired.events.size(), 1u);
+  EXPECT_EQ(expired.events[0].event->id, elsewhere->id);
+  EXPECT_TRUE(purgatory.contains(held->id));
+}
+
+TEST(PurgatoryTest, HeldAnnouncementsCountForTheStateRuleAndMaintainersButNotForRelatedEvents) {
+  test::VectorStore stored;
+  PolicyConfig config;
+  config.service = *parse_host_port("relay.example.com");
+  AcceptancePolicy policy(config, stored);
+  Purgatory purgatory(limits());
+  auto maintainer = 7;
+  purgatory.hold(
+      announcement(1, 1, "repo", t0, {{"maintainers", nostr::to_hex(owner_key(maintainer))}}),
+      HeldKind::announcement, t0);
+
+  EXPECT_FALSE(policy.evaluate(*state(2, maintainer, "repo")).accepted());
+  policy.set_held_announcements(&purgatory.announcements());
+  EXPECT_TRUE(policy.evaluate(*state(2, maintainer, "repo")).accepted());
+  EXPECT_FALSE(policy.evaluate(*state(3, 8, "repo")).accepted());  // not a maintainer
+  auto maintainers_own = announcement(4, maintainer, "repo");      // lists no service
+  EXPECT_EQ(policy.evaluate(*maintainers_own).rule, Rule::announcement_maintainer);
+  // An issue tagging the held repository is an orphan: held events are not served.
+  auto issue =
+      unsigned_event(5, 9, t0, 1621, {{"a", "30617:" + nostr::to_hex(owner_key(1)) + ":repo"}});
+  EXPECT_FALSE(policy.evaluate(*issue).accepted());
+}
+
+TEST(PurgatoryRecordsTest, HeldEventsAndExpiredIdsSurviveAReopenAndAreNeverServed) {
+  store::test::TempDir dir;
+  auto held_announcement = announcement(1, 1, "repo");
+  auto held_state = state(2, 1, "repo");
+  auto expired_id = bytes_of(3, 0xee);
+  {
+    store::EventStore events(store::test::options_for(dir));
+    events.put_held(held_announcement->id,
+                    store::encode_held({held_announcement, HeldKind::announcement, t0 + 1800}));
+    events.put_held(held_state->id, store::encode_held({held_state, HeldKind::state, t0 + 900}));
+    events.put_held(expired_id, store::encode_expired(t0 + 3600));
+    events.put_held(bytes_of(4, 0xee), "x");  // unreadable: skipped, not fatal
+    auto gone = bytes_of(5, 0xee);
+    events.put_held(gone, store::encode_expired(t0));
+    events.erase_held(gone);
+  }
+  auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
+  Purgatory purgatory(limits());
+  EXPECT_EQ(store::load_purgatory(*events, purgatory), 1u);
+  ASSERT_TRUE(purgatory.contains(held_announcement->id));
+  EXPECT_EQ(purgatory.find(held_announcement->id)->kind, HeldKind::announcement);
+  EXPECT_EQ(purgatory.find(held_state->id)->kind, HeldKind::state);
+  EXPECT_EQ(purgatory.find(held_state->id)->expires_at, t0 + 900);
+  EXPECT_EQ(*purgatory.find(held_state->id)->event, *held_state);
+  EXPECT_TRUE(purgatory.expired_recently(expired_id));
+  EXPECT_EQ(purgatory.remembered(), 1u);
+
+  // Queries do not see held events; git hosting's view (store plus held) does.
+  nostr::Filter by_d;
+  by_d.tags['d'] = {"repo"};
+  by_d.normalize();
+  EXPECT_EQ(events->count({by_d}), 0u);
+  EXPECT_FALSE(events->contains(held_announcement->id));
+  store::StoreAndHeldView view(events);
+  std::vector<nostr::EventId> seen;
+  view.scan({by_d}, [&](const nostr::Event& ev) {
+    seen.push_back(ev.id);
+    return true;
+  });
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+}  // namespace
+}  // namespace graspd::policy
