@@ -6,7 +6,7 @@
 set -u
 pol=$1; port=$2; dir=/tmp/kitpol/$pol; rm -rf $dir; mkdir -p $dir
 B=${GRASPD_BUILD_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build/kit}
-NGIT_BIND_ADDRESS=127.0.0.1:$port NGIT_RELAY_DATA_PATH=$dir/relay NGIT_ACCEPTANCE_POLICY=$pol NGIT_SYNC_ENABLED=false NGIT_SYNC_PLUS_ENABLED=false NGIT_EVENT_RATE=10000000 NGIT_EVENT_BURST=10000000 NGIT_LOG_LEVEL=warn $B/graspd 2>$dir/log &
+NGIT_BIND_ADDRESS=127.0.0.1:$port NGIT_RELAY_DATA_PATH=$dir/relay NGIT_ACCEPTANCE_POLICY=$pol NGIT_PURGATORY_ENABLED=false NGIT_SYNC_ENABLED=false NGIT_SYNC_PLUS_ENABLED=false NGIT_EVENT_RATE=10000000 NGIT_EVENT_BURST=10000000 NGIT_LOG_LEVEL=warn $B/graspd 2>$dir/log &
 gpid=$!
 for i in $(seq 100); do curl -sf 127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
 echo "== $pol announcements"
