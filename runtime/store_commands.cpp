@@ -84,6 +84,7 @@ std::filesystem::path default_store_path() {
 constexpr std::string_view kUsage =
     "usage: graspd export [--data PATH] [--filter JSON]   stored events as JSONL on stdout\n"
     "       graspd import [--data PATH]                   JSONL events from stdin\n"
+    "       graspd stats [--data PATH]                    counts by kind, size on disk\n"
     "PATH defaults to $NGIT_RELAY_DATA_PATH, else ./data/relay.\n";
 
 }  // namespace
@@ -195,10 +196,35 @@ int run_import(const std::filesystem::path& store_path, std::istream& in, std::o
   }
 }
 
+int run_stats(const std::filesystem::path& store_path, std::ostream& out, std::ostream& err) {
+  if (!store_exists(store_path)) {
+    err << "graspd stats: no store at " << store_path.string() << "\n";
+    return kFailure;
+  }
+  try {
+    store::StoreOptions options;
+    options.path = store_path;
+    store::EventStore store(options);
+    auto by_kind = store.count_by_kind();
+    std::error_code ignored;
+    auto file_bytes = std::filesystem::file_size(store_path / "data.mdb", ignored);
+    out << "store: " << store_path.string() << "\n"
+        << "events: " << store.size() << "\n"
+        << "size on disk: " << file_bytes << " bytes (" << file_bytes / (1024 * 1024) << " MiB)\n"
+        << "map size: " << store.map_size() << " bytes\n"
+        << "kinds: " << by_kind.size() << "\n";
+    for (auto [kind, count] : by_kind) out << "  kind " << kind << ": " << count << "\n";
+    return out ? 0 : kFailure;
+  } catch (const store::StoreError& e) {
+    err << "graspd stats: " << e.what() << "\n";
+    return kFailure;
+  }
+}
+
 bool is_store_command(int argc, char** argv) {
   if (argc < 2) return false;
   std::string_view command = argv[1];
-  return command == "export" || command == "import";
+  return command == "export" || command == "import" || command == "stats";
 }
 
 int run_store_command(int argc, char** argv) {
@@ -229,6 +255,7 @@ int run_store_command(int argc, char** argv) {
   }
   std::ios::sync_with_stdio(false);
   if (command == "export") return run_export(path, filter, std::cout, std::cerr);
+  if (command == "stats") return run_stats(path, std::cout, std::cerr);
   return run_import(path, std::cin, std::cerr);
 }
 

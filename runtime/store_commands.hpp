@@ -1,6 +1,7 @@
 // Operator commands on the LMDB store: `graspd export` (JSONL to stdout,
 // optionally by filter) and `graspd import` (JSONL, every event's id and
-// signature verified, committed in durable batches).
+// signature verified, committed in durable batches) and `graspd stats`
+// (counts by kind, size on disk).
 #pragma once
 
 #include <cstddef>
@@ -31,7 +32,10 @@ struct ImportOptions {
 int run_import(const std::filesystem::path& store_path, std::istream& in, std::ostream& err,
                const ImportOptions& options = {});
 
-/// `graspd export [--data PATH] [--filter JSON]` and
+/// Prints the store's event count, counts by kind, the size of its data file and its map size.
+int run_stats(const std::filesystem::path& store_path, std::ostream& out, std::ostream& err);
+
+/// `graspd export [--data PATH] [--filter JSON]`, `graspd stats [--data PATH]` and
 /// `graspd import [--data PATH]`: argv[1] is the subcommand. The store path
 /// defaults to $NGIT_RELAY_DATA_PATH, else ./data/relay.
 int run_store_command(int argc, char** argv);
