@@ -191,6 +191,8 @@ class EventStore {
   /// are still counted, as in size().
   std::map<std::uint32_t, std::uint64_t> count_by_kind() const;
   std::size_t map_size() const;
+  /// The ceiling map_size() may grow to (StoreOptions::max_map_size).
+  std::size_t max_map_size() const { return options_.max_map_size; }
   const std::filesystem::path& path() const { return options_.path; }
   std::int64_t now() const { return options_.clock(); }
 
