@@ -228,6 +228,8 @@ void shut_down(Process& process, Wired& wired) {
   // The file watch's pending read would keep the network threads from running out of work.
   wired.store.foreign_writes.reset();
   drain_network_threads(process);
+  // No request is served any more: the status page lets go of the store.
+  *process.content = runtime::SiteContent{};
   stop_actors(wired);
   // The actors own what they use from here on (the store closes with the last of them).
   wired = Wired{};
