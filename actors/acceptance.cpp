@@ -8,10 +8,12 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <functional>
 
 #include "messages/nostr/nip34.hpp"
+#include "runtime/log.hpp"
 #include "store/event_store.hpp"
 #include "store/store_view.hpp"
 
@@ -459,7 +461,14 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.store = store;
   st.view = std::make_unique<store::EventStoreView>(store);
   st.policy = std::make_unique<policy::AcceptancePolicy>(config.policy, *st.view);
+  // The startup load: every announcement and thread in the store, so it grows with the store.
+  auto load_started = std::chrono::steady_clock::now();
   st.policy->load_from_store();
+  log::info("acceptance", "startup load from the store took ",
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  load_started)
+                .count(),
+            " ms (", st.policy->eligible_author_count(), " eligible authors)");
   st.retry = std::make_unique<policy::RetryCache>(config.retry);
   st.retry_ttl_minutes = std::max<std::int64_t>(1, config.retry.ttl_seconds / 60);
   st.unix_now = config.unix_now ? config.unix_now

@@ -22,6 +22,11 @@ using process_monitor_actor = caf::typed_actor<
     // JSON snapshot: {"uptime_seconds","resident_memory_bytes","open_fds","samples"}.
     caf::replies_to<atom::status>::with<std::string>>;
 
+// The STATUS HISTORY actor: the status page's 24 h activity buckets.
+using status_history_actor = caf::typed_actor<
+    // Timer: sample the counters, publish the buckets, schedule the next tick.
+    caf::reacts_to<atom::tick>>;
+
 // The FAN-OUT actor: live subscriptions of every connection, fed by the
 // store writer's change feed and by ephemeral events.
 using fanout_actor = caf::typed_actor<

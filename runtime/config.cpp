@@ -174,6 +174,7 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
     if (auto expected = spec.set(loaded.config, chosen.value)) {
       return invalid(chosen.origin, chosen.value, *expected);
     }
+    loaded.effective.push_back({&spec, chosen.value, chosen.origin, set_explicitly});
     if (set_explicitly && !spec.no_effect_yet.empty()) {
       loaded.warnings.push_back(chosen.origin +
                                 " has no effect yet: " + std::string(spec.no_effect_yet));
@@ -185,15 +186,21 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
 
 std::string help_text() {
   std::ostringstream text;
-  text << "graspd - GRASP relay daemon (git over Nostr)\n\n"
-          "Usage:\n"
-          "  graspd [--config FILE] [--option VALUE | --option=VALUE]...   run the daemon\n"
-          "  graspd --help                                                 this text\n"
-          "  graspd --version                                              print the version\n\n"
-          "Every option is read from its flag, else its environment variable, else the config\n"
-          "file (--config FILE or GRASPD_CONFIG; lines `key = value`, # comments), else its\n"
-          "default. See docs/configuration.md.\n\n"
-          "Options:\n";
+  text
+      << "graspd - GRASP relay daemon (git over Nostr)\n\n"
+         "Usage:\n"
+         "  graspd [--config FILE] [--option VALUE | --option=VALUE]...   run the daemon\n"
+         "  graspd --help                                                 this text\n"
+         "  graspd --version                                              print the version\n"
+         "  graspd check-config [--config FILE] [--option VALUE]...       validate, print the\n"
+         "                                                                effective configuration\n"
+         "  graspd stats [--data PATH]                                    store counts, size\n"
+         "  graspd export | import | sync ...                             see "
+         "docs/operations.md\n\n"
+         "Every option is read from its flag, else its environment variable, else the config\n"
+         "file (--config FILE or GRASPD_CONFIG; lines `key = value`, # comments), else its\n"
+         "default. See docs/configuration.md.\n\n"
+         "Options:\n";
   for (const auto& spec : option_table()) {
     text << "  " << spec.flag << " <" << spec.type << ">\n"
          << "      env " << spec.env << ", file key " << spec.key << ", default "

@@ -140,9 +140,19 @@ const std::vector<OptionSpec>& option_table();
 /// What the command line asked for.
 enum class Action { run, help, version };
 
+/// One option's value as loaded, and where it came from (for `graspd check-config`).
+struct EffectiveOption {
+  const OptionSpec* spec = nullptr;
+  std::string value;
+  std::string origin;  ///< e.g. "NGIT_LOG_LEVEL", "--log-level", "log_level (graspd.conf:3)"
+  bool set_explicitly = false;
+};
+
 struct LoadedConfig {
   Action action = Action::run;
   Config config;
+  /// Every option of the table in order, with its value's origin.
+  std::vector<EffectiveOption> effective;
   /// One line per option set by flag, environment or file that has no effect yet.
   std::vector<std::string> warnings;
 };

@@ -11,25 +11,6 @@ namespace graspd::runtime::git {
 
 using ::graspd::git::PushDecision;
 
-namespace {
-
-std::string percent_encode(std::string_view text) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string pkt_line(std::string_view payload) {
   char length[5];
   std::snprintf(length, sizeof length, "%04zx", payload.size() + 4);

@@ -1,5 +1,7 @@
 #include "runtime/http_routes.hpp"
 
+#include <cctype>
+
 namespace graspd::runtime {
 
 namespace {
@@ -48,6 +50,21 @@ std::string html_escape(std::string_view text) {
   return escaped;
 }
 
+std::string percent_encode(std::string_view text) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
 const std::vector<std::pair<std::string, std::string>>& cors_headers() {
   static const std::vector<std::pair<std::string, std::string>> headers{
       {"Access-Control-Allow-Origin", "*"},
@@ -76,25 +93,10 @@ HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& co
   if (request.accept.find(nostr_json) != std::string_view::npos) {
     return HttpResponse{200, std::string(nostr_json), content.nip11(), {}};
   }
-  return HttpResponse{200, "text/html; charset=utf-8", content.landing_page, {}};
-}
-
-std::string landing_page_html(std::string_view name, std::string_view description,
-                              std::string_view domain, std::string_view version) {
-  auto title = html_escape(name);
-  std::string html =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>" + title +
-      "</title></head>\n<body>\n<h1>" + title + "</h1>\n<p>" + html_escape(description) +
-      "</p>\n<p>This is a <a href=\"https://ngit.dev/grasp\">GRASP</a> relay (git over Nostr) "
-      "run by graspd " +
-      html_escape(version) + ". Connect a Nostr client to <code>ws://" + html_escape(domain) +
-      "</code>; request this page with <code>Accept: application/nostr+json</code> for the "
-      "NIP-11 relay information document.</p>\n<p>Git repositories announced here are served "
-      "over git Smart HTTP at <code>" +
-      html_escape(domain) +
-      "/&lt;npub&gt;/&lt;identifier&gt;.git</code> (clone and fetch by anyone; pushes must "
-      "match the repository's newest state event).</p>\n</body>\n</html>\n";
-  return html;
+  HttpResponse page{200, "text/html; charset=utf-8", content.landing_page(), {}};
+  // Rendered per request from live figures: a browser must not show a stale copy.
+  page.headers.emplace_back("Cache-Control", "no-cache");
+  return page;
 }
 
 }  // namespace graspd::runtime

@@ -26,9 +26,9 @@ struct HttpResponse {
 
 /// The content behind each route. Functions are called on network threads: thread-safe only.
 struct SiteContent {
-  std::string landing_page;              ///< HTML of GET /
-  std::function<std::string()> nip11;    ///< NIP-11 JSON of GET / with nostr+json Accept
-  std::function<std::string()> metrics;  ///< /metrics text; empty function = metrics disabled
+  std::function<std::string()> landing_page;  ///< HTML of GET / (the status page)
+  std::function<std::string()> nip11;         ///< NIP-11 JSON of GET / with nostr+json Accept
+  std::function<std::string()> metrics;       ///< /metrics text; empty function = metrics disabled
   /// JSON behind GET /api/<name> (e.g. "sync"); null when nothing is published under `name`.
   std::function<std::shared_ptr<const std::string>(const std::string& name)> api_document;
 };
@@ -39,11 +39,10 @@ const std::vector<std::pair<std::string, std::string>>& cors_headers();
 /// Maps a request to its response (without CORS headers; the transport adds those).
 HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& content);
 
-/// The HTML landing page, naming the relay and how to reach it.
-std::string landing_page_html(std::string_view name, std::string_view description,
-                              std::string_view domain, std::string_view version);
-
 /// `text` with the five HTML special characters escaped, for text and attribute values.
 std::string html_escape(std::string_view text);
+
+/// `text` with everything but RFC 3986 unreserved characters %-encoded, for one URL path segment.
+std::string percent_encode(std::string_view text);
 
 }  // namespace graspd::runtime

@@ -1,10 +1,12 @@
 // graspd entry point: parse the configuration, then run the daemon (or a subcommand).
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/boot/daemon.hpp"
 #include "runtime/boot/sync_command.hpp"
+#include "runtime/check_config.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/store_commands.hpp"
@@ -46,5 +48,10 @@ int main(int argc, char** argv) {
     return graspd::runtime::run_store_command(argc, argv);
   if (graspd::boot::is_sync_command(argc, argv))
     return graspd::boot::run_sync_command(std::vector<std::string>(argv + 2, argv + argc));
+  if (argc >= 2 && std::string_view(argv[1]) == "check-config") {
+    using namespace graspd::runtime;
+    return run_check_config(std::vector<std::string>(argv + 2, argv + argc), process_environment(),
+                            process_environment_names(), std::cout, std::cerr);
+  }
   return run_daemon(std::vector<std::string>(argv + 1, argv + argc));
 }

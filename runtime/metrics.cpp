@@ -7,12 +7,12 @@
 
 namespace graspd::runtime {
 
-namespace {
-
 prometheus::Gauge& single_gauge(prometheus::Registry& registry, const std::string& name,
                                 const std::string& help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
 }
+
+namespace {
 
 ProcessGauges make_process_gauges(prometheus::Registry& registry) {
   return ProcessGauges{
@@ -43,6 +43,19 @@ std::string Metrics::serialize() const {
   std::ostringstream text;
   prometheus::TextSerializer().Serialize(text, registry_->Collect());
   return text.str();
+}
+
+double Metrics::counter_value(std::string_view name, std::string_view label,
+                              std::string_view value) const {
+  double total = 0;
+  for (const auto& family : registry_->Collect()) {
+    if (family.name != name) continue;
+    for (const auto& metric : family.metric) {
+      for (const auto& pair : metric.label)
+        if (pair.name == label && pair.value == value) total += metric.counter.value;
+    }
+  }
+  return total;
 }
 
 }  // namespace graspd::runtime

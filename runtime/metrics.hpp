@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace graspd::runtime {
 
@@ -19,6 +20,10 @@ struct ProcessGauges {
   prometheus::Gauge& resident_memory_bytes;
   prometheus::Gauge& open_fds;
 };
+
+/// A gauge without labels, registered under `name`.
+prometheus::Gauge& single_gauge(prometheus::Registry& registry, const std::string& name,
+                                const std::string& help);
 
 class Metrics {
  public:
@@ -33,6 +38,10 @@ class Metrics {
   std::shared_ptr<prometheus::Registry> shared_registry() { return registry_; }
 
   ProcessGauges& process() { return process_; }
+
+  /// The value of the counter `name{label="value"}`, 0 while it has no such sample (for the
+  /// status page's plots: reads what the owning component counted, without a second count).
+  double counter_value(std::string_view name, std::string_view label, std::string_view value) const;
 
   /// The Prometheus text exposition format (version 0.0.4) of every registered family.
   std::string serialize() const;

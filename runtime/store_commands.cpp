@@ -1,13 +1,18 @@
 #include "runtime/store_commands.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/verify.hpp"
+#include "runtime/progress.hpp"
 #include "store/event_store.hpp"
 
 namespace graspd::runtime {
@@ -84,13 +89,14 @@ std::filesystem::path default_store_path() {
 constexpr std::string_view kUsage =
     "usage: graspd export [--data PATH] [--filter JSON]   stored events as JSONL on stdout\n"
     "       graspd import [--data PATH]                   JSONL events from stdin\n"
+    "       graspd stats [--data PATH]                    counts by kind, size on disk\n"
     "PATH defaults to $NGIT_RELAY_DATA_PATH, else ./data/relay.\n";
 
 }  // namespace
 
 int run_export(const std::filesystem::path& store_path,
-               const std::optional<std::string>& filter_json, std::ostream& out,
-               std::ostream& err) {
+               const std::optional<std::string>& filter_json, std::ostream& out, std::ostream& err,
+               ProgressLine* progress) {
   std::optional<nostr::Filter> filter;
   if (filter_json) {
     auto parsed = nostr::parse_filter(*filter_json, nostr::ParseLimits{});
@@ -117,16 +123,20 @@ int run_export(const std::filesystem::path& store_path,
           [&](const store::QueryHit& hit) {
             out << hit.json << '\n';
             ++exported;
+            if (progress) progress->update(exported);
           },
           query);
     } else {
+      auto total = static_cast<double>(std::max<std::uint64_t>(store.size(), 1));
       store.for_each([&](std::string_view json) {
         out << json << '\n';
         ++exported;
+        if (progress) progress->update(exported, static_cast<double>(exported) / total);
         return static_cast<bool>(out);
       });
     }
     out.flush();
+    if (progress) progress->clear();
     err << "export: " << exported << " events\n";
     return out ? 0 : kFailure;
   } catch (const store::StoreError& e) {
@@ -167,25 +177,45 @@ int run_import(const std::filesystem::path& store_path, std::istream& in, std::o
     std::vector<nostr::EventPtr> batch;
     std::string line;
     bool too_long = false;
+    std::uint64_t bytes_read = 0;
+    // Other lines are about to be printed: the progress line gives way and is redrawn later.
+    auto quiet = [&] {
+      if (options.progress) options.progress->clear();
+    };
     while (read_bounded_line(in, line, options.max_line_bytes, too_long)) {
       ++tally.lines;
+      bytes_read += line.size() + 1;
+      if (options.progress) {
+        std::optional<double> fraction;
+        if (options.input_bytes)
+          fraction = std::min(
+              1.0, static_cast<double>(bytes_read) / static_cast<double>(options.input_bytes));
+        options.progress->update(tally.lines, fraction);
+      }
       if (too_long) {
+        quiet();
         reject(tally, err, "line longer than " + std::to_string(options.max_line_bytes) + " bytes");
         continue;
       }
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       auto parsed = nostr::parse_event(line, limits);
       if (!parsed) {
+        quiet();
         reject(tally, err, parsed.error());
         continue;
       }
       if (auto check = nostr::check_event(*parsed); check != nostr::EventCheck::ok) {
+        quiet();
         reject(tally, err, nostr::describe(check));
         continue;
       }
       batch.push_back(std::make_shared<const nostr::Event>(std::move(parsed.value())));
-      if (batch.size() >= options.batch_size && !commit(store, batch, tally, err)) return kFailure;
+      if (batch.size() >= options.batch_size) {
+        quiet();
+        if (!commit(store, batch, tally, err)) return kFailure;
+      }
     }
+    quiet();
     if (!batch.empty() && !commit(store, batch, tally, err)) return kFailure;
     tally.print(err, "done:");
     return 0;
@@ -195,10 +225,35 @@ int run_import(const std::filesystem::path& store_path, std::istream& in, std::o
   }
 }
 
+int run_stats(const std::filesystem::path& store_path, std::ostream& out, std::ostream& err) {
+  if (!store_exists(store_path)) {
+    err << "graspd stats: no store at " << store_path.string() << "\n";
+    return kFailure;
+  }
+  try {
+    store::StoreOptions options;
+    options.path = store_path;
+    store::EventStore store(options);
+    auto by_kind = store.count_by_kind();
+    std::error_code ignored;
+    auto file_bytes = std::filesystem::file_size(store_path / "data.mdb", ignored);
+    out << "store: " << store_path.string() << "\n"
+        << "events: " << store.size() << "\n"
+        << "size on disk: " << file_bytes << " bytes (" << file_bytes / (1024 * 1024) << " MiB)\n"
+        << "map size: " << store.map_size() << " bytes\n"
+        << "kinds: " << by_kind.size() << "\n";
+    for (auto [kind, count] : by_kind) out << "  kind " << kind << ": " << count << "\n";
+    return out ? 0 : kFailure;
+  } catch (const store::StoreError& e) {
+    err << "graspd stats: " << e.what() << "\n";
+    return kFailure;
+  }
+}
+
 bool is_store_command(int argc, char** argv) {
   if (argc < 2) return false;
   std::string_view command = argv[1];
-  return command == "export" || command == "import";
+  return command == "export" || command == "import" || command == "stats";
 }
 
 int run_store_command(int argc, char** argv) {
@@ -228,8 +283,16 @@ int run_store_command(int argc, char** argv) {
     }
   }
   std::ios::sync_with_stdio(false);
-  if (command == "export") return run_export(path, filter, std::cout, std::cerr);
-  return run_import(path, std::cin, std::cerr);
+  ProgressLine progress(std::cerr, stderr_is_terminal(), std::string(command),
+                        command == "import" ? "lines" : "events");
+  if (command == "export") return run_export(path, filter, std::cout, std::cerr, &progress);
+  if (command == "stats") return run_stats(path, std::cout, std::cerr);
+  ImportOptions options;
+  options.progress = &progress;
+  struct stat input {};
+  if (::fstat(STDIN_FILENO, &input) == 0 && S_ISREG(input.st_mode))
+    options.input_bytes = static_cast<std::uint64_t>(input.st_size);
+  return run_import(path, std::cin, std::cerr, options);
 }
 
 }  // namespace graspd::runtime

@@ -1,8 +1,14 @@
 #include "runtime/store_metrics.hpp"
 
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <filesystem>
+
+#include "runtime/metrics.hpp"
+#include "store/event_store.hpp"
 
 namespace graspd::runtime {
 
@@ -34,6 +40,22 @@ void StoreMetrics::commit(std::size_t events, double seconds, bool failed) {
   (failed ? failed_ : committed_)->Increment();
   commit_seconds_->Observe(seconds);
   batch_events_->Observe(static_cast<double>(events));
+}
+
+StoreSizeGauges::StoreSizeGauges(prometheus::Registry& registry)
+    : events_(&single_gauge(registry, "graspd_store_events", "Events in the store")),
+      map_bytes_(&single_gauge(registry, "graspd_store_map_bytes", "Current LMDB map size")),
+      map_max_bytes_(&single_gauge(registry, "graspd_store_map_max_bytes",
+                                   "Ceiling of the LMDB map; writes fail once the map is full")),
+      file_bytes_(&single_gauge(registry, "graspd_store_file_bytes", "Size of data.mdb on disk")) {}
+
+void StoreSizeGauges::sample(const store::EventStore& store) {
+  events_->Set(static_cast<double>(store.size()));
+  map_bytes_->Set(static_cast<double>(store.map_size()));
+  map_max_bytes_->Set(static_cast<double>(store.max_map_size()));
+  std::error_code error;
+  auto bytes = std::filesystem::file_size(store.path() / "data.mdb", error);
+  if (!error) file_bytes_->Set(static_cast<double>(bytes));
 }
 
 }  // namespace graspd::runtime

@@ -466,6 +466,23 @@ std::uint64_t EventStore::size() const {
   });
 }
 
+std::map<std::uint32_t, std::uint64_t> EventStore::count_by_kind() const {
+  return read([&](MDB_txn* txn) {
+    std::map<std::uint32_t, std::uint64_t> counts;
+    detail::Cursor c(txn, dbs_->kind);
+    MDB_val k, v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_FIRST);
+    for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      if (k.mv_size < 4) continue;  // key: kind be32 | time | seq
+      auto b = static_cast<const std::uint8_t*>(k.mv_data);
+      ++counts[std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 |
+               b[3]];
+    }
+    if (rc != MDB_NOTFOUND) check(rc, "scan kinds");
+    return counts;
+  });
+}
+
 std::size_t EventStore::map_size() const {
   std::shared_lock lock(remap_mutex_);
   return map_size_;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -194,7 +195,12 @@ class EventStore {
   std::string last_error() const;
 
   std::uint64_t size() const;
+  /// Stored events by kind (from the kind index: `graspd stats`). Expired events not yet swept
+  /// are still counted, as in size().
+  std::map<std::uint32_t, std::uint64_t> count_by_kind() const;
   std::size_t map_size() const;
+  /// The ceiling map_size() may grow to (StoreOptions::max_map_size).
+  std::size_t max_map_size() const { return options_.max_map_size; }
   const std::filesystem::path& path() const { return options_.path; }
   std::int64_t now() const { return options_.clock(); }
 

@@ -34,12 +34,12 @@ std::vector<std::uint8_t> expand_hrp(std::string_view hrp) {
   return out;
 }
 
-std::vector<std::uint8_t> to_five_bits(const Bytes32& data) {
+std::vector<std::uint8_t> to_five_bits(std::string_view data) {
   std::vector<std::uint8_t> out;
   std::uint32_t acc = 0;
   int bits = 0;
-  for (std::uint8_t byte : data) {
-    acc = acc << 8 | byte;
+  for (char c : data) {
+    acc = acc << 8 | static_cast<std::uint8_t>(c);
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
@@ -80,9 +80,8 @@ std::string_view trim(std::string_view s) {
   return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
 }
 
-}  // namespace
-
-std::string detail::bech32_encode_32(std::string_view hrp, const Bytes32& data) {
+/// bech32 of any payload (no length limit: NIP-19 TLV entities exceed BIP-173's 90 characters).
+std::string bech32_encode(std::string_view hrp, std::string_view data) {
   std::vector<std::uint8_t> values = expand_hrp(hrp);
   const std::vector<std::uint8_t> groups = to_five_bits(data);
   values.insert(values.end(), groups.begin(), groups.end());
@@ -93,6 +92,13 @@ std::string detail::bech32_encode_32(std::string_view hrp, const Bytes32& data) 
   for (std::uint8_t g : groups) out += kCharset[g];
   for (std::size_t i = 0; i < kChecksumLength; ++i) out += kCharset[(mod >> (5 * (5 - i))) & 31];
   return out;
+}
+
+}  // namespace
+
+std::string detail::bech32_encode_32(std::string_view hrp, const Bytes32& data) {
+  return bech32_encode(hrp,
+                       std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
 }
 
 std::optional<Bytes32> detail::bech32_decode_32(std::string_view expected_hrp,
@@ -126,6 +132,26 @@ std::optional<Bytes32> detail::bech32_decode_32(std::string_view expected_hrp,
 
 std::string encode_npub(const Pubkey& pubkey) {
   return detail::bech32_encode_32("npub", pubkey);
+}
+
+std::string encode_naddr(std::uint32_t kind, const Pubkey& author, std::string_view identifier,
+                         const std::vector<std::string>& relays) {
+  std::string tlv;
+  auto add = [&tlv](std::uint8_t type, std::string_view value) {
+    tlv += static_cast<char>(type);
+    tlv += static_cast<char>(value.size());
+    tlv += value;
+  };
+  // Highest type first, as nostr-tools writes it (the order is free; matching it keeps the
+  // links identical to what clients show). A TLV value is at most 255 bytes.
+  const char kind_be[4] = {static_cast<char>(kind >> 24), static_cast<char>(kind >> 16),
+                           static_cast<char>(kind >> 8), static_cast<char>(kind)};
+  add(3, std::string_view(kind_be, 4));
+  add(2, std::string_view(reinterpret_cast<const char*>(author.data()), author.size()));
+  for (const auto& relay : relays)
+    if (relay.size() <= 255) add(1, relay);
+  add(0, identifier.substr(0, 255));
+  return bech32_encode("naddr", tlv);
 }
 
 std::optional<Pubkey> decode_npub(std::string_view npub) {

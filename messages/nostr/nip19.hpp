@@ -1,9 +1,11 @@
-// NIP-19 bech32 encodings of keys (npub), used for configuration.
+// NIP-19 bech32 encodings: keys (npub), used for configuration, and addresses (naddr), used by
+// the status page.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messages/nostr/event.hpp"
 
@@ -11,6 +13,10 @@ namespace graspd::nostr {
 
 /// "npub1..." for a public key (bech32, not bech32m).
 std::string encode_npub(const Pubkey& pubkey);
+
+/// "naddr1..." for the address `kind:author:identifier` with optional relay hints (TLV types 0-3).
+std::string encode_naddr(std::uint32_t kind, const Pubkey& author, std::string_view identifier,
+                         const std::vector<std::string>& relays = {});
 
 /// The key inside an npub; nullopt on a wrong prefix, checksum, length, mixed
 /// case or padding.

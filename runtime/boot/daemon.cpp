@@ -25,6 +25,7 @@
 #include "runtime/boot/wire_monitor.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_relay.hpp"
+#include "runtime/boot/wire_status.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
 #include "runtime/http_server.hpp"
@@ -32,6 +33,7 @@
 #include "runtime/metrics.hpp"
 #include "runtime/nip11.hpp"
 #include "runtime/status_board.hpp"
+#include "runtime/status_page.hpp"
 #include "runtime/version.hpp"
 
 namespace graspd::boot {
@@ -74,14 +76,21 @@ runtime::HttpServerOptions http_options(const Config& config) {
   return options;
 }
 
+/// Repositories listed on the status page (the newest; the page gives the total).
+constexpr std::size_t status_page_repositories = 500;
+
 runtime::SiteContent site_content(const Config& config, runtime::Metrics& metrics,
-                                  std::shared_ptr<runtime::StatusBoard> status) {
-  auto info = runtime::relay_information(config);
+                                  std::shared_ptr<runtime::StatusBoard> status,
+                                  std::shared_ptr<store::EventStore> store) {
+  auto info = std::make_shared<const runtime::RelayInformation>(runtime::relay_information(config));
   runtime::SiteContent content;
-  content.landing_page = runtime::landing_page_html(info.name, info.description, config.domain.text,
-                                                    runtime::version());
+  content.landing_page = [info, domain = config.domain.text, status, store] {
+    return runtime::status_page_html(
+        {info.get(), domain, runtime::hosted_repositories(*store, status_page_repositories),
+         status->get("sync"), status->get("status_history")});
+  };
   // The configuration is fixed for the process lifetime: render the document once.
-  content.nip11 = [document = runtime::nip11_json(info)] { return document; };
+  content.nip11 = [document = runtime::nip11_json(*info)] { return document; };
   if (config.metrics_enabled) content.metrics = [&metrics] { return metrics.serialize(); };
   content.api_document = [status](const std::string& name) { return status->get(name); };
   return content;
@@ -121,6 +130,7 @@ struct Wired {
   WiredRelay relay;
   std::optional<WiredSync> sync;
   WiredMonitor monitor;
+  WiredStatus status;
 };
 
 /// Wires into `wired` one component after the other; what started before a failure stays there.
@@ -144,12 +154,14 @@ void wire_all(const Services& services, Wired& wired) {
   if (wired.sync) log::debug(component, "started sync_manager");
   wired.monitor = wire_monitor(services);
   log::debug(component, "started process_monitor");
+  wired.status = wire_status(services, wired.store);
+  log::debug(component, "started status_history");
 }
 
-/// The long-lived actors: store writer, fan-out and process monitor, acceptance and sync manager
-/// when enabled.
+/// The long-lived actors: store writer, fan-out, process monitor and status history, acceptance
+/// and sync manager when enabled.
 std::size_t actor_count(const Wired& wired) {
-  return 3 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
+  return 4 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
 }
 
 /// Closes what faces the network once the listener stopped accepting: the outbound sync
@@ -162,6 +174,7 @@ void hang_up(const Wired& wired) {
 
 /// Sends every long-lived actor exit, in reverse start order.
 void stop_actors(const Wired& wired) {
+  stop(wired.status);
   stop(wired.monitor);
   if (wired.sync) stop(*wired.sync);
   stop(wired.relay);
@@ -181,7 +194,7 @@ bool boot(Config& config, Process& process, Wired& wired) {
     process.http.start();
     runtime::adopt_bound_port(config, process.http.port());
     wire_all(services, wired);
-    *process.content = site_content(config, process.metrics, process.status);
+    *process.content = site_content(config, process.metrics, process.status, wired.store.store);
   } catch (const std::exception& failure) {
     log::error(component, "cannot start: ", failure.what(), " (bind address ",
                config.bind_address.text, ")");
@@ -222,6 +235,8 @@ void shut_down(Process& process, Wired& wired) {
   // The file watch's pending read would keep the network threads from running out of work.
   wired.store.foreign_writes.reset();
   drain_network_threads(process);
+  // No request is served any more: the status page lets go of the store.
+  *process.content = runtime::SiteContent{};
   stop_actors(wired);
   // The actors own what they use from here on (the store closes with the last of them).
   wired = Wired{};

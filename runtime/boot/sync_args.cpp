@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "messages/nostr/negentropy.hpp"
+#include "runtime/progress.hpp"
 
 namespace graspd::boot {
 
@@ -177,6 +178,12 @@ std::string format_progress(const SyncFigures& f, std::chrono::duration<double> 
     out += "  down " + n(f.received) + "/" + n(f.need) + " stored " + n(f.stored);
   if (f.sent) out += "  up " + n(f.sent_ok + f.sent_refused) + "/" + n(f.have);
   out += "  " + rate_text(f.received + f.sent, elapsed);
+  // Once reconciled the work is known: the ids still to download and the events still unanswered.
+  auto moved = static_cast<double>(f.received + f.sent);
+  auto left = (f.need > f.received ? f.need - f.received : 0) +
+              (f.have > f.sent_ok + f.sent_refused ? f.have - f.sent_ok - f.sent_refused : 0);
+  if (f.reconciled && left > 0 && moved > 0 && elapsed.count() > 0)
+    out += "  ETA " + runtime::eta_text(static_cast<double>(left) * elapsed.count() / moved);
   return out;
 }
 

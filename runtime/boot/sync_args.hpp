@@ -84,7 +84,8 @@ struct SyncFigures {
 };
 
 /// One line for the terminal, e.g.
-/// "sync: reconciled in 3 rounds  have 10 need 200  down 150/200 stored 140  up 5/10  320 ev/s".
+/// "sync: reconciled in 3 rounds  have 10 need 200  down 150/200 stored 140  up 5/10  320 ev/s
+/// ETA 0:01" (the ETA once reconciled, while something is left to move).
 std::string format_progress(const SyncFigures& figures, std::chrono::duration<double> elapsed);
 
 /// The final summary line.

@@ -2,6 +2,7 @@
 
 #include <caf/send.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -40,13 +41,19 @@ store::StoreOptions store_options(const runtime::Config& config) {
 
 WiredStore wire_store(const Services& services) {
   WiredStore wired;
+  auto started = std::chrono::steady_clock::now();
   try {
     wired.store = std::make_shared<store::EventStore>(store_options(services.config));
   } catch (const std::exception& failure) {
     throw std::runtime_error(std::string("event store: ") + failure.what());
   }
-  log::info(component, "event store open at ", services.config.data_path, " (", wired.store->size(),
-            " events)");
+  auto events = wired.store->size();
+  log::info(component, "event store open at ", services.config.data_path, " (", events,
+            " events, opened in ",
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  started)
+                .count(),
+            " ms)");
   auto config = store_writer_config(services.metrics);
   // The network threads do not run yet: the watch cannot call before `writer` is set.
   auto writer = std::make_shared<store_writer_actor>();

@@ -68,5 +68,17 @@ TEST(Nip19, ParsePubkeyAcceptsNpubOrHex) {
   EXPECT_FALSE(parse_pubkey(kNsec).has_value());
 }
 
+TEST(Nip19, NaddrMatchesNostrTools) {
+  // Expected strings from nostr-tools' nip19.naddrEncode.
+  auto author = key("3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d");
+  EXPECT_EQ(
+      encode_naddr(30617, author, "graspd"),
+      "naddr1qvzqqqrhnypzqwlsccluhy6xxsr6l9a9uhhxf75g85g8a709tprjcn4e42h053vaqqrxwunpwdcxghlyk9k");
+  EXPECT_EQ(
+      encode_naddr(30617, author, "my-repo", {"wss://relay.example"}),
+      "naddr1qvzqqqrhnypzqwlsccluhy6xxsr6l9a9uhhxf75g85g8a709tprjcn4e42h053vaqyfhwumn8ghj7un9d3"
+      "shjtn90psk6urvv5qqwmte94ex2ur0y0h6lt");
+}
+
 }  // namespace
 }  // namespace graspd::nostr

@@ -29,7 +29,7 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void start(HttpServerOptions options = {}) {
     SiteContent site;
-    site.landing_page = "landing";
+    site.landing_page = [] { return std::string("landing"); };
     site.nip11 = [] { return std::string("{}"); };
     site.metrics = [] { return std::string("m 1\n"); };
     server_ = std::make_unique<HttpServer>(io_, options, [site](const HttpRequestInfo& request) {

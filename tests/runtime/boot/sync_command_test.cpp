@@ -105,7 +105,13 @@ TEST(SyncProgress, TheLineShowsCountsAndRate) {
   f.sent_refused = 1;
   EXPECT_EQ(format_progress(f, 2s),
             "sync: reconciled in 3 rounds  have 10 need 200  down 150/200 stored 140  up 5/10  "
-            "80 ev/s");
+            "80 ev/s  ETA 0:01");
+  f.received = 200;
+  f.sent_ok = 9;
+  EXPECT_EQ(format_progress(f, 2s),
+            "sync: reconciled in 3 rounds  have 10 need 200  down 200/200 stored 140  up 10/10  "
+            "105 ev/s")
+      << "nothing left, no ETA";
 }
 
 TEST(SyncProgress, TheSummaryNamesEveryFigure) {

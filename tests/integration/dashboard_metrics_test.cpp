@@ -1,0 +1,82 @@
+// The Grafana dashboard (deploy/grafana/graspd.json) and the alert rules
+// (deploy/prometheus/alerts.yml) query only metrics that a running graspd exposes on /metrics, so
+// neither can silently break when a metric is renamed. Families without samples are not
+// serialized: the test first makes graspd do a little of everything the board shows.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/integration/relay_test_helpers.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/wait_until.hpp"
+
+namespace graspd::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string source_file(const std::string& relative) {
+  const char* source = std::getenv("GRASPD_SOURCE_DIR");
+  std::ifstream file(std::string(source ? source : ".") + "/" + relative);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+/// Every graspd_* metric family named in `text` (histogram series mapped to their family).
+std::set<std::string> queried_families(const std::string& text) {
+  static const std::regex name("graspd_[a-z0-9_]+");
+  static const std::regex series_suffix("_(bucket|sum|count)$");
+  std::set<std::string> families;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator();
+       ++it)
+    families.insert(std::regex_replace(it->str(), series_suffix, ""));
+  return families;
+}
+
+/// The families /metrics serializes ("# TYPE <name> <type>" lines).
+std::set<std::string> exposed_families(const std::string& metrics) {
+  static const std::regex type_line("^# TYPE ([a-z0-9_]+) ", std::regex::multiline);
+  std::set<std::string> families;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), type_line);
+       it != std::sregex_iterator(); ++it)
+    families.insert((*it)[1].str());
+  return families;
+}
+
+TEST(DashboardMetrics, EveryQueriedMetricIsExposed) {
+  auto dashboard = source_file("deploy/grafana/graspd.json");
+  auto alerts = source_file("deploy/prometheus/alerts.yml");
+  ASSERT_FALSE(dashboard.empty());
+  ASSERT_FALSE(alerts.empty());
+  auto queried = queried_families(dashboard + alerts);
+  ASSERT_GE(queried.size(), 15u) << "the extraction found the queries";
+
+  GraspdProcess peer(relay_options());
+  ASSERT_TRUE(peer.start()) << peer.stderr_text();
+  // The default (GRASP-01) policy, so decisions are counted; sync with the peer.
+  GraspdProcess relay({.env = {{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", peer.relay_url()}}, .args = {}});
+  ASSERT_TRUE(relay.start()) << relay.stderr_text();
+  auto client = TestClient::connect(relay.port());
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->publish(make_event(1, "not about a repository")));
+
+  std::set<std::string> missing;
+  // The status history samples the store gauges when it starts; sync counts its first dial.
+  wait_until(
+      [&] {
+        auto exposed = exposed_families(http_get(relay.port(), "/metrics").body);
+        missing.clear();
+        for (const auto& family : queried)
+          if (!exposed.count(family)) missing.insert(family);
+        return missing.empty();
+      },
+      10s);
+  for (const auto& family : missing) ADD_FAILURE() << family << " is queried but not exposed";
+}
+
+}  // namespace
+}  // namespace graspd::test
