@@ -9,37 +9,16 @@
 // every event carries `--matches` distinct `t` tags, so it is delivered to that many subscriptions. The
 // events are signed before the clock starts. Prints one JSON line: deliveries expected and received,
 // latency p50/p90/p99/max (ms) and, with --pid, the relay's CPU (utime + stime) during the publishing.
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { parseOptions, requireInterop, cpuMs } from './bench_common.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, '..', 'interop', 'package.json'));
-const WebSocket = require('ws');
-const { generateSecretKey, finalizeEvent } = require('nostr-tools/pure');
+const WebSocket = requireInterop('ws');
+const { generateSecretKey, finalizeEvent } = requireInterop('nostr-tools/pure');
 
-const opt = { url: '', clients: 2000, subscriptions: 10000, rate: 500, seconds: 10, matches: 10, deflate: 0,
-              pid: 0 };
-const argv = process.argv.slice(2);
-for (let i = 0; i < argv.length; i++) {
-  const key = argv[i].replace(/^--/, '');
-  if (!(key in opt) || i + 1 >= argv.length) {
-    console.error(`unknown option or missing value: ${argv[i]}`);
-    process.exit(2);
-  }
-  opt[key] = typeof opt[key] === 'number' ? Number(argv[++i]) : argv[++i];
-}
-if (!opt.url) {
-  console.error('usage: ws_fanout_bench.mjs --url ws://HOST:PORT [--clients N] [--subscriptions N] [--rate N] ' +
-                '[--seconds N] [--matches N] [--deflate 0|1] [--pid RELAY_PID]');
-  process.exit(2);
-}
+const opt = parseOptions(
+  { url: '', clients: 2000, subscriptions: 10000, rate: 500, seconds: 10, matches: 10, deflate: 0, pid: 0 },
+  'usage: ws_fanout_bench.mjs --url ws://HOST:PORT [--clients N] [--subscriptions N] [--rate N] ' +
+    '[--seconds N] [--matches N] [--deflate 0|1] [--pid RELAY_PID]');
 
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;  // USER_HZ 100
-};
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 // Sign everything first: the publisher must keep its rate.

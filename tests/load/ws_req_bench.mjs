@@ -8,39 +8,15 @@
 // (REQ sent -> EOSE received, ms), events per REQ, and with --pid the relay's CPU time per REQ (ms,
 // utime + stime from /proc/PID/stat over the run). The store is filled beforehand, for example with
 // `graspd-load publish --port P --events 20000 --kind 1 --content-bytes 500` (~600-byte events).
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { parseOptions, requireInterop, cpuMs } from './bench_common.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, '..', 'interop', 'package.json'));
-const WebSocket = require('ws');
+const WebSocket = requireInterop('ws');
 
-const opt = { url: '', requests: 200, filter: '{"kinds":[1],"limit":500}', deflate: 1, pid: 0,
-              warmup: 10 };
-const argv = process.argv.slice(2);
-for (let i = 0; i < argv.length; i++) {
-  const key = argv[i].replace(/^--/, '');
-  if (!(key in opt) || i + 1 >= argv.length) {
-    console.error(`unknown option or missing value: ${argv[i]}`);
-    process.exit(2);
-  }
-  opt[key] = typeof opt[key] === 'number' ? Number(argv[++i]) : argv[++i];
-}
-if (!opt.url) {
-  console.error('usage: ws_req_bench.mjs --url ws://HOST:PORT [--requests N] [--filter JSON] ' +
-                '[--deflate 0|1] [--pid RELAY_PID] [--warmup N]');
-  process.exit(2);
-}
+const opt = parseOptions(
+  { url: '', requests: 200, filter: '{"kinds":[1],"limit":500}', deflate: 1, pid: 0, warmup: 10 },
+  'usage: ws_req_bench.mjs --url ws://HOST:PORT [--requests N] [--filter JSON] ' +
+    '[--deflate 0|1] [--pid RELAY_PID] [--warmup N]');
 const filter = JSON.parse(opt.filter);
-
-/// utime + stime of a process, in ms.
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;  // clock ticks of 10 ms (USER_HZ 100)
-}
 
 const ws = new WebSocket(opt.url, { perMessageDeflate: opt.deflate !== 0 });
 await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });

@@ -67,6 +67,18 @@ class WsTransportTest : public ::testing::Test {
     client_.reset();
     server_.stop();
   }
+  /// The server side of the client's connection, once the session opened it (null after 5 s).
+  std::shared_ptr<WsConnection> accepted_connection() {
+    std::shared_ptr<WsConnection> connection;
+    wait_until(
+        [&] {
+          std::lock_guard lock(seen_->mutex);
+          connection = seen_->connection.lock();
+          return connection != nullptr;
+        },
+        std::chrono::seconds(5));
+    return connection;
+  }
   std::size_t frames_seen() {
     std::lock_guard lock(seen_->mutex);
     return seen_->frames;
@@ -124,14 +136,8 @@ TEST_F(WsTransportTest, AFrameInPiecesArrivesAsOneMessageAndDrainRequestsFireOnc
   std::string error;
   client_ = WsClient::connect("127.0.0.1", server_.port(), "/", {}, &error);
   ASSERT_TRUE(client_) << error;
-  std::shared_ptr<WsConnection> connection;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        std::lock_guard lock(seen_->mutex);
-        connection = seen_->connection.lock();
-        return connection != nullptr;
-      },
-      5s));
+  auto connection = accepted_connection();
+  ASSERT_TRUE(connection);
   auto body = std::make_shared<const std::string>(std::string(300 * 1024, 'b'));
   std::atomic<int> drained{0};
   for (int i = 0; i < 3; ++i) connection->send(Frame("[head" + std::to_string(i) + ",", body, "]"));
@@ -159,14 +165,8 @@ TEST_F(WsTransportTest, BeastsClientReadsTheCompressedFramesIntact) {
   client_ = WsClient::connect("127.0.0.1", server_.port(), "/", std::move(client_options), &error);
   ASSERT_TRUE(client_) << error;
   EXPECT_TRUE(client_->compressed());
-  std::shared_ptr<WsConnection> connection;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        std::lock_guard lock(seen_->mutex);
-        connection = seen_->connection.lock();
-        return connection != nullptr;
-      },
-      5s));
+  auto connection = accepted_connection();
+  ASSERT_TRUE(connection);
   std::vector<Frame> frames;
   auto body =
       std::make_shared<const std::string>("{\"content\":\"" + std::string(600, 'c') + "\"}");
