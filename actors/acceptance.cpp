@@ -11,9 +11,11 @@
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <iostream>
 
 #include "messages/nostr/nip34.hpp"
 #include "runtime/log.hpp"
+#include "runtime/progress.hpp"
 #include "store/event_store.hpp"
 #include "store/store_view.hpp"
 
@@ -463,7 +465,10 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   st.policy = std::make_unique<policy::AcceptancePolicy>(config.policy, *st.view);
   // The startup load: every announcement and thread in the store, so it grows with the store.
   auto load_started = std::chrono::steady_clock::now();
-  st.policy->load_from_store();
+  runtime::ProgressLine progress(std::cerr, runtime::stderr_is_terminal(), "startup load",
+                                 "events");
+  st.policy->load_from_store([&](std::uint64_t read) { progress.update(read); });
+  progress.clear();
   log::info("acceptance", "startup load from the store took ",
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                   load_started)

@@ -524,11 +524,17 @@ std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
   return released;
 }
 
-void AcceptancePolicy::load_from_store() {
+void AcceptancePolicy::load_from_store(const std::function<void(std::uint64_t)>& on_progress) {
+  std::uint64_t read = 0;
+  auto count_one = [&] {
+    ++read;
+    if (on_progress && read % progress_every == 0) on_progress(read);
+  };
   std::vector<std::string> ignored;
   Filter announcements;
   announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
   store_.scan({announcements}, [&](const Event& ev) {
+    count_one();
     on_committed(ev);
     return true;
   });
@@ -538,6 +544,7 @@ void AcceptancePolicy::load_from_store() {
   std::vector<EventId> frontier;
   std::set<EventId> visited;
   store_.scan({roots}, [&](const Event& ev) {
+    count_one();
     if (!is_root(ev)) return true;
     make_eligible(ev.pubkey, ignored);
     if (visited.insert(ev.id).second) frontier.push_back(ev.id);
@@ -557,6 +564,7 @@ void AcceptancePolicy::load_from_store() {
         children.push_back(std::move(f));
       }
       store_.scan(children, [&](const Event& child) {
+        count_one();
         if (is_identity_kind(child.kind) || child.kind == kind_deletion) return true;
         make_eligible(child.pubkey, ignored);
         if (visited.insert(child.id).second) next.push_back(child.id);
@@ -565,6 +573,7 @@ void AcceptancePolicy::load_from_store() {
     }
     frontier = std::move(next);
   }
+  if (on_progress) on_progress(read);
 }
 
 }  // namespace graspd::policy

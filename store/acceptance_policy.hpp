@@ -171,8 +171,11 @@ class AcceptancePolicy {
   /// order). Returns the wait keys it satisfies, for RetryCache::release.
   std::vector<std::string> on_committed(const nostr::Event& ev);
 
-  /// Rebuilds the identity-eligibility state from the store at startup.
-  void load_from_store();
+  /// Rebuilds the identity-eligibility state from the store at startup. `on_progress`, when set,
+  /// gets the number of events read so far every `progress_every` events and once at the end
+  /// (the daemon draws a progress line from it on a terminal).
+  void load_from_store(const std::function<void(std::uint64_t)>& on_progress = {});
+  static constexpr std::uint64_t progress_every = 4096;
 
   /// Announcements held in purgatory (git-hosting.md §1.3): they count for "an announcement
   /// exists" and the maintainer closure, never for the related-event rule. Null = none.

@@ -303,6 +303,20 @@ TEST_F(PolicyTest, EligibilityIsRebuiltFromTheStore) {
   EXPECT_FALSE(fresh.is_eligible_identity_author(key(6)));
 }
 
+TEST_F(PolicyTest, TheStartupLoadReportsItsProgress) {
+  auto repo = announcement(key(1), "r", {});
+  ASSERT_TRUE(submit(repo).accepted());
+  const std::uint64_t issues = AcceptancePolicy::progress_every + 10;
+  for (std::uint64_t i = 0; i < issues; ++i)
+    ASSERT_TRUE(submit(make(1621, key(3), {{"a", address(repo)}})).accepted());
+  AcceptancePolicy fresh(make_config(), store_);
+  std::vector<std::uint64_t> reports;
+  fresh.load_from_store([&](std::uint64_t read) { reports.push_back(read); });
+  ASSERT_EQ(reports.size(), 2u) << "one every progress_every events, one at the end";
+  EXPECT_EQ(reports[0], AcceptancePolicy::progress_every);
+  EXPECT_EQ(reports[1], 1 + issues) << "the announcement and every root";
+}
+
 TEST_F(PolicyTest, EphemeralKindsPass) {
   EXPECT_EQ(policy_.evaluate(make(20001, key(1), {})).rule, Rule::ephemeral);
 }
