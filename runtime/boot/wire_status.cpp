@@ -30,6 +30,10 @@ WiredStatus wire_status(const Services& services, const WiredStore& store) {
   options.publish = [board = services.status](std::string json) {
     board->publish("status_history", std::move(json));
   };
+  // Served from the first request on: the actor's own first document comes a moment later, and
+  // until then /api/status_history would be a 404.
+  options.publish(
+      actors::ActivitySeries(options.bucket_secs, options.buckets).json(options.unix_now()));
   return {services.system.spawn(actors::status_history, std::move(options))};
 }
 

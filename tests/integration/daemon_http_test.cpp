@@ -68,7 +68,7 @@ TEST_F(DaemonHttp, LandingPage) {
   EXPECT_NE(result.body.find("integration relay"), std::string::npos);
   EXPECT_NE(result.body.find("GRASP"), std::string::npos);
   expect_cors(result);
-  // The plots' data, published by the status history when it starts.
+  // The plots' data: an empty series from the start (no 404 before the first sample).
   auto history = http_get(port(), "/api/status_history");
   EXPECT_EQ(history.status, 200);
   EXPECT_EQ(history.body.rfind(R"({"bucket_secs":3600,"now":)", 0), 0u) << history.body;
