@@ -94,6 +94,7 @@ bool run_one(const std::string& name, const SimOptions& options, const std::vect
              bool shrink, bool quiet, graspd::sim::RunResult& total) {
   auto result = graspd::sim::run(options, actions);
   total.publications += result.publications;
+  total.deletions += result.deletions;
   total.faults += result.faults;
   total.restarts += result.restarts;
   total.frames += result.frames;
@@ -103,10 +104,12 @@ bool run_one(const std::string& name, const SimOptions& options, const std::vect
   total.simulated_seconds += result.simulated_seconds;
   if (!quiet || !result.ok())
     std::printf(
-        "%s: %s, %llu publications, %llu faults, %llu restarts, %llu events stored, "
+        "%s: %s, %llu publications (%llu deletions), %llu faults, %llu restarts, %llu events "
+        "stored, "
         "trace %016llx, %.0f s simulated in %.2f s\n",
         name.c_str(), result.ok() ? "ok" : "VIOLATED",
         static_cast<unsigned long long>(result.publications),
+        static_cast<unsigned long long>(result.deletions),
         static_cast<unsigned long long>(result.faults),
         static_cast<unsigned long long>(result.restarts),
         static_cast<unsigned long long>(result.stored_events),
@@ -160,13 +163,15 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   std::printf(
-      "graspd-sim: %llu runs (%zu nodes, %zu relays), %llu violated; %llu publications, "
+      "graspd-sim: %llu runs (%zu nodes, %zu relays), %llu violated; %llu publications "
+      "(%llu deletions), "
       "%llu faults, %llu restarts, %llu frames, %llu consolidations, %llu daily resyncs, "
       "%llu property checks; %.1f h simulated in "
       "%.1f s wall (%.0f simulated h per wall s)\n",
       static_cast<unsigned long long>(runs), args.options.nodes, args.options.relays,
       static_cast<unsigned long long>(total.violations.size()),
       static_cast<unsigned long long>(total.publications),
+      static_cast<unsigned long long>(total.deletions),
       static_cast<unsigned long long>(total.faults),
       static_cast<unsigned long long>(total.restarts),
       static_cast<unsigned long long>(total.frames),

@@ -10,7 +10,10 @@ namespace graspd::sim {
 namespace {
 
 /// The committed events, in memory (the sim publishes one version of each announcement, so no
-/// replacement is needed).
+/// replacement is needed), with the store's NIP-09 rules (store/write_rules.cpp): a committed
+/// deletion removes each event its `e` tags name when it has the deletion's author and is no
+/// deletion itself, and refuses that (id, author) forever after, even when the event never came.
+/// The schedule draws no `a` deletions, so addresses are not modelled.
 class VectorView final : public policy::StoreView {
  public:
   void scan(const nostr::Filters& filters,
@@ -18,16 +21,35 @@ class VectorView final : public policy::StoreView {
     for (const auto& ev : events_)
       if (nostr::matches_any(filters, ev) && !visit(ev)) return;
   }
+  /// Commits `ev` (never one `refused`), applying it when it is a deletion.
   void add(const nostr::Event& ev) {
     events_.push_back(ev);
     ids_.insert(ev.id);
+    if (ev.kind == nostr::nip34::kind::deletion) apply_deletion(ev);
   }
   bool contains(const nostr::EventId& id) const { return ids_.count(id) > 0; }
+  bool refused(const nostr::Event& ev) const { return deleted_.count({ev.id, ev.pubkey}) > 0; }
   const std::set<nostr::EventId>& ids() const { return ids_; }
 
  private:
+  void apply_deletion(const nostr::Event& request) {
+    for (const auto& tag : request.tags) {
+      nostr::EventId id;
+      if (tag.size() < 2 || tag[0] != "e" || !nostr::from_hex(tag[1], id)) continue;
+      deleted_.insert({id, request.pubkey});
+      auto target = std::find_if(events_.begin(), events_.end(), [&](const nostr::Event& ev) {
+        return ev.id == id && ev.pubkey == request.pubkey &&
+               ev.kind != nostr::nip34::kind::deletion;
+      });
+      if (target == events_.end()) continue;
+      ids_.erase(id);
+      events_.erase(target);
+    }
+  }
+
   std::vector<nostr::Event> events_;
   std::set<nostr::EventId> ids_;
+  std::set<std::pair<nostr::EventId, nostr::Pubkey>> deleted_;
 };
 
 /// The relays (by index) an accepted announcement makes the node dial.
@@ -62,7 +84,7 @@ std::set<nostr::EventId> expected_events(const policy::PolicyConfig& config,
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](auto* a, auto* b) { return a->created_at < b->created_at; });
     for (const auto* ev : candidates) {
-      if (view.contains(ev->id) || !policy.evaluate(*ev).accepted()) continue;
+      if (view.contains(ev->id) || view.refused(*ev) || !policy.evaluate(*ev).accepted()) continue;
       view.add(*ev);
       policy.on_committed(*ev);
       if (ev->kind == nostr::nip34::kind::repo_announcement)

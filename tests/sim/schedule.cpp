@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/nip34.hpp"
@@ -89,6 +90,16 @@ class Authoring {
                               author);
   }
 
+  /// A NIP-09 deletion of `target` by `author` (its own author or a stranger). The `E` tag names
+  /// the thread's root so that sync, which asks relays for events referring to roots, fetches it;
+  /// only `e` tags delete.
+  nostr::Event deletion(const nostr::Event& root, const nostr::Event& target, std::uint8_t author,
+                        std::int64_t created_at) const {
+    nostr::Tags tags{{"e", nostr::to_hex(target.id)}, {"k", std::to_string(target.kind)}};
+    if (root.id != target.id) tags.push_back({"E", nostr::to_hex(root.id)});
+    return test::signed_event(kind::deletion, tags, created_at, "deleted", author);
+  }
+
  private:
   static std::string pubkey_hex(std::uint8_t key) {
     static std::map<std::uint8_t, std::string> cache;
@@ -141,6 +152,45 @@ Action publish(std::int64_t at_ms, nostr::Event ev, std::vector<std::size_t> rel
   return a;
 }
 
+/// An issue or comment of a drawn schedule: what a deletion may target.
+struct Post {
+  nostr::Event event;
+  nostr::Event root;
+  std::uint8_t author = 0;
+  std::uint8_t root_author = 0;
+  std::int64_t at_ms = 0;
+  std::size_t repo = 0;
+};
+
+/// Deletions of issues and comments nothing replies to: deleting a parent would make its replies'
+/// acceptance depend on arrival order (a reply arriving after the deletion has no thread), which
+/// no fixed point can predict. One in four is sent by a stranger and must delete nothing: the
+/// thread's root author when that is someone else (the store accepts it, as it names the author's
+/// own root, and must still keep the reply), else another commenter (refused).
+void draw_deletions(const SimOptions& options, Draw& draw, const Authoring& authoring,
+                    const std::vector<Post>& posts, std::vector<Action>& out) {
+  std::set<std::string> referenced;
+  for (const auto& post : posts)
+    for (const auto& tag : post.event.tags)
+      if (tag.size() >= 2 && (tag[0] == "e" || tag[0] == "E")) referenced.insert(tag[1]);
+  std::vector<const Post*> targets;
+  for (const auto& post : posts)
+    if (!referenced.count(nostr::to_hex(post.event.id))) targets.push_back(&post);
+  const std::int64_t span = options.seconds * 1000;
+  for (std::size_t n = 0; n < options.publications / 6 && !targets.empty(); ++n) {
+    auto pick = draw.below(targets.size());
+    const Post& post = *targets[pick];
+    targets.erase(targets.begin() + static_cast<std::ptrdiff_t>(pick));
+    auto author = post.author;
+    if (draw.chance(0.25))
+      author = post.root_author != post.author ? post.root_author
+                                               : static_cast<std::uint8_t>(100 + (author - 99) % 5);
+    auto at = std::min(span - 1, post.at_ms + static_cast<std::int64_t>(draw.below(600'000)));
+    auto ev = authoring.deletion(post.root, post.event, author, unix_at(at));
+    out.push_back(publish(at, ev, draw.subset(authoring.repo(post.repo).relays)));
+  }
+}
+
 void draw_publications(const SimOptions& options, Draw& draw, Authoring& authoring,
                        std::vector<Action>& out) {
   const auto relays = iota(options.relays);
@@ -160,6 +210,8 @@ void draw_publications(const SimOptions& options, Draw& draw, Authoring& authori
   std::vector<nostr::Event> issues;
   std::vector<std::pair<nostr::Event, nostr::Event>> comments;  // (root, comment)
   std::map<nostr::EventId, std::size_t> repo_of_root;
+  std::map<nostr::EventId, std::uint8_t> root_author;
+  std::vector<Post> posts;
   for (std::size_t n = 0; n < options.publications; ++n) {
     auto at = span / 4 +
               static_cast<std::int64_t>(draw.below(static_cast<std::uint64_t>(span - span / 4)));
@@ -170,17 +222,21 @@ void draw_publications(const SimOptions& options, Draw& draw, Authoring& authori
     if (kind < 4 || issues.empty()) {
       auto ev = authoring.issue(repo, author, unix_at(at), n);
       repo_of_root[ev.id] = repo;
+      root_author[ev.id] = author;
       issues.push_back(ev);
+      posts.push_back({ev, ev, author, author, at, repo});
       out.push_back(publish(at, ev, where));
     } else if (kind < 7 || comments.empty()) {
       const auto& root = issues[draw.below(issues.size())];
       auto ev = authoring.comment(root, root, author, unix_at(at), n);
       comments.emplace_back(root, ev);
+      posts.push_back({ev, root, author, root_author[root.id], at, repo_of_root[root.id]});
       out.push_back(publish(at, ev, draw.subset(authoring.repo(repo_of_root[root.id]).relays)));
     } else if (kind < 9) {
       auto [root, parent] = comments[draw.below(comments.size())];
       auto ev = authoring.comment(root, parent, author, unix_at(at), n);
       comments.emplace_back(root, ev);
+      posts.push_back({ev, root, author, root_author[root.id], at, repo_of_root[root.id]});
       out.push_back(publish(at, ev, draw.subset(authoring.repo(repo_of_root[root.id]).relays)));
     } else {
       // A flood: many issues sharing one created_at (the pager must not loop or lose any).
@@ -188,11 +244,14 @@ void draw_publications(const SimOptions& options, Draw& draw, Authoring& authori
       for (std::uint64_t k = 0; k < count; ++k) {
         auto ev = authoring.issue(repo, author, unix_at(at), n * 100 + k);
         repo_of_root[ev.id] = repo;
+        root_author[ev.id] = author;
         issues.push_back(ev);
+        posts.push_back({ev, ev, author, author, at, repo});
         out.push_back(publish(at, ev, where));
       }
     }
   }
+  draw_deletions(options, draw, authoring, posts, out);
 }
 
 Action draw_fault(const SimOptions& options, Draw& draw, std::int64_t at) {
@@ -359,7 +418,20 @@ std::optional<std::string> parse_action(
   a.relay = relay;
   a.value = uint_field(o, "value").value_or(1);
   a.duration_ms = static_cast<std::int64_t>(uint_field(o, "for").value_or(60)) * 1000;
-  if (verb == "announce" || verb == "issue" || verb == "comment") {
+  if (verb == "delete") {
+    auto to = list_field(o, "to", options.relays);
+    auto on = uint_field(o, "on");
+    if (!to || to->empty()) return "needs \"to\": relay indices";
+    if (!on || !published.count(*on)) return "\"on\" must name an earlier issue or comment";
+    std::string by = o.HasMember("by") && o["by"].IsString() ? o["by"].GetString() : "author";
+    if (by != "author" && by != "stranger") return "\"by\" must be \"author\" or \"stranger\"";
+    bool stranger = by == "stranger";
+    auto [target, root] = published.at(*on);
+    a.kind = ActionKind::publish;
+    a.relays = *to;
+    a.event = authoring.deletion(root, target, stranger ? 101 : 100,
+                                 kEpoch + static_cast<std::int64_t>(*at));
+  } else if (verb == "announce" || verb == "issue" || verb == "comment") {
     auto to = list_field(o, "to", options.relays);
     if (!to || to->empty()) return "needs \"to\": relay indices";
     a.kind = ActionKind::publish;

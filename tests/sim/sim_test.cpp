@@ -8,6 +8,7 @@
 #include "tests/sim/network.hpp"
 #include "tests/sim/oracle.hpp"
 #include "tests/sim/world.hpp"
+#include "tests/support/nostr_builders.hpp"
 
 namespace graspd::sim {
 namespace {
@@ -124,6 +125,56 @@ TEST_F(Sim, OracleFollowsThePolicyAndTheReachableRelays) {
   // Behind the URL guard, relay 1's contents are out of reach.
   relays[1].private_address = true;
   EXPECT_EQ(expected_events(config, view, 0), std::set<nostr::EventId>{actions[0].event->id});
+}
+
+TEST_F(Sim, OracleRemovesWhatItsAuthorDeletesAndKeepsWhatAStrangerDeletes) {
+  SimOptions options;
+  std::vector<Action> actions;
+  ASSERT_FALSE(parse_scenario(R"({"nodes": 1, "relays": 1, "actions": [
+    {"at": 0, "do": "announce", "repo": "demo", "nodes": [0], "relays": [0], "to": [0]},
+    {"at": 1, "do": "issue", "repo": "demo", "to": [0]},
+    {"at": 2, "do": "issue", "repo": "demo", "to": [0]},
+    {"at": 3, "do": "comment", "on": 1, "to": [0]},
+    {"at": 4, "do": "delete", "on": 2, "to": [0]},
+    {"at": 5, "do": "delete", "on": 3, "by": "stranger", "to": [0]}
+  ]})",
+                              options, actions));
+  ASSERT_EQ(actions[4].event->kind, 5u);
+  SimRelay relay;
+  relay.url = relay_url(0);
+  for (const auto& a : actions) relay.events[a.event->id] = {*a.event, ""};
+  policy::PolicyConfig config;
+  config.service = HostPort{node_host(0), std::nullopt};
+  // The author's deletion is kept and its issue is gone, though the relay still offers it; the
+  // stranger's deletion names nothing of theirs, so it is refused and the comment stays.
+  EXPECT_EQ(expected_events(config, {&relay}, 0),
+            (std::set<nostr::EventId>{actions[0].event->id, actions[1].event->id,
+                                      actions[3].event->id, actions[4].event->id}));
+  // A stranger's deletion naming an issue of their own as well is accepted: it removes that issue
+  // and still not the comment.
+  auto address = "30617:" + nostr::to_hex(actions[0].event->pubkey) + ":demo";
+  auto own = test::signed_event(1621, {{"a", address}}, kEpoch + 6, "mine", 101);
+  auto both = test::signed_event(
+      5, {{"e", nostr::to_hex(actions[3].event->id)}, {"e", nostr::to_hex(own.id)}}, kEpoch + 7, "",
+      101);
+  relay.events[own.id] = {own, ""};
+  relay.events[both.id] = {both, ""};
+  EXPECT_EQ(expected_events(config, {&relay}, 0),
+            (std::set<nostr::EventId>{actions[0].event->id, actions[1].event->id,
+                                      actions[3].event->id, actions[4].event->id, both.id}));
+}
+
+TEST_F(Sim, ScenarioDeletionsAreChecked) {
+  SimOptions options;
+  std::vector<Action> actions;
+  auto error = parse_scenario(R"({"actions": [
+    {"at": 0, "do": "announce", "repo": "demo", "nodes": [0], "relays": [0], "to": [0]},
+    {"at": 1, "do": "issue", "repo": "demo", "to": [0]},
+    {"at": 2, "do": "delete", "on": 1, "by": "nobody", "to": [0]}
+  ]})",
+                              options, actions);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "actions[2]: \"by\" must be \"author\" or \"stranger\"");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/nip34.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "tests/sim/network.hpp"
 #include "tests/sim/node.hpp"
@@ -146,6 +147,7 @@ class World {
     switch (a.kind) {
       case ActionKind::publish:
         ++result_.publications;
+        if (a.event->kind == nostr::nip34::kind::deletion) ++result_.deletions;
         for (auto relay : a.relays) network_.publish(relay, *a.event);
         return;
       case ActionKind::restart:

@@ -23,6 +23,8 @@ struct RunResult {
   /// The last trace lines of each node, for a failure report.
   std::vector<std::deque<std::string>> node_traces;
   std::uint64_t publications = 0;
+  /// Publications that are NIP-09 deletions (counted in publications too).
+  std::uint64_t deletions = 0;
   std::uint64_t faults = 0;
   std::uint64_t restarts = 0;
   std::uint64_t frames = 0;
