@@ -25,7 +25,8 @@ struct SimOptions {
   std::int64_t seconds = 3600;
   /// Repositories announced over the run.
   std::size_t repos = 3;
-  /// Publications (issues, comments, replies, floods) after the announcements.
+  /// Publications (issues, comments, replies, floods) after the announcements; publications / 6
+  /// deletions of some of them follow.
   std::size_t publications = 24;
   /// Network faults (drops, refusals, delays, rate limits, limit caps, garbage) per simulated hour.
   double faults_per_hour = 12;
