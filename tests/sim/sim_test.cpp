@@ -1,6 +1,7 @@
 // The simulator's own tests: one seed replays event for event, hand-written scenarios parse and
 // run, bad scenarios are refused with the entry named, and the oracle follows the GRASP-01 policy,
-// the store's NIP-09 deletion rules and the relays a node can reach. The CI seed set itself runs as the sim_seeds_* ctest entries.
+// the store's NIP-09 deletion rules and the relays a node can reach. The CI seed set itself runs as
+// the sim_seeds_* ctest entries.
 #include <gtest/gtest.h>
 
 #include "runtime/log.hpp"
