@@ -245,8 +245,9 @@ void arm_maintenance(Self self, bool started) {
 }
 
 /// A maintenance pass: one discovery batch on a new source, one history relay; repeated every
-/// maintenance interval while it starts something or a relay is admissible.
-void maintain(Self self) {
+/// maintenance interval while it starts something or a relay is admissible. True when it started
+/// something: the caller publishes the status once (a pass after a reconciliation did it twice).
+bool maintain(Self self) {
   auto& st = self->state;
   ++st.counts.passes;
   bool started = false;
@@ -258,13 +259,13 @@ void maintain(Self self) {
     start_worker(self, *relay);
     started = true;
   }
-  if (started) publish_status(self);
   arm_maintenance(self, started);
+  return started;
 }
 
 void on_maintenance_timer(Self self) {
   self->state.maintenance_armed = false;
-  maintain(self);
+  if (maintain(self)) publish_status(self);
 }
 
 /// Reconciliation, then a maintenance pass.
