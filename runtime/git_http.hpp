@@ -3,7 +3,10 @@
 // `git upload-pack|receive-pack --stateless-rpc` (posix_spawn, fixed argv, cleaned environment,
 // hardened `-c` configuration) driven through non-blocking pipes on the connection's strand:
 // request bodies stream into git (gzip decoded on the way, bounded), git's output streams back
-// chunked. No network thread waits for git, and no actor is involved.
+// chunked. No network thread waits for git, and no actor is involved. A handed-off connection
+// moves onto git hosting's own network thread: streaming clones copy every byte of their packs
+// through graspd, and on the relay's network threads that work made WebSocket answers wait
+// behind it (docs/benchmarks.md, "Git hosting: clone").
 //
 // A receive-pack POST is authorised before git runs: its pkt-line command list is parsed
 // (store/git_push.hpp), the repository's refs are read (`git for-each-ref`, also a child process)
@@ -82,7 +85,8 @@ class GitHttp {
   HttpHandoffPredicate predicate() const;
   HttpHandoffHandler handler();
 
-  /// Kills running git processes and closes their connections. Thread-safe; idempotent.
+  /// Kills running git processes, closes their connections and ends the git network thread
+  /// (waiting up to 2 s for it). Thread-safe, but not from a git handler; idempotent.
   void stop();
 
   const GitHttpCounters& counters() const;
@@ -97,7 +101,10 @@ class GitHttp {
   struct Shared;
 
  private:
+  struct Network;  ///< git hosting's network thread (git_http.cpp)
+
   std::shared_ptr<Shared> shared_;
+  std::shared_ptr<Network> network_;
 };
 
 /// The answer to a refused push (§10.2): report-status with `unpack ok` and one `ng <ref> <reason>`
