@@ -314,7 +314,7 @@ async function concurrentRound(server, graspdPid, relay) {
   const walls = results.map((r) => r.ms).sort((a, b) => a - b);
   return {
     totalMs, p50: percentile(walls, 50), max: walls[walls.length - 1], failed: failed.length,
-    failure: failed[0]?.stderr.split('\n').pop() || '', cpu: c1.all - c0.all,
+    failure: (failed[0]?.stderr || '').split('\n').join(' / '), cpu: c1.all - c0.all,
     graspdSelf: cpuMs(graspdPid) - g0, hwm: vmHwmBytes(server.pid), treePeak,
     req: { n: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) },
   };
