@@ -115,7 +115,12 @@ async function startProcess(name, command, args, env, ready) {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(child);
   let stderr = '';
-  child.stderr.on('data', (d) => { if (stderr.length < 20000) stderr += d; });
+  child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-20000); });
+  // Servers run until the benchmark ends (its exit handler kills them without further events).
+  child.on('exit', (code, signal) => {
+    console.error(`[bench] error: ${name} exited (${signal || code}) during the run\n${stderr}`);
+    process.exit(1);
+  });
   const until = Date.now() + 20000;
   while (!(await ready().catch(() => false))) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}\n${stderr}`);
@@ -166,6 +171,15 @@ class Relay {
   constructor(url) { this.url = url; this.waiting = new Map(); this.n = 0; }
   open() {
     this.ws = new WebSocket(this.url, { perMessageDeflate: false });
+    // graspd gone mid-run: stop here (the exit handler kills the rest) rather than wait forever.
+    this.ws.on('close', () => {
+      if (this.closing) return;
+      // A moment for graspd's exit, if that is why, to be reported first.
+      setTimeout(() => {
+        console.error('[bench] error: graspd closed the WebSocket connection');
+        process.exit(1);
+      }, 1000);
+    });
     this.ws.on('message', (data) => {
       const msg = JSON.parse(data.toString());
       const w = this.waiting.get(msg[1]);
@@ -188,7 +202,10 @@ class Relay {
     this.ws.send(JSON.stringify(['CLOSE', id]));
     return { events: w.events, ms: now() - t0 };
   }
-  close() { this.ws.close(); }
+  close() {
+    this.closing = true;
+    this.ws.close();
+  }
 }
 
 /** REQs of the issues every `everyMs` until stop() resolves with their latencies. */
