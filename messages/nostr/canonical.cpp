@@ -5,6 +5,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "messages/nostr/text_scan.hpp"
+
 namespace graspd::nostr {
 
 namespace {
@@ -102,6 +104,9 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   std::size_t run_start = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
+    // Content is mostly text without escapes: skip it eight bytes at a time.
+    while (i + 8 <= text.size() && scan::none_needs_escape(text.data() + i)) i += 8;
+    if (i == text.size()) break;
     const auto c = static_cast<unsigned char>(text[i]);
     if (!needs_escape(c)) continue;
     out.append(text.data() + run_start, i - run_start);
@@ -152,7 +157,7 @@ std::string canonical_serialization(const Event& ev) {
   std::string out;
   out.reserve(estimated_size(ev));
   out += "[0,\"";
-  out += to_hex(ev.pubkey);
+  append_hex(out, ev.pubkey.data(), ev.pubkey.size());
   out += "\",";
   out += std::to_string(ev.created_at);
   out += ',';

@@ -8,13 +8,20 @@ std::string_view Event::first_tag_value(std::string_view name) const {
   return {};
 }
 
-std::string to_hex(const std::uint8_t* data, std::size_t size) {
+void append_hex(std::string& out, const std::uint8_t* data, std::size_t size) {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string out(size * 2, '0');
+  const std::size_t start = out.size();
+  out.resize(start + size * 2);
+  char* p = out.data() + start;
   for (std::size_t i = 0; i < size; ++i) {
-    out[2 * i] = digits[data[i] >> 4];
-    out[2 * i + 1] = digits[data[i] & 0x0f];
+    p[2 * i] = digits[data[i] >> 4];
+    p[2 * i + 1] = digits[data[i] & 0x0f];
   }
+}
+
+std::string to_hex(const std::uint8_t* data, std::size_t size) {
+  std::string out;
+  append_hex(out, data, size);
   return out;
 }
 

@@ -59,6 +59,8 @@ constexpr bool is_addressable(std::uint32_t k) {
 
 /// Lowercase hex of arbitrary bytes.
 std::string to_hex(const std::uint8_t* data, std::size_t size);
+/// Appends the lowercase hex of `data` to `out` (serialisers: no temporary string).
+void append_hex(std::string& out, const std::uint8_t* data, std::size_t size);
 template <std::size_t N>
 std::string to_hex(const std::array<std::uint8_t, N>& bytes) {
   return to_hex(bytes.data(), N);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "messages/nostr/canonical.hpp"
+#include "messages/nostr/text_scan.hpp"
 
 namespace graspd::nostr {
 
@@ -217,12 +218,15 @@ void append_list(std::string& out, const List& list, Fn&& append_one) {
 }
 
 template <std::size_t N>
+void append_quoted_hex(std::string& out, const std::array<std::uint8_t, N>& bytes) {
+  out += '"';
+  append_hex(out, bytes.data(), N);
+  out += '"';
+}
+
+template <std::size_t N>
 void append_hex_list(std::string& out, const std::vector<std::array<std::uint8_t, N>>& list) {
-  append_list(out, list, [&](const auto& bytes) {
-    out += '"';
-    out += to_hex(bytes);
-    out += '"';
-  });
+  append_list(out, list, [&](const auto& bytes) { append_quoted_hex(out, bytes); });
 }
 
 class ObjectWriter {
@@ -254,14 +258,16 @@ std::size_t detail::nesting_depth(std::string_view json, std::size_t limit) {
   std::size_t max_depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
     if (in_string) {
-      if (c == '\\')
+      while (i + 8 <= json.size() && scan::no_quote_or_backslash(json.data() + i)) i += 8;
+      if (i == json.size()) break;
+      if (json[i] == '\\')
         ++i;
-      else if (c == '"')
+      else if (json[i] == '"')
         in_string = false;
       continue;
     }
+    const char c = json[i];
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -360,13 +366,13 @@ std::string serialize_event(const Event& ev) {
   out.reserve(360 + ev.content.size() + 16 * ev.tags.size());
   {
     ObjectWriter obj(out);
-    obj.key("id") += '"' + to_hex(ev.id) + '"';
-    obj.key("pubkey") += '"' + to_hex(ev.pubkey) + '"';
+    append_quoted_hex(obj.key("id"), ev.id);
+    append_quoted_hex(obj.key("pubkey"), ev.pubkey);
     obj.key("created_at") += std::to_string(ev.created_at);
     obj.key("kind") += std::to_string(ev.kind);
     append_tags_json(obj.key("tags"), ev.tags);
     append_json_string(obj.key("content"), ev.content);
-    obj.key("sig") += '"' + to_hex(ev.sig) + '"';
+    append_quoted_hex(obj.key("sig"), ev.sig);
   }
   return out;
 }
