@@ -79,6 +79,7 @@ struct Config {
   std::uint64_t git_timeout_secs = 0;
   std::uint64_t git_idle_timeout_secs = 0;
   std::uint64_t git_max_processes = 0;
+  std::uint64_t git_queue_secs = 0;
   bool git_fetch_enabled = true;
   std::uint64_t git_fetch_delay_secs = 0;
   std::uint64_t git_fetch_timeout_secs = 0;

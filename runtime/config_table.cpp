@@ -384,8 +384,13 @@ std::vector<OptionSpec> git_options() {
        "60", "A git client that sends or takes nothing for this long is disconnected.",
        uint_option(&C::git_idle_timeout_secs, 1, 3600)},
       {"git_max_processes", "NGIT_GIT_MAX_PROCESSES", "--git-max-processes", "integer", "8",
-       "Git processes serving clients at once; requests beyond get 503 with Retry-After.",
+       "Git processes serving clients at once; requests beyond wait in line for one "
+       "(NGIT_GIT_QUEUE_SECS).",
        uint_option(&C::git_max_processes, 1, 1024)},
+      {"git_queue_secs", "NGIT_GIT_QUEUE_SECS", "--git-queue-secs", "seconds", "30",
+       "How long a git request waits for a free git process (oldest first, at most 1024 "
+       "waiting) before it gets 503 with Retry-After; 0 = 503 at once.",
+       uint_option(&C::git_queue_secs, 0, 3600)},
       {"git_fetch_enabled", "NGIT_GIT_FETCH_ENABLED", "--git-fetch-enabled", "bool", "true",
        "Fetch the objects a stored state event names but no repository here has, by id, from "
        "the repository's other clone URLs.",

@@ -244,10 +244,38 @@ void Exchange::arm_deadline() {
   });
 }
 
-bool Exchange::take_slot() {
-  if (shared_->git.empty() || !shared_->take_slot()) return false;
+void Exchange::with_slot(std::function<void()> next) {
+  if (shared_->git.empty()) return respond_busy();
+  // Called by whichever thread frees a slot: continue on this exchange's strand.
+  auto on_slot = [self = shared_from_this(), next]() mutable {
+    net::post(self->stream_.get_executor(),
+              [self, next = std::move(next)] { self->on_slot_granted(next); });
+  };
+  switch (shared_->take_slot(std::move(on_slot))) {
+    case ProcessSlots::Grant::taken:
+      slot_ = true;
+      return next();
+    case ProcessSlots::Grant::full:
+      return respond_busy();
+    case ProcessSlots::Grant::queued:
+      break;
+  }
+  waiting_for_slot_ = true;
+  slot_timer_ = std::make_shared<net::steady_timer>(stream_.get_executor());
+  slot_timer_->expires_after(shared_->options.queue_wait);
+  slot_timer_->async_wait([self = shared_from_this()](beast::error_code error) {
+    if (error || !self->waiting_for_slot_) return;
+    self->waiting_for_slot_ = false;  // the slot, when it comes, is passed on
+    self->respond_busy();
+  });
+}
+
+void Exchange::on_slot_granted(const std::function<void()>& next) {
+  if (!waiting_for_slot_ || answered_) return shared_->give_slot();  // gave up meanwhile
+  waiting_for_slot_ = false;
+  slot_timer_->cancel();
   slot_ = true;
-  return true;
+  next();
 }
 
 void Exchange::release_slot() {

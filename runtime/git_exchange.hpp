@@ -32,6 +32,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git_process.hpp"
+#include "runtime/git_process_slots.hpp"
 #include "runtime/http_routes.hpp"
 #include "runtime/log.hpp"
 
@@ -105,23 +106,30 @@ struct GitHttp::Shared {
   std::set<std::string> pushing;                   // repository paths; guarded by mutex
   std::vector<std::weak_ptr<Exchange>> exchanges;  // guarded by mutex
   bool stopping = false;                           // guarded by mutex
+  ProcessSlots slots;
 
   Shared(Repositories r, GitHttpOptions o, GitHttpHooks h)
-      : repositories(std::move(r)), options(std::move(o)), hooks(std::move(h)) {}
+      : repositories(std::move(r)),
+        options(std::move(o)),
+        hooks(std::move(h)),
+        slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0) {}
 
-  bool take_slot() {
-    auto running = counters.processes_running.load();
-    while (true) {
-      if (running >= options.max_processes) return false;
-      if (counters.processes_running.compare_exchange_weak(running, running + 1)) {
-        if (metrics) metrics->processes.Increment();
-        return true;
-      }
-    }
+  /// Requests waiting for a git process at most (each holds only its connection meanwhile).
+  static constexpr std::size_t kMaxQueuedRequests = 1024;
+
+  /// A process slot now (taken), or `on_slot` in line for one (queued), or full (503).
+  ProcessSlots::Grant take_slot(std::function<void()> on_slot) {
+    auto grant = slots.take_or_queue(std::move(on_slot));
+    if (grant == ProcessSlots::Grant::taken) count_process(+1);
+    return grant;
   }
+  /// Frees a slot or passes it to the oldest waiter (then the count does not change).
   void give_slot() {
-    --counters.processes_running;
-    if (metrics) metrics->processes.Decrement();
+    if (!slots.give()) count_process(-1);
+  }
+  void count_process(int delta) {
+    counters.processes_running += delta;
+    if (metrics) metrics->processes.Increment(delta);
   }
   /// Counts one event in the counter and in its Prometheus twin.
   void bump(std::atomic<std::uint64_t>& counter, prometheus::Counter* GitMetrics::*twin) {
@@ -193,7 +201,11 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   void arm_deadline();
 
-  bool take_slot();
+  /// Runs `next` once a git process slot is this request's: at once, or after waiting in line
+  /// (at most NGIT_GIT_QUEUE_SECS); 503 when the line is full or the wait is over.
+  void with_slot(std::function<void()> next);
+
+  void on_slot_granted(const std::function<void()>& next);
 
   /// The answer is complete (its last bytes may still be in flight): the slot is free again. A
   /// process still running at this point is killed first, so the cap stays true.
@@ -292,6 +304,8 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   bool expect_continue_ = false;
   boost::optional<std::uint64_t> content_length_;
   bool slot_ = false;
+  bool waiting_for_slot_ = false;
+  std::shared_ptr<net::steady_timer> slot_timer_;
   std::string push_lock_;
   std::unique_ptr<Child> child_;
   std::array<char, io_chunk> raw_{};

@@ -15,16 +15,17 @@ void Exchange::start_info_refs() {
                     {"Pragma", "no-cache"},
                     {"Expires", "Fri, 01 Jan 1980 00:00:00 GMT"}});
   }
-  if (!take_slot()) return respond_busy();
   // As `git http-backend`: the service line for v0, none for protocol v2 (§3.2).
   if (!v2) prefix_ = pkt_line("# service=" + target.service + "\n") + "0000";
-  auto path = shared_->repositories.path_of(target.repository).string();
-  if (!spawn({target.service.substr(4), "--stateless-rpc", "--advertise-refs", path}, true))
-    return respond_text(500, "git failed\n");
-  beast::error_code ignored;
-  child_->in.close(ignored);
-  arm_deadline();
-  pump_output();
+  with_slot([this] {
+    auto path = shared_->repositories.path_of(target.repository).string();
+    if (!spawn({target.service.substr(4), "--stateless-rpc", "--advertise-refs", path}, true))
+      return respond_text(500, "git failed\n");
+    beast::error_code ignored;
+    child_->in.close(ignored);
+    arm_deadline();
+    pump_output();
+  });
 }
 
 void Exchange::start_rpc() {
@@ -36,17 +37,15 @@ void Exchange::start_rpc() {
     return respond_text(413, "request body too large\n");
   result_type_ = "application/x-" + target.service + "-result";
   if (!prepare_decoding()) return;
-  if (!take_slot()) return respond_busy();
-  arm_deadline();
-  if (target.endpoint == GitEndpoint::upload_pack) {
+  with_slot([this] {
+    arm_deadline();
+    if (target.endpoint != GitEndpoint::upload_pack) return wait_for_push_lock(0);
     auto path = shared_->repositories.path_of(target.repository).string();
     if (!spawn({"upload-pack", "--stateless-rpc", path}, true))
       return respond_text(500, "git failed\n");
     pump_body();
     pump_output();
-    return;
-  }
-  wait_for_push_lock(0);
+  });
 }
 
 void Exchange::wait_for_push_lock(int attempt) {

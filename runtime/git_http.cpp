@@ -126,6 +126,7 @@ void GitHttp::stop() {
   }
   for (auto& weak : open)
     if (auto exchange = weak.lock()) exchange->cancel();
+  shared_->slots.clear_waiters();  // they hold their exchanges
   network_->shut_down();
 }
 

@@ -40,8 +40,10 @@ struct GitHttpOptions {
   std::chrono::seconds process_timeout{600};
   /// A connection that sends or takes nothing for this long is closed.
   std::chrono::seconds idle_timeout{60};
-  /// Git processes at once over all requests; 503 beyond.
+  /// Git processes at once over all requests; requests beyond wait in line for one.
   std::size_t max_processes = 8;
+  /// How long a request waits in line for a git process before its 503; 0 = no line.
+  std::chrono::seconds queue_wait{30};
   /// NGIT_DOMAIN as text, for the repository page's URLs.
   std::string domain;
   /// The git executable; empty = looked up in PATH at construction.

@@ -27,6 +27,7 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config) {
   out.process_timeout = std::chrono::seconds(config.git_timeout_secs);
   out.idle_timeout = std::chrono::seconds(config.git_idle_timeout_secs);
   out.max_processes = config.git_max_processes;
+  out.queue_wait = std::chrono::seconds(config.git_queue_secs);
   out.domain = config.domain.text;
   out.nip11 = runtime::build_nip11_document(config);
   return out;

@@ -583,10 +583,35 @@ TEST_F(GitE2E, HostileRequests) {
   EXPECT_NE(metrics.body.find("graspd_git_processes 0"), std::string::npos) << metrics.body;
 }
 
+TEST_F(GitE2E, ARequestBeyondTheProcessCapWaitsInLineInsteadOf503) {
+  start({{"NGIT_GIT_MAX_PROCESSES", "1"},
+         {"NGIT_GIT_TIMEOUT_SECS", "2"},
+         {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"},
+         {"NGIT_GIT_QUEUE_SECS", "30"}});
+  announce();
+  // A client that never sends its body holds the only git process until the wall-clock limit...
+  int fd = slow_post(graspd_->port(), path());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return http_get(graspd_->port(), "/metrics").body.find("graspd_git_processes 1") !=
+               std::string::npos;
+      },
+      5s));
+  // ...and a clone's first request waits for it, then succeeds: git itself never retries a 503.
+  auto listed = git("ls-remote " + url());
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_TRUE(closed_within(fd, 10s));
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("graspd_git_refused_total{reason=\"busy\"} 0"), std::string::npos)
+      << metrics;
+}
+
 TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
   start({{"NGIT_GIT_MAX_PROCESSES", "1"},
          {"NGIT_GIT_TIMEOUT_SECS", "1"},
-         {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"}});
+         {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"},
+         {"NGIT_GIT_QUEUE_SECS", "0"}});
   announce();
   // A client that never sends its body holds the only git process...
   int fd = slow_post(graspd_->port(), path());
@@ -597,7 +622,7 @@ TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
                std::string::npos;
       },
       5s));
-  // ...so another request is turned away with 503 and Retry-After, not queued or hung.
+  // ...so, with no line, another request is turned away with 503 and Retry-After, not hung.
   auto busy = http_get(graspd_->port(), path() + "/info/refs?service=git-upload-pack");
   EXPECT_EQ(busy.status, 503);
   EXPECT_EQ(busy.header("Retry-After"), "5");
