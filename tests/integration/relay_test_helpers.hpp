@@ -29,13 +29,6 @@ inline GraspdOptions relay_options(std::vector<std::pair<std::string, std::strin
   return options;
 }
 
-/// The value of one sample line of the Prometheus text, or -1 when it is absent.
-inline double metric_value(const std::string& text, const std::string& sample) {
-  auto at = text.find("\n" + sample + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + sample.size() + 2));
-}
-
 /// A kind-`kind` event signed by `secret_key(key_seed)`.
 inline nostr::Event make_event(std::uint32_t kind, std::string content, nostr::Tags tags = {},
                                std::int64_t created_at = 1700000000, std::uint8_t key_seed = 7) {
