@@ -83,6 +83,10 @@ struct Config {
   bool git_fetch_enabled = true;
   std::uint64_t git_fetch_delay_secs = 0;
   std::uint64_t git_fetch_timeout_secs = 0;
+  std::uint64_t git_fetch_max_running = 0;
+  std::uint64_t git_fetch_max_per_host = 0;
+  std::uint64_t git_fetch_per_host_per_minute = 0;
+  std::uint64_t git_fetch_host_skip_secs = 0;
   bool purgatory_enabled = true;
   std::uint64_t purgatory_hold_secs = 0;
 

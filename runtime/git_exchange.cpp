@@ -170,13 +170,7 @@ std::vector<std::string> Exchange::git_argv(std::vector<std::string> command) co
 }
 
 std::vector<std::string> Exchange::git_environment(bool with_protocol) const {
-  auto home = shared_->repositories.home_dir().string();
-  std::vector<std::string> env{"PATH=/usr/local/bin:/usr/bin:/bin",
-                               "HOME=" + home,
-                               "XDG_CONFIG_HOME=" + home,
-                               "GIT_CONFIG_NOSYSTEM=1",
-                               "GIT_TERMINAL_PROMPT=0",
-                               "LC_ALL=C"};
+  auto env = shared_->repositories.git_environment();
   if (with_protocol && is_valid_git_protocol(git_protocol_))
     env.push_back("GIT_PROTOCOL=" + git_protocol_);
   return env;

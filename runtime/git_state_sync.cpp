@@ -3,9 +3,7 @@
 #include "runtime/git_state_sync.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <deque>
 #include <filesystem>
@@ -17,9 +15,8 @@
 #include <prometheus/registry.h>
 
 #include "messages/nostr/nip19.hpp"
-#include "runtime/git_process.hpp"
+#include "runtime/git_fetcher.hpp"
 #include "runtime/log.hpp"
-#include "runtime/relay_client.hpp"
 
 namespace graspd::runtime::git {
 
@@ -31,49 +28,29 @@ namespace {
 
 constexpr std::string_view component = "git";
 constexpr std::size_t max_queue = 1024;
-constexpr std::size_t max_delayed = 256;
 constexpr std::chrono::seconds local_timeout{60};
-constexpr std::size_t max_listing = 16 * 1024 * 1024;
-
-std::string lowercase(std::string text) {
-  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-bool same_service(const ParsedUrl& url, const HostPort& service) {
-  if (lowercase(url.host) != lowercase(service.host)) return false;
-  auto port = service.port ? *service.port : default_port(url.scheme);
-  return url.port == port;
-}
 
 }  // namespace
 
-bool is_fetchable_clone_url(std::string_view url, const HostPort& service) {
-  if (url.empty() || url.size() > 2048) return false;
-  for (unsigned char c : url)
-    if (c <= 0x20 || c == 0x7f) return false;
-  auto parsed = parse_url(url);
-  if (!parsed || parsed->has_user_info || parsed->host.empty()) return false;
-  if (parsed->scheme != "http" && parsed->scheme != "https") return false;
-  return !same_service(*parsed, service);
-}
-
 struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
-  Impl(net::io_context& io, Repositories r, GitStateSyncOptions o, GitStateSyncHooks h)
+  Impl(net::io_context& io, Repositories r, GitStateSyncOptions o, GitStateSyncHooks h,
+       prometheus::Registry* registry)
       : strand(net::make_strand(io)),
-        resolver(strand),
-        repositories(std::move(r)),
+        runner{strand, std::move(r), o.git_binary},
         options(std::move(o)),
-        hooks(std::move(h)) {}
+        hooks(std::move(h)),
+        fetcher(std::make_shared<GitFetcher>(runner, fetcher_options(options), registry)) {}
+
+  static GitFetcherOptions fetcher_options(const GitStateSyncOptions& o) {
+    return {o.service,      o.allow_private_addresses, o.fetch_timeout, o.max_fetch_bytes, o.limits,
+            o.give_up_after};
+  }
 
   /// One repository to bring in line with one state.
   struct Task {
     RepositoryName name;
     std::string path;
     StateRefs refs;
-    bool fetch_phase = false;
-    std::vector<std::string> urls;
-    std::size_t next_url = 0;
     /// Other repositories here with the same identifier: objects are copied from them first.
     std::vector<std::string> siblings;
   };
@@ -91,6 +68,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     if (!busy) next_state();
   }
 
+  /// Local steps (cat-file, copies between repositories here, applying refs) run one at a time;
+  /// fetches from other hosts run beside them in the fetcher.
   void next_state() {
     busy = false;
     if (stopping) return;
@@ -101,12 +80,10 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
       return check(std::move(task));
     }
     if (queue.empty()) return;
-    busy = true;
     auto identifier = std::move(queue.front());
     queue.pop_front();
     queued.erase(identifier);
     for (auto& task : tasks_for(identifier)) ready.push_back(std::move(task));
-    busy = false;
     next_state();
   }
 
@@ -119,8 +96,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     auto owners = hooks.owners ? hooks.owners(identifier) : std::vector<nostr::Pubkey>{};
     for (const auto& owner : owners) {
       RepositoryName name{owner, identifier};
-      if (!repositories.exists(name)) continue;
-      paths.push_back(repositories.path_of(name).string());
+      if (!runner.repositories.exists(name)) continue;
+      paths.push_back(runner.repositories.path_of(name).string());
       auto newest = hooks.newest_state(owner, identifier);
       if (!newest) continue;
       Task task;
@@ -137,57 +114,39 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   // ---------------------------------------------------------------- git commands
 
-  std::vector<std::string> git(const Task& task, std::vector<std::string> args) const {
-    std::vector<std::string> argv{options.git_binary, "--git-dir=" + task.path};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-
-  std::vector<std::string> environment() const {
-    auto home = repositories.home_dir().string();
-    return {"PATH=/usr/local/bin:/usr/bin:/bin",
-            "HOME=" + home,
-            "XDG_CONFIG_HOME=" + home,
-            "GIT_CONFIG_NOSYSTEM=1",
-            "GIT_TERMINAL_PROMPT=0",
-            "LC_ALL=C"};
-  }
-
   void run(std::vector<std::string> argv, std::string input, std::chrono::seconds timeout,
            std::uint64_t max_file_bytes, std::function<void(Collected)> done) {
-    run_collect(strand, std::move(argv), environment(), repositories.root().string(),
-                std::move(input), timeout, max_listing, max_file_bytes,
-                [self = shared_from_this(), done = std::move(done)](Collected result) {
-                  if (self->stopping) return;
-                  done(std::move(result));
-                });
+    runner.run(std::move(argv), std::move(input), timeout, max_file_bytes,
+               [self = shared_from_this(), done = std::move(done)](Collected result) {
+                 if (self->stopping) return;
+                 done(std::move(result));
+               });
+  }
+
+  static std::vector<std::string> state_ids(const Task& task) {
+    std::set<std::string> ids;
+    for (const auto& [ref, id] : task.refs.refs)
+      if (::graspd::git::is_object_id(id)) ids.insert(id);
+    return {ids.begin(), ids.end()};
   }
 
   // ---------------------------------------------------------------- steps
 
   /// Which of the state's objects are missing here.
   void check(Task task) {
-    std::set<std::string> ids;
-    for (const auto& [ref, id] : task.refs.refs)
-      if (::graspd::git::is_object_id(id)) ids.insert(id);
-    std::string input;
-    for (const auto& id : ids) input += id + "\n";
     auto shared = std::make_shared<Task>(std::move(task));
-    run(git(*shared, {"cat-file", "--batch-check"}), std::move(input), local_timeout, 0,
-        [self = shared_from_this(), shared](Collected result) {
-          if (result.exit_code != 0) {
-            log::warn(component, "cat-file failed in ", shared->path, ": ", result.err);
-            return self->next_state();
-          }
-          bool missing = result.out.find(" missing") != std::string::npos;
-          if (!missing) {
-            self->report_present(*shared);
-            return self->apply(std::move(*shared));
-          }
-          if (!shared->siblings.empty()) return self->copy_from_sibling(std::move(*shared));
-          if (!shared->fetch_phase) return self->schedule_fetch(std::move(*shared));
-          self->fetch_next(std::move(*shared));
-        });
+    runner.missing(shared->path, state_ids(*shared),
+                   [self = shared_from_this(), shared](auto missing) {
+                     if (self->stopping) return;
+                     if (!missing) return self->next_state();
+                     if (missing->empty()) {
+                       self->report_present(*shared);
+                       return self->apply(std::move(*shared));
+                     }
+                     if (!shared->siblings.empty())
+                       return self->copy_from_sibling(std::move(*shared));
+                     self->request_fetch(std::move(*shared), std::move(*missing));
+                   });
   }
 
   void report_present(const Task& task) const {
@@ -201,116 +160,59 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   void copy_from_sibling(Task task) {
     auto source = std::move(task.siblings.back());
     task.siblings.pop_back();
-    std::set<std::string> ids;
-    for (const auto& [ref, id] : task.refs.refs)
-      if (::graspd::git::is_object_id(id)) ids.insert(id);
     std::vector<std::string> args{
         "-c",           "protocol.allow=never",
         "-c",           "protocol.file.allow=always",
         "-c",           "uploadpack.allowAnySHA1InWant=true",
-        "-c",           "core.hooksPath=" + repositories.hooks_dir().string(),
+        "-c",           "core.hooksPath=" + runner.repositories.hooks_dir().string(),
         "fetch",        "--quiet",
         "--no-tags",    "--no-write-fetch-head",
         "--no-auto-gc", "--",
         source};
-    args.insert(args.end(), ids.begin(), ids.end());
+    for (auto& id : state_ids(task)) args.push_back(std::move(id));
     auto shared = std::make_shared<Task>(std::move(task));
-    run(git(*shared, std::move(args)), "", local_timeout, options.max_fetch_bytes,
+    run(runner.argv(shared->path, std::move(args)), "", local_timeout, options.max_fetch_bytes,
         [self = shared_from_this(), shared](Collected) { self->check(std::move(*shared)); });
   }
 
-  void schedule_fetch(Task task) {
-    if (!options.fetch_enabled || delayed >= max_delayed) return next_state();
-    ++delayed;
-    task.fetch_phase = true;
-    auto timer = std::make_shared<net::steady_timer>(strand);
-    timer->expires_after(options.fetch_delay);
+  /// Hands the missing ids to the fetcher (one request per repository: a newer state replaces the
+  /// older one's request and its backoff). When they are all here the task is checked again and
+  /// applied.
+  void request_fetch(Task task, std::vector<std::string> missing) {
+    if (!options.fetch_enabled) return next_state();
     auto shared = std::make_shared<Task>(std::move(task));
-    timer->async_wait(
-        [self = shared_from_this(), timer, shared](const boost::system::error_code& e) {
-          --self->delayed;
-          if (e || self->stopping) return;
-          if (!self->still_newest(*shared)) return;
-          auto identifier = shared->name.identifier;
-          if (self->hooks.clone_urls) shared->urls = self->hooks.clone_urls(identifier);
-          self->ready.push_back(std::move(*shared));
-          if (!self->busy) self->next_state();
-        });
+    FetchJob job;
+    job.key = "state " + shared->path;
+    job.repository = shared->path;
+    job.ids = std::move(missing);
+    if (hooks.clone_urls) job.urls = hooks.clone_urls(shared->name.identifier);
+    job.delay = options.fetch_delay;
+    std::weak_ptr<Impl> weak = shared_from_this();
+    job.still_wanted = [weak, shared] {
+      auto self = weak.lock();
+      return self && self->still_newest(*shared);
+    };
+    job.done = [weak, shared](FetchResult result) {
+      if (auto self = weak.lock(); self && !self->stopping) self->fetch_done(*shared, result);
+    };
+    fetcher->request(std::move(job));
     next_state();
   }
 
-  /// Tries the next clone URL: checked, resolved, its addresses checked, then fetched by id.
-  void fetch_next(Task task) {
-    while (task.next_url < task.urls.size() &&
-           !is_fetchable_clone_url(task.urls[task.next_url], options.service))
-      ++task.next_url;
-    if (task.next_url >= task.urls.size()) {
+  void fetch_done(const Task& task, FetchResult result) {
+    if (result == FetchResult::dropped) return bump(counters.dropped, "dropped");
+    if (result == FetchResult::abandoned) {
       bump(counters.fetch_failed, "unavailable");
       log::info(component, "objects of state ", task.refs.event_id.substr(0, 12), " for ",
                 task.path, " were found at no clone URL");
-      return next_state();
+      return;
     }
-    auto url = *parse_url(task.urls[task.next_url]);
-    auto shared = std::make_shared<Task>(std::move(task));
-    std::string host = url.host;
-    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    resolver.async_resolve(
-        host, std::to_string(url.port),
-        [self = shared_from_this(), shared, url, host](
-            const boost::system::error_code& error, net::ip::tcp::resolver::results_type results) {
-          if (self->stopping) return;
-          std::string address;
-          if (!error) {
-            for (const auto& entry : results) {
-              auto text = entry.endpoint().address().to_string();
-              if (self->options.allow_private_addresses || is_public_address(text)) {
-                address = entry.endpoint().address().is_v6() ? "[" + text + "]" : text;
-                break;
-              }
-            }
-          }
-          if (address.empty()) {
-            ++shared->next_url;
-            return self->fetch_next(std::move(*shared));
-          }
-          self->fetch_from(std::move(*shared), url, host, address);
-        });
+    bump(counters.fetched, "fetched");
+    // Check again: every object must be here before a ref moves.
+    ready.push_back(task);
+    if (!busy) next_state();
   }
 
-  void fetch_from(Task task, const ParsedUrl& url, const std::string& host,
-                  const std::string& address) {
-    std::set<std::string> ids;
-    for (const auto& [ref, id] : task.refs.refs)
-      if (::graspd::git::is_object_id(id)) ids.insert(id);
-    const auto& source = task.urls[task.next_url];
-    std::vector<std::string> args{
-        "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c",
-        "protocol.http.allow=always", "-c", "http.followRedirects=false", "-c",
-        // The address checked above is the one connected to (no second resolution).
-        "http.curloptResolve=" + host + ":" + std::to_string(url.port) + ":" + address, "-c",
-        "credential.helper=", "-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60", "-c",
-        "fetch.fsckObjects=true", "-c", "core.hooksPath=" + repositories.hooks_dir().string(),
-        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", source};
-    args.insert(args.end(), ids.begin(), ids.end());
-    auto shared = std::make_shared<Task>(std::move(task));
-    run(git(*shared, std::move(args)), "", options.fetch_timeout, options.max_fetch_bytes,
-        [self = shared_from_this(), shared](Collected result) {
-          if (result.exit_code != 0) {
-            log::info(component, "fetch for ", shared->path, " from ",
-                      shared->urls[shared->next_url], " failed (", result.exit_code,
-                      "): ", result.err);
-            ++shared->next_url;
-            return self->fetch_next(std::move(*shared));
-          }
-          self->bump(self->counters.fetched, "fetched");
-          // Check again: every object must be here before a ref moves.
-          ++shared->next_url;
-          self->check(std::move(*shared));
-        });
-  }
-
-  /// Sets branches and tags to the state's (one update-ref transaction) and HEAD, under the push
-  /// lock.
   /// False when a newer state replaced the task's while it waited (that one has its own task).
   bool still_newest(const Task& task) const {
     auto newest = hooks.newest_state(task.name.owner, task.name.identifier);
@@ -323,8 +225,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   void apply(Task task) {
     if (!still_newest(task)) return next_state();
     auto shared = std::make_shared<Task>(std::move(task));
-    run(git(*shared,
-            {"for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags"}),
+    run(runner.argv(shared->path, {"for-each-ref", "--format=%(objectname) %(refname)",
+                                   "refs/heads", "refs/tags"}),
         "", local_timeout, 0, [self = shared_from_this(), shared](Collected result) {
           if (result.exit_code != 0) return self->next_state();
           ::graspd::git::RefMap current;
@@ -356,8 +258,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
           // A push holding the lock brings the refs in line itself.
           if (self->hooks.try_lock && !self->hooks.try_lock(shared->path))
             return self->next_state();
-          self->run(self->git(*shared, {"update-ref", "--stdin"}), commands, local_timeout, 0,
-                    [self, shared](Collected updated) {
+          self->run(self->runner.argv(shared->path, {"update-ref", "--stdin"}), commands,
+                    local_timeout, 0, [self, shared](Collected updated) {
                       if (updated.exit_code != 0) {
                         log::warn(component, "update-ref failed in ", shared->path, ": ",
                                   updated.err);
@@ -377,14 +279,15 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     if (!branch) return;
     std::ifstream file(fs::path(task.path) / "HEAD");
     std::string head((std::istreambuf_iterator<char>(file)), {});
-    if (head != "ref: refs/heads/" + *branch + "\n") repositories.set_head(task.name, *branch);
+    if (head != "ref: refs/heads/" + *branch + "\n")
+      runner.repositories.set_head(task.name, *branch);
   }
 
   net::strand<net::io_context::executor_type> strand;
-  net::ip::tcp::resolver resolver;
-  Repositories repositories;
+  GitRunner runner;
   GitStateSyncOptions options;
   GitStateSyncHooks hooks;
+  std::shared_ptr<GitFetcher> fetcher;
   GitStateSyncCounters counters;
   /// graspd_git_states_total{result}: the Prometheus twins of counters.
   prometheus::Family<prometheus::Counter>* family = nullptr;
@@ -397,7 +300,6 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   std::deque<std::string> queue;  ///< identifiers to look at
   std::set<std::string> queued;
   std::deque<Task> ready;
-  std::size_t delayed = 0;
   bool busy = false;
   bool stopping = false;
 };
@@ -406,7 +308,7 @@ GitStateSync::GitStateSync(net::io_context& io, Repositories repositories,
                            GitStateSyncOptions options, GitStateSyncHooks hooks,
                            prometheus::Registry* registry)
     : impl_(std::make_shared<Impl>(io, std::move(repositories), std::move(options),
-                                   std::move(hooks))) {
+                                   std::move(hooks), registry)) {
   if (!registry) return;
   impl_->family = &prometheus::BuildCounter()
                        .Name("graspd_git_states_total")
@@ -441,7 +343,7 @@ void GitStateSync::stop() {
     impl->stopping = true;
     impl->queue.clear();
     impl->ready.clear();
-    impl->resolver.cancel();
+    impl->fetcher->stop();
   });
 }
 

@@ -4,8 +4,10 @@
 // here (copied from the other repositories here with that identifier first), else after a delay
 // (a push usually follows its state) once the missing objects were fetched by id from the other
 // clone URLs of that repository (https/http only, resolved addresses checked, no redirects, no
-// credentials, bounded in time and size). One state at a time, on its own strand; every git command
-// is a child process driven without blocking (runtime/git_process.*).
+// credentials, bounded in time and size) by runtime/git_fetcher.*, which runs fetches from
+// different hosts at once within the limits of runtime/git_fetch_schedule.hpp. The local steps
+// (cat-file, copies, ref updates) run one at a time, on the applier's strand; every git command is
+// a child process driven without blocking (runtime/git_process.*).
 #pragma once
 
 #include <atomic>
@@ -19,6 +21,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/relay_url.hpp"
+#include "runtime/git_fetch_schedule.hpp"
 #include "runtime/git_repository.hpp"
 #include "store/git_push.hpp"
 
@@ -47,6 +50,10 @@ struct GitStateSyncOptions {
   std::uint64_t max_fetch_bytes = 1ull << 30;
   /// The git executable (absolute path); empty = nothing is done.
   std::string git_binary;
+  /// Concurrency, rate, backoff and host skipping of fetches (NGIT_GIT_FETCH_*).
+  FetchLimits limits;
+  /// Fetches for a state are retried until this long after it arrived (NGIT_PURGATORY_HOLD_SECS).
+  std::chrono::seconds give_up_after{1800};
 };
 
 struct GitStateSyncHooks {
@@ -68,14 +75,10 @@ struct GitStateSyncHooks {
 
 struct GitStateSyncCounters {
   std::atomic<std::uint64_t> applied{0};       ///< repositories whose refs were set from a state
-  std::atomic<std::uint64_t> fetched{0};       ///< fetches that brought every missing object
-  std::atomic<std::uint64_t> fetch_failed{0};  ///< states whose objects no source had
+  std::atomic<std::uint64_t> fetched{0};       ///< fetch requests that brought every missing object
+  std::atomic<std::uint64_t> fetch_failed{0};  ///< states whose objects no source had in time
   std::atomic<std::uint64_t> dropped{0};       ///< states not handled (queue full)
 };
-
-/// Whether a clone URL may be fetched from (before resolution): http/https, no user info, not
-/// this service, printable and at most 2048 bytes. Pure.
-bool is_fetchable_clone_url(std::string_view url, const HostPort& service);
 
 class GitStateSync {
  public:

@@ -76,6 +76,11 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   sync_options.fetch_timeout = std::chrono::seconds(services.config.git_fetch_timeout_secs);
   sync_options.max_fetch_bytes = services.config.git_max_body_bytes;
   sync_options.git_binary = http->git_binary();
+  sync_options.limits.max_running = services.config.git_fetch_max_running;
+  sync_options.limits.per_host_running = services.config.git_fetch_max_per_host;
+  sync_options.limits.per_host_per_minute = services.config.git_fetch_per_host_per_minute;
+  sync_options.limits.host_skip = std::chrono::seconds(services.config.git_fetch_host_skip_secs);
+  sync_options.give_up_after = std::chrono::seconds(services.config.purgatory_hold_secs);
   runtime::git::GitStateSyncHooks sync_hooks;
   sync_hooks.newest_state = [view](const nostr::Pubkey& owner, const std::string& identifier) {
     return git::push_authority(*view, owner, identifier, {}).state;

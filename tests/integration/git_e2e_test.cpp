@@ -1,8 +1,9 @@
 // Git hosting end to end (git-hosting.md §11): the real git client (and curl) against the real
 // graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push the
 // state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10 MiB;
-// partial clone; and hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many
-// concurrent advertisements while a WebSocket client keeps being answered).
+// partial clone; git data sync between two nodes, beside a stalling and a refusing host; and
+// hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many concurrent
+// advertisements while a WebSocket client keeps being answered).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -401,6 +402,105 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
       << b_metrics;
   EXPECT_NE(b_metrics.find("graspd_git_states_total{result=\"applied\"} 1"), std::string::npos)
       << b_metrics;
+  b_client.reset();
+  EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
+/// A loopback TCP port that accepts connections into its backlog and never answers: a git peer that
+/// stalls. Closed with the object.
+struct StallingPeer {
+  StallingPeer() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd, 16) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      return;
+    port = ntohs(address.sin_port);
+  }
+  ~StallingPeer() { ::close(fd); }
+  int fd = -1;
+  std::uint16_t port = 0;
+};
+
+/// A loopback port nothing listens on (connections are refused).
+std::uint16_t refusing_port() {
+  StallingPeer bound;  // bound, then closed: the port is free again
+  return bound.port;
+}
+
+TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+  start(env);
+  auto b_env = env;
+  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
+  GraspdProcess b{GraspdOptions{b_env, {}, true}};
+  ASSERT_TRUE(b.start()) << b.stderr_text();
+  auto b_client = TestClient::connect(b.port());
+  ASSERT_TRUE(b_client);
+  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  auto b_url = [&](const std::string& d) { return "http://" + b_host + path(d); };
+  auto publish_to_b = [&](const nostr::Event& event) {
+    auto ok = b_client->publish(event);
+    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no answer");
+  };
+  auto state_of = [](const std::string& d, const std::string& id) {
+    return make_event(30618, "", {{"d", d}, {"refs/heads/main", id}}, 1700000100, owner_key);
+  };
+  StallingPeer stalling;
+  ASSERT_NE(stalling.port, 0);
+  const std::string stalling_url = "http://127.0.0.1:" + std::to_string(stalling.port) + path("s");
+  const std::string refusing_url =
+      "http://127.0.0.1:" + std::to_string(refusing_port()) + path("r");
+  const std::string nowhere(40, 'e');  // a commit no host has
+
+  // On B: one repository whose only other clone URL refuses connections, one whose stalls.
+  for (auto [d, source] : {std::pair{"refused", refusing_url}, {"stalled", stalling_url}}) {
+    publish_to_b(make_event(30617, "",
+                            {{"d", d}, {"clone", source, b_url(d)}, {"relays", "ws://" + b_host}},
+                            1700000000, owner_key));
+    publish_to_b(state_of(d, nowhere));
+  }
+  auto b_metric = [&](const std::string& sample) {
+    return metric_value(http_get(b.port(), "/metrics").body, sample);
+  };
+  EXPECT_TRUE(wait_until([&] { return b_metric("graspd_git_fetches_running") == 1; }, 10s))
+      << "the fetch from the stalling host is running";
+
+  // A repository with its data on A: B fetches it from A while the stalled fetch still runs.
+  auto announcement = make_event(30617, "",
+                                 {{"d", "good"},
+                                  {"clone", url("good"), b_url("good")},
+                                  {"relays", "ws://" + host(), "ws://" + b_host}},
+                                 1700000000, owner_key);
+  ASSERT_TRUE(client_->publish(announcement)->accepted);
+  publish_to_b(announcement);
+  auto id = commit("good");
+  auto state = state_of("good", id);
+  ASSERT_TRUE(client_->publish(state)->accepted);
+  auto pushed = git("push " + url("good") + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  publish_to_b(state);
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + b_url("good")).output.find(id + "\trefs/heads/main") !=
+               std::string::npos;
+      },
+      20s))
+      << b.stderr_text();
+
+  // The refusing host is skipped, its request waits in backoff; the stalled fetch still runs.
+  auto metrics = http_get(b.port(), "/metrics").body;
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_total{outcome=\"complete\"}"), 1) << metrics;
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_total{outcome=\"unreachable\"}"), 1);
+  EXPECT_GE(metric_value(metrics, "graspd_git_fetches_total{outcome=\"backoff\"}"), 1);
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetch_hosts_skipped"), 1);
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_running"), 1);
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetch_requests"), 2);
+  EXPECT_EQ(metric_value(metrics, "graspd_git_states_total{result=\"fetched\"}"), 1);
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
 }

@@ -58,13 +58,6 @@ TEST(PolicyE2E, NostrToolsSeesEveryRuleThroughTheRealBinary) {
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
-/// The value of one sample line of the Prometheus text, or -1 when it is absent.
-double metric_value(const std::string& text, const std::string& sample) {
-  auto at = text.find("\n" + sample + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + sample.size() + 2));
-}
-
 TEST(PolicyE2E, PipelinedDependantsAreAcceptedWithoutWaitingForCommits) {
   ASSERT_TRUE(fs::exists(interop_dir() / "node_modules" / "nostr-tools" / "package.json"))
       << "run deploy/install-deps.sh (npm ci in tests/interop)";

@@ -39,4 +39,11 @@ HttpResult parse_http_response(const std::string& text);
 /// Runs `promtool check metrics` on `text`; returns its exit code and stores its output.
 int promtool_check_metrics(const std::string& text, std::string* output = nullptr);
 
+/// The value of one sample line of the Prometheus text, or -1 when it is absent.
+inline double metric_value(const std::string& text, const std::string& sample) {
+  auto at = text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + sample.size() + 2));
+}
+
 }  // namespace graspd::test
