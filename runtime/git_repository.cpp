@@ -258,4 +258,14 @@ std::size_t Repositories::count() const {
   return n;
 }
 
+std::vector<std::string> Repositories::git_environment() const {
+  auto home = home_dir().string();
+  return {"PATH=/usr/local/bin:/usr/bin:/bin",
+          "HOME=" + home,
+          "XDG_CONFIG_HOME=" + home,
+          "GIT_CONFIG_NOSYSTEM=1",
+          "GIT_TERMINAL_PROMPT=0",
+          "LC_ALL=C"};
+}
+
 }  // namespace graspd::runtime::git

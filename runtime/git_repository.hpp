@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messages/nostr/event.hpp"
 
@@ -86,6 +87,9 @@ class Repositories {
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path home_dir() const { return root_ / ".home"; }
   std::filesystem::path hooks_dir() const { return root_ / ".hooks"; }
+  /// The whole environment of a git process graspd runs on these repositories (§9.7): a fixed
+  /// PATH, HOME and XDG_CONFIG_HOME in `.home`, no system config, no prompts, the C locale.
+  std::vector<std::string> git_environment() const;
 
  private:
   std::filesystem::path root_;

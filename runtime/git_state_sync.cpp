@@ -76,6 +76,10 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     std::size_t next_url = 0;
     /// Other repositories here with the same identifier: objects are copied from them first.
     std::vector<std::string> siblings;
+    /// A want_commit job: `refs` holds the one commit; nothing is applied, presence is reported.
+    bool commit_job = false;
+    /// Fetched from before the announcements' clone URLs (the PR's `clone` tags).
+    std::vector<std::string> extra_urls;
   };
 
   // ---------------------------------------------------------------- queue
@@ -143,15 +147,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     return argv;
   }
 
-  std::vector<std::string> environment() const {
-    auto home = repositories.home_dir().string();
-    return {"PATH=/usr/local/bin:/usr/bin:/bin",
-            "HOME=" + home,
-            "XDG_CONFIG_HOME=" + home,
-            "GIT_CONFIG_NOSYSTEM=1",
-            "GIT_TERMINAL_PROMPT=0",
-            "LC_ALL=C"};
-  }
+  std::vector<std::string> environment() const { return repositories.git_environment(); }
 
   void run(std::vector<std::string> argv, std::string input, std::chrono::seconds timeout,
            std::uint64_t max_file_bytes, std::function<void(Collected)> done) {
@@ -180,6 +176,11 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
             return self->next_state();
           }
           bool missing = result.out.find(" missing") != std::string::npos;
+          if (!missing && shared->commit_job) {
+            if (self->hooks.commit_present)
+              self->hooks.commit_present(shared->name, shared->refs.event_id);
+            return self->next_state();
+          }
           if (!missing) {
             self->report_present(*shared);
             return self->apply(std::move(*shared));
@@ -230,9 +231,11 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
         [self = shared_from_this(), timer, shared](const boost::system::error_code& e) {
           --self->delayed;
           if (e || self->stopping) return;
-          if (!self->still_newest(*shared)) return;
+          if (!shared->commit_job && !self->still_newest(*shared)) return;
           auto identifier = shared->name.identifier;
-          if (self->hooks.clone_urls) shared->urls = self->hooks.clone_urls(identifier);
+          shared->urls = std::move(shared->extra_urls);
+          if (self->hooks.clone_urls)
+            for (auto& url : self->hooks.clone_urls(identifier)) shared->urls.push_back(url);
           self->ready.push_back(std::move(*shared));
           if (!self->busy) self->next_state();
         });
@@ -434,6 +437,24 @@ void GitStateSync::on_pushed(const RepositoryName& name) {
   if (impl_->options.git_binary.empty()) return;
   net::post(impl_->strand,
             [impl = impl_, identifier = name.identifier]() mutable { impl->enqueue(identifier); });
+}
+
+void GitStateSync::want_commit(const RepositoryName& name, std::string commit,
+                               std::vector<std::string> extra_urls) {
+  if (impl_->options.git_binary.empty() || !::graspd::git::is_object_id(commit)) return;
+  net::post(impl_->strand, [impl = impl_, name, commit = std::move(commit),
+                            urls = std::move(extra_urls)]() mutable {
+    if (impl->stopping || !impl->repositories.exists(name)) return;
+    Impl::Task task;
+    task.name = name;
+    task.path = impl->repositories.path_of(name).string();
+    task.refs.event_id = commit;
+    task.refs.refs.emplace("commit", std::move(commit));
+    task.commit_job = true;
+    task.extra_urls = std::move(urls);
+    impl->ready.push_back(std::move(task));
+    if (!impl->busy) impl->next_state();
+  });
 }
 
 void GitStateSync::stop() {

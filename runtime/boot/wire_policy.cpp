@@ -40,6 +40,7 @@ WiredPolicy wire_policy(const Services& services, const WiredStore& store, Polic
     config.purgatory_store = store.store;
     config.repository_exists = std::move(hooks.repository_exists);
     config.announcement_expired = std::move(hooks.announcement_expired);
+    config.pull_requests = std::move(hooks.pull_requests);
     config.purgatory_figures = figures;
   }
   auto handle = services.system.spawn(acceptance, std::move(config),
