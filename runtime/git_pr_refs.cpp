@@ -18,8 +18,8 @@ namespace net = boost::asio;
 namespace {
 
 constexpr std::string_view component = "git";
-/// Processes at once; the rest wait in order.
-constexpr std::size_t max_running = 2;
+/// One process at a time, in the order asked: a deletion and a creation of one ref never swap.
+constexpr std::size_t max_running = 1;
 constexpr std::size_t max_queue = 1024;
 constexpr std::chrono::seconds timeout{60};
 constexpr std::size_t max_output = 1024 * 1024;
