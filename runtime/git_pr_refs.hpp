@@ -2,8 +2,8 @@
 // commit is in a repository here (`git cat-file`), and the creation or deletion of one
 // `refs/nostr/<id>` ref (`git update-ref`, checked against the value expected, so a push that moved
 // the ref meanwhile wins). Each is a short child process driven without blocking
-// (runtime/git_process.*), one at a time in the order asked, on its own strand; callers (the acceptance actor's
-// hooks) only post work here.
+// (runtime/git_process.*), one at a time in the order asked, on its own strand; callers (the
+// acceptance actor's hooks) only post work here.
 #pragma once
 
 #include <atomic>

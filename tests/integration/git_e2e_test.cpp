@@ -690,5 +690,54 @@ TEST_F(GitE2E, PullRequestEventsWaitForTheirCommitAndRefsNostrPlaceholdersExpire
   EXPECT_NE(metrics.find("graspd_purgatory_events{kind=\"pull_request\"}"), std::string::npos);
 }
 
+TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+  start(env);
+  auto b_env = env;
+  b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
+  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
+  GraspdProcess b{GraspdOptions{b_env, {}, true}};
+  ASSERT_TRUE(b.start()) << b.stderr_text();
+  auto b_client = TestClient::connect(b.port());
+  ASSERT_TRUE(b_client);
+  const std::string b_url = "http://127.0.0.1:" + std::to_string(b.port()) + path();
+
+  // The repository is served on both (B fetched its state's commit from A).
+  auto announcement =
+      make_event(30617, "", {{"d", "repo"}, {"clone", url(), b_url}}, 1700000000, owner_key);
+  ASSERT_TRUE(client_->publish(announcement)->accepted);
+  ASSERT_TRUE(b_client->publish(announcement)->accepted);
+  auto main_id = commit("one");
+  auto state =
+      make_event(30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}}, 1700000100, owner_key);
+  ASSERT_TRUE(client_->publish(state)->accepted);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_TRUE(b_client->publish(state)->accepted);
+  ASSERT_TRUE(wait_until([&] { return !served(b.port(), 30617).empty(); }, 20s)) << b.stderr_text();
+
+  // A PR whose commit only A has (under its refs/nostr ref) is held on B, which fetches the commit
+  // by id from the PR's clone URL, then serves the event and the ref.
+  auto pr_commit = commit("the change", "pr");
+  const std::string address =
+      "30617:" + nostr::to_hex(*nostr::pubkey_from_secret(secret_key(owner_key))) + ":repo";
+  auto pr =
+      make_event(1618, "", {{"a", address}, {"c", pr_commit}, {"clone", url()}}, 1700000200, 9);
+  const auto ref = "refs/nostr/" + nostr::to_hex(pr.id);
+  ASSERT_EQ(git("push " + url() + " " + pr_commit + ":" + ref, work() + "/pr").exit_code, 0);
+  EXPECT_EQ(client_->publish(pr)->message, "") << "A has its commit: stored at once";
+  EXPECT_EQ(b_client->publish(pr)->message.rfind("purgatory: PR event stored", 0), 0u);
+  EXPECT_TRUE(
+      wait_until([&] { return served(b.port(), 1618) == std::vector<nostr::EventId>{pr.id}; }, 20s))
+      << b.stderr_text();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + b_url).output.find(pr_commit + "\t" + ref) != std::string::npos;
+      },
+      10s));
+  b_client.reset();
+  EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
 }  // namespace
 }  // namespace graspd::test
