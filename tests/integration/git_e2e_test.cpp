@@ -701,11 +701,14 @@ TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
   ASSERT_TRUE(b.start()) << b.stderr_text();
   auto b_client = TestClient::connect(b.port());
   ASSERT_TRUE(b_client);
-  const std::string b_url = "http://127.0.0.1:" + std::to_string(b.port()) + path();
+  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  const std::string b_url = "http://" + b_host + path();
 
   // The repository is served on both (B fetched its state's commit from A).
-  auto announcement =
-      make_event(30617, "", {{"d", "repo"}, {"clone", url(), b_url}}, 1700000000, owner_key);
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
+      1700000000, owner_key);
   ASSERT_TRUE(client_->publish(announcement)->accepted);
   ASSERT_TRUE(b_client->publish(announcement)->accepted);
   auto main_id = commit("one");
