@@ -1,7 +1,8 @@
 // Git hosting end to end (git-hosting.md §11): the real git client (and curl) against the real
 // graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push the
 // state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10 MiB;
-// partial clone; and hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many
+// partial clone; pull requests in purgatory (held until their commit is pushed or fetched,
+// refs/nostr placeholders deleted when no PR event comes); and hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many
 // concurrent advertisements while a WebSocket client keeps being answered).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
