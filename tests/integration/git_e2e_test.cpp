@@ -2,8 +2,9 @@
 // graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push the
 // state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10 MiB;
 // partial clone; pull requests in purgatory (held until their commit is pushed or fetched,
-// refs/nostr placeholders deleted when no PR event comes); and hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many
-// concurrent advertisements while a WebSocket client keeps being answered).
+// refs/nostr placeholders deleted when no PR event comes); and hostile input (traversal, oversized
+// and gzip-bomb bodies, a slow client, many concurrent advertisements while a WebSocket client
+// keeps being answered).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
