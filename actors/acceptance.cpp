@@ -1,4 +1,5 @@
 #include "actors/acceptance.hpp"
+#include "actors/acceptance_steps.hpp"
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -121,11 +122,8 @@ struct AcceptanceMetrics {
   prometheus::Family<prometheus::Counter>* purgatory_outcomes = nullptr;
 };
 
+namespace acceptance_steps {
 namespace {
-
-using Self = acceptance_actor::stateful_pointer<AcceptanceState>;
-/// Where the outcome of an accepted event goes: the asking session, or nowhere for a retry.
-using Reply = std::function<void(AcceptanceVerdict)>;
 
 /// A dependency that keeps failing (deleted, replaced) is judged again at most this often before
 /// the event is refused; each round waits for one commit, so this cannot spin.
@@ -165,16 +163,6 @@ policy::Decision decide(Self self, const nostr::Event& ev) {
   if (st.metrics) st.metrics->count(policy::kind_group(ev.kind), decision);
   return decision;
 }
-
-/// One event on its way through the policy and the writer.
-struct Submission {
-  nostr::EventPtr event;
-  /// Who sent it (a client's address, a sync peer): its share of the retry cache.
-  std::string source;
-  Reply reply;
-  /// Rounds judged again because a dependency was not stored after all.
-  int attempt = 0;
-};
 
 /// Parks an event refused for a missing dependency and returns the refusal the client sees.
 AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision& decision) {
@@ -220,6 +208,8 @@ void on_write_failed(Self self, const Submission& submission, const caf::error& 
   submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
 }
 
+}  // namespace
+
 /// Stores an accepted event. Writes leave in decision order, so what an event depends on is
 /// committed before it or earlier in the same transaction.
 void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on) {
@@ -231,6 +221,8 @@ void write(Self self, Submission submission, std::vector<nostr::EventId> depends
       .then([self, shared](WriteOutcome outcome) { on_written(self, std::move(*shared), outcome); },
             [self, shared](caf::error& error) { on_write_failed(self, *shared, error); });
 }
+
+namespace {
 
 /// Decides an event and acts on it: refuse, park, or store and answer after the commit.
 void judge(Self self, Submission submission) {
@@ -258,6 +250,8 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
   update_gauges(self);
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------- purgatory (git-hosting.md §6)
 
 void publish_purgatory(Self self) {
@@ -280,6 +274,8 @@ void persist(Self self, const std::function<void(store::EventStore&)>& write_rec
   }
 }
 
+namespace {
+
 /// Restarts the holds of repository `identifier` (§6.3) and persists their new expiry.
 void restart_holds(Self self, std::string_view identifier) {
   auto refreshed = self->state.purgatory->refresh(identifier, self->state.unix_now());
@@ -301,7 +297,8 @@ bool serves_announcement(const AcceptanceState& st, const nostr::Event& ev) {
 }
 
 /// What purgatory holds (§6.1): a new announcement listing this service, a maintainer's state for
-/// an identifier with a repository here. Everything else is stored as usual.
+/// an identifier with a repository here, a PR event (hold_pull_request decides whether it waits).
+/// Everything else is stored as usual.
 std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr::Event& ev,
                                           policy::Rule rule) {
   if (!st.purgatory || st.store->contains(ev.id)) return std::nullopt;
@@ -312,6 +309,7 @@ std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr
   if (rule == policy::Rule::state_maintainer && st.repository_exists &&
       st.repository_exists(ev.d_tag()))
     return policy::HeldKind::state;
+  if (policy::is_pull_request_kind(ev.kind)) return policy::HeldKind::pull_request;
   return std::nullopt;
 }
 
@@ -334,6 +332,7 @@ bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
     }
     st.purgatory->forget_expired(ev->id);
   }
+  if (*kind == policy::HeldKind::pull_request) return hold_pull_request(self, submission);
   restart_holds(self, ev->d_tag());
   auto result = st.purgatory->hold(ev, *kind, st.unix_now());
   using Hold = policy::Purgatory::Hold;
@@ -375,6 +374,7 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
   for (const auto& state : arrived.states)
     for (auto& ev : st.purgatory->release(arrived.owner, arrived.identifier, state))
       released.push_back(std::move(ev));
+  on_pull_request_git_data(self, arrived);
   if (released.empty()) return;
   persist(self, [&](store::EventStore& s) {
     for (const auto& ev : released) s.erase_held(ev->id);
@@ -389,6 +389,7 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
 void expire_purgatory(Self self) {
   auto& st = self->state;
   auto now = st.unix_now();
+  expire_placeholders(self, now);
   auto expired = st.purgatory->expire(now);
   if (expired.events.empty() && expired.forgotten.empty()) return;
   auto remember_until = now + st.purgatory->limits().remember_seconds;
@@ -415,8 +416,9 @@ void start_purgatory(Self self, AcceptanceConfig& config) {
   st.purgatory_figures = std::move(config.purgatory_figures);
   if (st.purgatory_figures) st.purgatory_figures->enabled = true;
   if (st.metrics) st.metrics->enable_purgatory(*st.registry);
+  start_pull_requests(self, std::move(config.pull_requests), config.purgatory.hold_seconds);
   try {
-    store::load_purgatory(*st.purgatory_store, *st.purgatory);
+    store::load_purgatory(*st.purgatory_store, *st.purgatory, st.placeholders.get());
   } catch (const store::StoreError& error) {
     st.persist_failures.report(error.what(), self->clock().now());
   }
@@ -430,6 +432,7 @@ void start_purgatory(Self self, AcceptanceConfig& config) {
   });
   if (st.state_stored)
     for (auto& ev : held_states) st.state_stored(std::move(ev));
+  resume_pull_requests(self);
   publish_purgatory(self);
 }
 
@@ -454,6 +457,9 @@ void expire(Self self, std::chrono::seconds interval) {
 }
 
 }  // namespace
+}  // namespace acceptance_steps
+
+using namespace acceptance_steps;
 
 acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
                                            std::shared_ptr<const store::EventStore> store,

@@ -21,6 +21,7 @@
 #include "messages/interfaces.hpp"
 #include "store/acceptance_policy.hpp"
 #include "store/event_store.hpp"
+#include "store/pull_requests.hpp"
 #include "store/purgatory.hpp"
 #include "store/store_view.hpp"
 
@@ -29,6 +30,30 @@ class Registry;
 }
 
 namespace graspd {
+
+/// Git hosting's side of held pull requests (kinds 1618/1619, purgatory on; git-hosting.md §6–§8,
+/// store/pull_requests.hpp). Every call only starts work elsewhere; what git finds comes back as
+/// GitDataArrived. Unset hooks do nothing.
+struct PullRequestHooks {
+  /// True when the repository <owner>/<identifier> exists here. Unset = never: PR events are then
+  /// stored as without purgatory.
+  std::function<bool(const policy::RepositoryRef&)> repository_exists;
+  /// A PR event was held for its `c` commit: look for it in `repositories` (those here that the
+  /// event `a`-tags) and fetch it by id when missing (§8.1); found → GitDataArrived{commits}.
+  std::function<void(nostr::EventPtr pr, std::vector<policy::RepositoryRef> repositories)> held;
+  /// Git data arrived for `repository`: look again for `commits` there (no fetch).
+  std::function<void(const policy::RepositoryRef& repository, std::vector<std::string> commits)>
+      check;
+  /// Creates refs/nostr/<id> at `commit` in `repository` unless it exists (a released PR whose
+  /// commit arrived some other way stays fetchable).
+  std::function<void(const policy::RepositoryRef&, const nostr::EventId& id,
+                     const std::string& commit)>
+      set_ref;
+  /// Deletes refs/nostr/<id> from `repository` if it still names `commit` (§7.3, §7.4).
+  std::function<void(const policy::RepositoryRef&, const nostr::EventId& id,
+                     const std::string& commit)>
+      delete_ref;
+};
 
 struct AcceptanceConfig {
   policy::PolicyConfig policy;
@@ -60,6 +85,8 @@ struct AcceptanceConfig {
   std::function<void(const nostr::Event&)> announcement_expired;
   /// Figures for /api/sync; may be null.
   std::shared_ptr<policy::PurgatoryFigures> purgatory_figures;
+  /// Held pull requests and refs/nostr placeholders (purgatory on).
+  PullRequestHooks pull_requests;
 };
 
 /// What happened to events beyond the per-rule decisions; exported as graspd_policy_retry_total.
@@ -104,6 +131,9 @@ struct AcceptanceState {
   std::shared_ptr<policy::PurgatoryFigures> purgatory_figures;
   /// Purgatory records that could not be written (the event is still held, until a restart).
   FailedReplies persist_failures{name, "purgatory record"};
+  PullRequestHooks pull_requests;
+  /// refs/nostr/<id> refs pushed before their PR event (§7.3); null when purgatory is off.
+  std::unique_ptr<policy::PrPlaceholders> placeholders;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

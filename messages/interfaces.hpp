@@ -71,7 +71,8 @@ using acceptance_actor = caf::typed_actor<
     caf::replies_to<AcceptanceQuery>::with<AcceptanceVerdict>,
     // The store's change feed: keeps eligibility current, releases retries.
     caf::reacts_to<StoreCommitted>,
-    // Git hosting: a push or a state's objects arrived; held events restart or leave purgatory.
+    // Git hosting: a push (with its refs/nostr refs), a state's objects or a PR's commit arrived;
+    // held events restart or leave purgatory, placeholders are kept.
     caf::reacts_to<GitDataArrived>,
     // INTERNAL: periodic expiry of the retry cache.
     caf::reacts_to<atom::tick>>;

@@ -419,14 +419,17 @@ std::vector<OptionSpec> git_options() {
        "skipped.",
        uint_option(&C::git_fetch_host_skip_secs, 0, 7 * 86400)},
       {"purgatory_enabled", "NGIT_PURGATORY_ENABLED", "--purgatory-enabled", "bool", "true",
-       "Hold new announcements and state events whose git objects are missing in purgatory (not "
-       "stored, not served) until the git data arrives; false stores them at once.",
+       "Hold new announcements, state events whose git objects are missing and pull requests "
+       "(kinds 1618/1619) whose commit is missing in purgatory (not stored, not served) until the "
+       "git data arrives, and delete refs/nostr/<id> refs pushed for a PR event that does not "
+       "arrive in time; false stores them at once.",
        bool_option(&C::purgatory_enabled)},
       {"purgatory_hold_secs", "NGIT_PURGATORY_HOLD_SECS", "--purgatory-hold-secs", "seconds",
        "1800",
        "How long an event waits in purgatory for its git data before it is dropped (and an "
-       "announcement's repository with it).",
-       uint_option(&C::purgatory_hold_secs, 60, 7 * 86400)},
+       "announcement's repository with it), and how long a refs/nostr/<id> ref pushed before its "
+       "PR event is kept; expiry is checked every quarter of it (at most every 30 s).",
+       uint_option(&C::purgatory_hold_secs, 4, 7 * 86400)},
   };
 }
 

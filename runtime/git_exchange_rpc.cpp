@@ -193,7 +193,7 @@ void Exchange::after_push(int code) {
     if (auto branch = ::graspd::git::head_branch(*state_))
       shared_->repositories.set_head(repository, *branch);
   }
-  if (shared_->hooks.pushed) shared_->hooks.pushed(repository);
+  if (shared_->hooks.pushed) shared_->hooks.pushed(repository, commands_.updates);
 }
 
 }  // namespace graspd::runtime::git

@@ -58,8 +58,9 @@ struct GitHttpHooks {
                                              const std::string& identifier,
                                              const std::vector<std::string>& pr_ids)>
       authority;
-  /// A push was accepted and applied (called on a network thread after git finished).
-  std::function<void(const RepositoryName&)> pushed;
+  /// A push was accepted and applied (called on a network thread after git finished), with its
+  /// ref updates.
+  std::function<void(const RepositoryName&, const std::vector<::graspd::git::RefUpdate>&)> pushed;
 };
 
 /// Counters (monotonic unless named otherwise), read by metrics and tests.

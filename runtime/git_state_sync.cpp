@@ -53,6 +53,10 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     StateRefs refs;
     /// Other repositories here with the same identifier: objects are copied from them first.
     std::vector<std::string> siblings;
+    /// A want_commit job: `refs` holds the one commit; nothing is applied, presence is reported.
+    bool commit_job = false;
+    /// Fetched from before the announcements' clone URLs (the PR's `clone` tags).
+    std::vector<std::string> extra_urls;
   };
 
   // ---------------------------------------------------------------- queue
@@ -139,6 +143,11 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
                    [self = shared_from_this(), shared](auto missing) {
                      if (self->stopping) return;
                      if (!missing) return self->next_state();
+                     if (missing->empty() && shared->commit_job) {
+                       if (self->hooks.commit_present)
+                         self->hooks.commit_present(shared->name, shared->refs.event_id);
+                       return self->next_state();
+                     }
                      if (missing->empty()) {
                        self->report_present(*shared);
                        return self->apply(std::move(*shared));
@@ -182,15 +191,19 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     if (!options.fetch_enabled) return next_state();
     auto shared = std::make_shared<Task>(std::move(task));
     FetchJob job;
-    job.key = "state " + shared->path;
+    // A pull request's commit is a request of its own; a state's replaces the older state's.
+    job.key = shared->commit_job ? "pr " + shared->path + " " + shared->refs.event_id
+                                 : "state " + shared->path;
     job.repository = shared->path;
     job.ids = std::move(missing);
-    if (hooks.clone_urls) job.urls = hooks.clone_urls(shared->name.identifier);
+    job.urls = shared->extra_urls;  // a PR's own `clone` tags go first
+    if (hooks.clone_urls)
+      for (auto& url : hooks.clone_urls(shared->name.identifier)) job.urls.push_back(url);
     job.delay = options.fetch_delay;
     std::weak_ptr<Impl> weak = shared_from_this();
     job.still_wanted = [weak, shared] {
       auto self = weak.lock();
-      return self && self->still_newest(*shared);
+      return self && (shared->commit_job || self->still_newest(*shared));
     };
     job.done = [weak, shared](FetchResult result) {
       if (auto self = weak.lock(); self && !self->stopping) self->fetch_done(*shared, result);
@@ -336,6 +349,24 @@ void GitStateSync::on_pushed(const RepositoryName& name) {
   if (impl_->options.git_binary.empty()) return;
   net::post(impl_->strand,
             [impl = impl_, identifier = name.identifier]() mutable { impl->enqueue(identifier); });
+}
+
+void GitStateSync::want_commit(const RepositoryName& name, std::string commit,
+                               std::vector<std::string> extra_urls) {
+  if (impl_->options.git_binary.empty() || !::graspd::git::is_object_id(commit)) return;
+  net::post(impl_->strand, [impl = impl_, name, commit = std::move(commit),
+                            urls = std::move(extra_urls)]() mutable {
+    if (impl->stopping || !impl->repositories.exists(name)) return;
+    Impl::Task task;
+    task.name = name;
+    task.path = impl->repositories.path_of(name).string();
+    task.refs.event_id = commit;
+    task.refs.refs.emplace("commit", std::move(commit));
+    task.commit_job = true;
+    task.extra_urls = std::move(urls);
+    impl->ready.push_back(std::move(task));
+    if (!impl->busy) impl->next_state();
+  });
 }
 
 void GitStateSync::stop() {

@@ -1,5 +1,7 @@
 #include "store/purgatory.hpp"
 
+#include <algorithm>
+
 #include "messages/nostr/nip34.hpp"
 
 namespace graspd::policy {
@@ -12,11 +14,14 @@ const char* to_string(HeldKind kind) {
       return "announcement";
     case HeldKind::state:
       return "state";
+    case HeldKind::pull_request:
+      return "pull_request";
   }
   return "unknown";
 }
 
 std::string Purgatory::address_of(const nostr::Event& ev) {
+  if (!nostr::is_addressable(ev.kind)) return {};
   return nip34::format_address({ev.kind, ev.pubkey, std::string(ev.d_tag())});
 }
 
@@ -30,7 +35,8 @@ Purgatory::HoldResult Purgatory::hold(nostr::EventPtr event, HeldKind kind, std:
   HoldResult result;
   if (held_.count(event->id)) return {Hold::duplicate, std::nullopt};
   auto address = address_of(*event);
-  if (auto it = by_address_.find(address); it != by_address_.end()) {
+  if (auto it = address.empty() ? by_address_.end() : by_address_.find(address);
+      it != by_address_.end()) {
     if (!newer(*event, *held_.at(it->second).event)) return {Hold::duplicate, std::nullopt};
     result.replaced = it->second;
     remove(it->second);
@@ -39,18 +45,19 @@ Purgatory::HoldResult Purgatory::hold(nostr::EventPtr event, HeldKind kind, std:
   }
   expired_.erase(event->id);
   auto id = event->id;
-  by_address_[address] = id;
+  if (!address.empty()) by_address_[address] = id;
   held_[id] = HeldEvent{std::move(event), kind, now + limits_.hold_seconds};
   return result;
 }
 
 void Purgatory::restore(HeldEvent entry) {
   auto address = address_of(*entry.event);
-  if (auto it = by_address_.find(address); it != by_address_.end()) {
+  if (auto it = address.empty() ? by_address_.end() : by_address_.find(address);
+      it != by_address_.end()) {
     if (!newer(*entry.event, *held_.at(it->second).event)) return;
     remove(it->second);
   }
-  by_address_[address] = entry.event->id;
+  if (!address.empty()) by_address_[address] = entry.event->id;
   auto id = entry.event->id;
   held_[id] = std::move(entry);
 }
@@ -90,6 +97,26 @@ std::vector<nostr::EventPtr> Purgatory::release(const nostr::Pubkey& owner,
     remove(state_id);
   }
   stats_.released += out.size();
+  return out;
+}
+
+nostr::EventPtr Purgatory::release_pull_request(const nostr::EventId& id) {
+  auto it = held_.find(id);
+  if (it == held_.end() || it->second.kind != HeldKind::pull_request) return nullptr;
+  auto ev = it->second.event;
+  remove(id);
+  ++stats_.released;
+  return ev;
+}
+
+std::vector<nostr::EventPtr> Purgatory::pull_requests_of(const RepositoryRef& repository) const {
+  std::vector<nostr::EventPtr> out;
+  for (const auto& [id, entry] : held_) {
+    if (entry.kind != HeldKind::pull_request) continue;
+    auto repositories = pr_repositories(*entry.event);
+    if (std::find(repositories.begin(), repositories.end(), repository) != repositories.end())
+      out.push_back(entry.event);
+  }
   return out;
 }
 
@@ -135,7 +162,7 @@ std::array<std::size_t, held_kind_count> Purgatory::counts() const {
 void Purgatory::remove(const nostr::EventId& id) {
   auto it = held_.find(id);
   if (it == held_.end()) return;
-  by_address_.erase(address_of(*it->second.event));
+  if (auto address = address_of(*it->second.event); !address.empty()) by_address_.erase(address);
   held_.erase(it);
 }
 

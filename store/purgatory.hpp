@@ -5,13 +5,15 @@
 // REQ does not return them and subscribers never see them.
 //
 // Rules:
-//  - held: a new announcement listing this service, a state event whose objects are missing;
+//  - held: a new announcement listing this service, a state event whose objects are missing, a
+//    pull request (kind 1618/1619) whose `c` commit is missing (store/pull_requests.hpp);
 //  - at most one held version per address: a newer one replaces the held one (and restarts the
-//    hold), an older one is answered as a duplicate;
+//    hold), an older one is answered as a duplicate (pull requests have no address);
 //  - a hold lasts `hold_seconds`, restarted for every held event of a repository by a replacing
 //    announcement, an authorising state or an authorised push;
 //  - git data arrived for <owner>/<d> with the objects of state S: S and the owner's announcement
-//    of <d> are released (announcement first);
+//    of <d> are released (announcement first); with commit C: the pull requests that `a`-tag
+//    <owner>/<d> and name C are released;
 //  - expired ids are remembered for `remember_seconds` so sync does not import them again; a
 //    client may still resubmit them.
 #pragma once
@@ -29,11 +31,12 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "store/acceptance_policy.hpp"
+#include "store/pull_requests.hpp"
 
 namespace graspd::policy {
 
-enum class HeldKind : std::uint8_t { announcement, state };
-inline constexpr std::size_t held_kind_count = 2;
+enum class HeldKind : std::uint8_t { announcement, state, pull_request };
+inline constexpr std::size_t held_kind_count = 3;
 const char* to_string(HeldKind kind);
 
 struct HeldEvent {
@@ -104,6 +107,12 @@ class Purgatory {
   std::vector<nostr::EventPtr> release(const nostr::Pubkey& owner, std::string_view identifier,
                                        const nostr::EventId& state_id);
 
+  /// Releases the held pull request `id` (its commit arrived under refs/nostr/<id>); null when
+  /// none is held.
+  nostr::EventPtr release_pull_request(const nostr::EventId& id);
+  /// The held pull requests that `a`-tag `repository`.
+  std::vector<nostr::EventPtr> pull_requests_of(const RepositoryRef& repository) const;
+
   /// Events whose hold ended at or before `now` (removed and remembered), and remembered ids
   /// past their time (forgotten).
   struct Expired {
@@ -136,6 +145,7 @@ class Purgatory {
     const Purgatory& owner_;
   };
 
+  /// "kind:pubkey:d" of an addressable event; empty for others (pull requests).
   static std::string address_of(const nostr::Event& ev);
   void remove(const nostr::EventId& id);
   void remember(const nostr::EventId& id, std::int64_t forget_at);

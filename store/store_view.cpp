@@ -1,5 +1,7 @@
 #include "store/store_view.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <limits>
 
 #include "messages/nostr/json.hpp"
@@ -52,7 +54,9 @@ namespace {
 
 constexpr char held_announcement = 'a';
 constexpr char held_state = 's';
+constexpr char held_pull_request = 'p';
 constexpr char expired_id = 'x';
+constexpr char placeholders = 'r';
 constexpr std::size_t header_bytes = 9;
 
 std::string header(char kind, std::int64_t time) {
@@ -62,7 +66,8 @@ std::string header(char kind, std::int64_t time) {
 }
 
 std::optional<nostr::Event> held_event(std::string_view record) {
-  if (record.size() <= header_bytes || record[0] == expired_id) return std::nullopt;
+  if (record.size() <= header_bytes || record[0] == expired_id || record[0] == placeholders)
+    return std::nullopt;
   auto parsed = nostr::parse_event(record.substr(header_bytes), stored_event_limits());
   if (!parsed.ok()) return std::nullopt;
   return std::move(parsed.value());
@@ -82,15 +87,74 @@ void StoreAndHeldView::scan(const nostr::Filters& filters,
 }
 
 std::string encode_held(const policy::HeldEvent& entry) {
-  char kind = entry.kind == policy::HeldKind::state ? held_state : held_announcement;
+  char kind = held_announcement;
+  if (entry.kind == policy::HeldKind::state) kind = held_state;
+  if (entry.kind == policy::HeldKind::pull_request) kind = held_pull_request;
   return header(kind, entry.expires_at) + nostr::serialize_event(*entry.event);
+}
+
+std::string encode_placeholders(const std::vector<policy::Placeholder>& list) {
+  std::int64_t first = list.empty() ? 0 : list.front().expires_at;
+  for (const auto& p : list) first = std::min(first, p.expires_at);
+  auto out = header(placeholders, first);
+  for (const auto& p : list)
+    out += p.commit + " " + nostr::to_hex(p.repository.owner) + " " + std::to_string(p.expires_at) +
+           " " + p.repository.identifier + "\n";
+  return out;
 }
 
 std::string encode_expired(std::int64_t forget_at) {
   return header(expired_id, forget_at);
 }
 
-std::size_t load_purgatory(const EventStore& store, policy::Purgatory& purgatory) {
+namespace {
+
+/// One `<commit> <owner hex> <expiry> <identifier>` line of a placeholder record.
+std::optional<policy::Placeholder> placeholder_line(const nostr::EventId& id,
+                                                    std::string_view line) {
+  policy::Placeholder out;
+  out.id = id;
+  auto next_word = [&line]() {
+    auto space = line.find(' ');
+    if (space == std::string_view::npos) return std::optional<std::string_view>{};
+    auto word = line.substr(0, space);
+    line.remove_prefix(space + 1);
+    return std::optional<std::string_view>{word};
+  };
+  auto commit = next_word();
+  auto owner = next_word();
+  auto expiry = next_word();
+  if (!commit || commit->size() != 40 || !owner || !nostr::from_hex(*owner, out.repository.owner) ||
+      !expiry || line.empty())
+    return std::nullopt;
+  out.commit = std::string(*commit);
+  auto [end, error] =
+      std::from_chars(expiry->data(), expiry->data() + expiry->size(), out.expires_at);
+  if (error != std::errc{} || end != expiry->data() + expiry->size()) return std::nullopt;
+  out.repository.identifier = std::string(line);
+  return out;
+}
+
+/// Reads a placeholder record into `sink`; false when any line is unreadable.
+bool load_placeholders(const nostr::EventId& id, std::string_view body,
+                       policy::PrPlaceholders& sink) {
+  bool ok = true;
+  while (!body.empty()) {
+    auto eol = body.find('\n');
+    if (eol == std::string_view::npos) return false;
+    if (auto p = placeholder_line(id, body.substr(0, eol)))
+      sink.restore(std::move(*p));
+    else
+      ok = false;
+    body.remove_prefix(eol + 1);
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::size_t load_purgatory(const EventStore& store, policy::Purgatory& purgatory,
+                           policy::PrPlaceholders* placeholder_sink) {
   std::size_t unreadable = 0;
   store.for_each_held([&](const nostr::EventId& id, std::string_view record) {
     if (record.size() < header_bytes) return ++unreadable, true;
@@ -99,10 +163,19 @@ std::size_t load_purgatory(const EventStore& store, policy::Purgatory& purgatory
       purgatory.restore_expired(id, time);
       return true;
     }
+    if (record[0] == placeholders) {
+      if (placeholder_sink &&
+          !load_placeholders(id, record.substr(header_bytes), *placeholder_sink))
+        ++unreadable;
+      return true;
+    }
     auto ev = held_event(record);
-    if (!ev || ev->id != id || (record[0] != held_announcement && record[0] != held_state))
+    if (!ev || ev->id != id ||
+        (record[0] != held_announcement && record[0] != held_state &&
+         record[0] != held_pull_request))
       return ++unreadable, true;
     auto kind = record[0] == held_state ? policy::HeldKind::state : policy::HeldKind::announcement;
+    if (record[0] == held_pull_request) kind = policy::HeldKind::pull_request;
     purgatory.restore(
         policy::HeldEvent{std::make_shared<const nostr::Event>(std::move(*ev)), kind, time});
     return true;

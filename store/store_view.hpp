@@ -38,12 +38,18 @@ class StoreAndHeldView : public policy::StoreView {
   EventStoreView stored_;
 };
 
-// Purgatory records (EventStore::put_held): a kind byte ('a' announcement, 's' state, 'x' an
-// expired id remembered), the expiry (or the time an expired id is forgotten) as be64, then the
-// event's JSON (none for 'x').
+// Purgatory records (EventStore::put_held): a kind byte ('a' announcement, 's' state, 'p' pull
+// request, 'x' an expired id remembered, 'r' the refs/nostr placeholders of a PR id), the expiry
+// (or the time an expired id is forgotten; for 'r' the earliest expiry) as be64, then the event's
+// JSON ('a', 's', 'p'), nothing ('x'), or one `<commit> <owner hex> <expiry> <identifier>\n` line
+// per placeholder ('r').
 std::string encode_held(const policy::HeldEvent& entry);
 std::string encode_expired(std::int64_t forget_at);
-/// Reads every record into `purgatory` (start-up); returns how many were unreadable (skipped).
-std::size_t load_purgatory(const EventStore& store, policy::Purgatory& purgatory);
+/// The record of every placeholder of one PR id (all share it; none: erase the record instead).
+std::string encode_placeholders(const std::vector<policy::Placeholder>& list);
+/// Reads every record into `purgatory` and, when given, the placeholders into `placeholders`
+/// (start-up); returns how many were unreadable (skipped).
+std::size_t load_purgatory(const EventStore& store, policy::Purgatory& purgatory,
+                           policy::PrPlaceholders* placeholders = nullptr);
 
 }  // namespace graspd::store

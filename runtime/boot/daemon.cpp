@@ -139,9 +139,10 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(component, "started store_writer");
   wired.git = wire_git(services, wired.store);
   log::debug(component, "started git hosting");
-  wired.policy = wire_policy(services, wired.store,
-                             {repository_creator(wired.git), state_listener(wired.git),
-                              repository_checker(wired.git), repository_remover(wired.git)});
+  wired.policy = wire_policy(
+      services, wired.store,
+      {repository_creator(wired.git), state_listener(wired.git), repository_checker(wired.git),
+       repository_remover(wired.git), pull_request_hooks(wired.git)});
   if (wired.policy.acceptance) {
     log::debug(component, "started acceptance");
     wired.git.arrivals->connect([acceptance = wired.policy.acceptance](GitDataArrived arrived) {

@@ -6,6 +6,7 @@
 
 #include "messages/nostr/nip34.hpp"
 #include "runtime/git_http.hpp"
+#include "runtime/git_pr_refs.hpp"
 #include "runtime/git_repository.hpp"
 #include "runtime/git_state_sync.hpp"
 #include "runtime/http_server.hpp"
@@ -33,6 +34,20 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config) {
   return out;
 }
 
+/// The `refs/nostr/<id>` updates of a push (a push never deletes one, §7).
+std::vector<PrRefPushed> pr_refs_pushed(const std::vector<git::RefUpdate>& updates) {
+  std::vector<PrRefPushed> out;
+  for (const auto& u : updates) {
+    PrRefPushed ref;
+    if (u.ref.rfind("refs/nostr/", 0) != 0 || u.deletes() || u.old_id == u.new_id ||
+        !nostr::from_hex(std::string_view(u.ref).substr(11), ref.id))
+      continue;
+    ref.commit = u.new_id;
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
 /// Every stored announcement of a repository named `identifier`, whoever its owner.
 nostr::Filter announcements_of(const std::string& identifier) {
   nostr::Filter f;
@@ -54,8 +69,10 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   // The state applier is built after the handler; a push reaches it through this.
   auto applier = std::make_shared<std::weak_ptr<runtime::git::GitStateSync>>();
   runtime::git::GitHttpHooks hooks;
-  hooks.pushed = [applier, arrivals](const runtime::git::RepositoryName& name) {
-    arrivals->report({name.owner, name.identifier, {}});  // an authorised push restarts holds
+  hooks.pushed = [applier, arrivals](const runtime::git::RepositoryName& name,
+                                     const std::vector<git::RefUpdate>& updates) {
+    // An authorised push restarts holds; its refs/nostr refs release or await PR events.
+    arrivals->report({name.owner, name.identifier, {}, pr_refs_pushed(updates), {}});
     if (auto sync = applier->lock()) sync->on_pushed(name);
   };
   hooks.authority = [view](const nostr::Pubkey& owner, const std::string& identifier,
@@ -105,7 +122,11 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   };
   sync_hooks.objects_present = [arrivals](const runtime::git::RepositoryName& name,
                                           const nostr::EventId& state) {
-    arrivals->report({name.owner, name.identifier, {state}});
+    arrivals->report({name.owner, name.identifier, {state}, {}, {}});
+  };
+  sync_hooks.commit_present = [arrivals](const runtime::git::RepositoryName& name,
+                                         const std::string& commit) {
+    arrivals->report({name.owner, name.identifier, {}, {}, {commit}});
   };
   std::weak_ptr<runtime::git::GitHttp> weak = http;
   sync_hooks.try_lock = [weak](const std::string& path) {
@@ -119,8 +140,11 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
       services.io, repositories, std::move(sync_options), std::move(sync_hooks),
       &services.metrics.registry());
   *applier = state_sync;
-  return {http, std::make_shared<const runtime::git::Repositories>(repositories), state_sync,
-          arrivals, view};
+  auto pr_refs =
+      std::make_shared<runtime::git::GitPrRefs>(services.io, repositories, http->git_binary());
+  return {http,       std::make_shared<const runtime::git::Repositories>(repositories),
+          state_sync, pr_refs,
+          arrivals,   view};
 }
 
 std::function<void(nostr::EventPtr)> state_listener(const WiredGit& wired) {
@@ -160,6 +184,7 @@ std::function<void(const nostr::Event&)> repository_remover(const WiredGit& wire
 
 void stop(const WiredGit& wired) {
   if (wired.state_sync) wired.state_sync->stop();
+  if (wired.pr_refs) wired.pr_refs->stop();
   if (wired.http) wired.http->stop();
 }
 

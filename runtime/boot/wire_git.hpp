@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "actors/acceptance.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/relay_messages.hpp"
 #include "runtime/boot/services.hpp"
@@ -17,6 +18,7 @@
 
 namespace graspd::runtime::git {
 class GitHttp;
+class GitPrRefs;
 class GitStateSync;
 class Repositories;
 }  // namespace graspd::runtime::git
@@ -46,6 +48,8 @@ struct WiredGit {
   std::shared_ptr<runtime::git::GitHttp> http;
   std::shared_ptr<const runtime::git::Repositories> repositories;
   std::shared_ptr<runtime::git::GitStateSync> state_sync;
+  /// refs/nostr refs and commit checks for held pull requests.
+  std::shared_ptr<runtime::git::GitPrRefs> pr_refs;
   std::shared_ptr<GitArrivals> arrivals;
   /// The store plus held events (any thread).
   std::shared_ptr<const policy::StoreView> view;
@@ -67,6 +71,10 @@ std::function<bool(std::string_view)> repository_checker(const WiredGit& wired);
 /// For AcceptanceConfig (purgatory): removes the repository of an announcement whose hold
 /// expired (§4.7); failures are logged.
 std::function<void(const nostr::Event&)> repository_remover(const WiredGit& wired);
+
+/// For AcceptanceConfig (purgatory): git hosting's side of held pull requests and refs/nostr
+/// placeholders (wire_pull_requests.cpp).
+PullRequestHooks pull_request_hooks(const WiredGit& wired);
 
 /// Kills running git processes and closes their connections.
 void stop(const WiredGit& wired);

@@ -1,5 +1,8 @@
 #include "runtime/boot/wire_policy.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
@@ -37,9 +40,14 @@ WiredPolicy wire_policy(const Services& services, const WiredStore& store, Polic
     figures = std::make_shared<policy::PurgatoryFigures>();
     config.purgatory_enabled = true;
     config.purgatory.hold_seconds = static_cast<std::int64_t>(services.config.purgatory_hold_secs);
+    // Holds and placeholders end within a quarter of their length (short holds, in tests, too).
+    config.expiry_interval =
+        std::clamp(std::chrono::seconds(services.config.purgatory_hold_secs / 4),
+                   std::chrono::seconds(1), std::chrono::seconds(30));
     config.purgatory_store = store.store;
     config.repository_exists = std::move(hooks.repository_exists);
     config.announcement_expired = std::move(hooks.announcement_expired);
+    config.pull_requests = std::move(hooks.pull_requests);
     config.purgatory_figures = figures;
   }
   auto handle = services.system.spawn(acceptance, std::move(config),

@@ -34,6 +34,8 @@ struct PolicyHooks {
   /// what becomes of an expired announcement's repository.
   std::function<bool(std::string_view)> repository_exists;
   std::function<void(const nostr::Event&)> announcement_expired;
+  /// Held pull requests and refs/nostr placeholders (purgatory on).
+  PullRequestHooks pull_requests;
 };
 
 WiredPolicy wire_policy(const Services& services, const WiredStore& store, PolicyHooks hooks = {});

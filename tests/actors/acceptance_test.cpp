@@ -367,6 +367,24 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
     };
     config.announcement_expired = [this](const nostr::Event& ev) { removed_.push_back(ev.id); };
     config.state_stored = [this](nostr::EventPtr ev) { handed_.push_back(ev->id); };
+    auto& prs = config.pull_requests;
+    prs.repository_exists = [this](const policy::RepositoryRef& repository) {
+      return repositories_.count(repository.identifier) > 0;
+    };
+    prs.held = [this](nostr::EventPtr ev, std::vector<policy::RepositoryRef> where) {
+      looked_for_.push_back({ev->id, where.size()});
+    };
+    prs.check = [this](const policy::RepositoryRef&, std::vector<std::string> commits) {
+      checked_.push_back(std::move(commits));
+    };
+    prs.set_ref = [this](const policy::RepositoryRef&, const nostr::EventId& id,
+                         const std::string& commit) {
+      refs_set_.push_back({id, commit});
+    };
+    prs.delete_ref = [this](const policy::RepositoryRef&, const nostr::EventId& id,
+                            const std::string& commit) {
+      refs_deleted_.push_back({id, commit});
+    };
     auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
                         writer_, nullptr);
     run();
@@ -379,7 +397,8 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
     return event(author, 30618, {{"d", d}, {"refs/heads/main", std::string(40, 'a')}});
   }
   void git_data(std::uint64_t owner, const std::string& d, std::vector<nostr::EventId> states) {
-    caf::anon_send(acceptance_, GitDataArrived{bytes_of(owner, 0xaa), d, std::move(states)});
+    caf::anon_send(acceptance_,
+                   GitDataArrived{bytes_of(owner, 0xaa), d, std::move(states), {}, {}});
     run();
   }
   std::size_t held_records() {
@@ -392,6 +411,11 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   std::set<std::string> repositories_;
   std::vector<nostr::EventId> removed_;
   std::vector<nostr::EventId> handed_;
+  // What the pull-request hooks were asked.
+  std::vector<std::pair<nostr::EventId, std::size_t>> looked_for_;
+  std::vector<std::vector<std::string>> checked_;
+  std::vector<std::pair<nostr::EventId, std::string>> refs_set_;
+  std::vector<std::pair<nostr::EventId, std::string>> refs_deleted_;
 };
 
 TEST_F(PurgatoryAcceptanceTest, HoldsANewAnnouncementAndItsStateUntilGitDataReleasesThem) {
@@ -488,6 +512,128 @@ TEST_F(PurgatoryAcceptanceTest, HeldEventsAreReadBackAfterARestartAndStatesHande
   EXPECT_EQ(handed_, std::vector<nostr::EventId>{st->id});
   submit({repo});
   EXPECT_EQ(verdicts().at(0).message, "duplicate: in purgatory");
+}
+
+// ---------------------------------------------------------------- pull requests (§6.1–6.2, §7)
+
+/// Purgatory with a served repository "demo" of key 1, and PR events on it.
+class PullRequestAcceptanceTest : public PurgatoryAcceptanceTest {
+ protected:
+  PullRequestAcceptanceTest() {
+    store_->write_batch(std::vector<nostr::EventPtr>{announcement(1, "demo")});
+    repositories_.insert("demo");
+  }
+  nostr::EventPtr pr(const std::string& commit, const std::string& d = "demo") {
+    return event(9, 1618, {{"a", repo_address(1, d)}, {"c", commit}});
+  }
+  void pushed_refs(std::vector<PrRefPushed> refs) {
+    caf::anon_send(acceptance_, GitDataArrived{bytes_of(1, 0xaa), "demo", {}, std::move(refs), {}});
+    run();
+  }
+  void commits_found(std::vector<std::string> commits) {
+    caf::anon_send(acceptance_,
+                   GitDataArrived{bytes_of(1, 0xaa), "demo", {}, {}, std::move(commits)});
+    run();
+  }
+  const std::string c1 = std::string(40, '1');
+  const std::string c2 = std::string(40, '2');
+};
+
+TEST_F(PullRequestAcceptanceTest, APrEventWaitsForItsCommitAndLeavesWhenGitFindsIt) {
+  auto ev = pr(c1);
+  submit({ev});
+  auto answer = verdicts().at(0);
+  EXPECT_TRUE(answer.accepted);
+  EXPECT_EQ(answer.outcome, WriteOutcome::held);
+  EXPECT_EQ(answer.message, "purgatory: PR event stored, waiting for git push with commit " + c1);
+  EXPECT_TRUE(gate_->held.empty()) << "a held event is not written";
+  EXPECT_EQ(held_records(), 1u);
+  ASSERT_EQ(looked_for_.size(), 1u) << "git hosting looks for the commit and fetches it";
+  EXPECT_EQ(looked_for_[0], std::make_pair(ev->id, std::size_t{1}));
+  submit({ev});
+  EXPECT_EQ(verdicts().at(0).message, "duplicate: in purgatory");
+
+  git_data(1, "demo", {});  // a push of something else: look again, release nothing
+  EXPECT_EQ(checked_, std::vector<std::vector<std::string>>{{c1}});
+  EXPECT_TRUE(gate_->held.empty());
+  commits_found({c2});
+  EXPECT_TRUE(gate_->held.empty()) << "another commit releases nothing";
+  EXPECT_EQ(checked_.size(), 1u) << "a report of found commits is not looked at again";
+  commits_found({c1});
+  ASSERT_EQ(gate_->held.size(), 1u);
+  EXPECT_EQ(gate_->held[0].event, ev);
+  EXPECT_EQ(refs_set_, (std::vector<std::pair<nostr::EventId, std::string>>{{ev->id, c1}}))
+      << "refs/nostr/<id> keeps the commit fetchable";
+  commit();
+  EXPECT_TRUE(store_->contains(ev->id));
+  EXPECT_EQ(held_records(), 0u);
+}
+
+TEST_F(PullRequestAcceptanceTest, WithoutACTagItIsRefusedAndForNoRepositoryHereItIsStored) {
+  auto no_commit = event(9, 1618, {{"a", repo_address(1, "demo")}});
+  store_->write_batch(std::vector<nostr::EventPtr>{announcement(1, "elsewhere")});
+  auto unhosted = pr(c1, "elsewhere");  // announced, but no repository here
+  submit({no_commit, unhosted});
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 1u) << "the stored one answers after the commit";
+  EXPECT_FALSE(answers[0].accepted);
+  EXPECT_EQ(answers[0].message.rfind("invalid: a pull request", 0), 0u) << answers[0].message;
+  ASSERT_EQ(gate_->held.size(), 1u);
+  EXPECT_EQ(gate_->held[0].event, unhosted);
+  EXPECT_TRUE(looked_for_.empty());
+}
+
+TEST_F(PullRequestAcceptanceTest, PushedRefsReleaseHeldEventsOrKeepPlaceholders) {
+  auto held = pr(c1);
+  submit({held});
+  verdicts();
+  // Its ref with its commit releases it; an unknown id keeps a placeholder (persisted).
+  auto later = pr(c2);
+  auto unknown = pr(c1);
+  pushed_refs({{held->id, c1}, {later->id, c2}, {unknown->id, c2}});
+  ASSERT_EQ(gate_->held.size(), 1u);
+  EXPECT_EQ(gate_->held[0].event, held);
+  EXPECT_EQ(acceptance_state().placeholders->size(), 2u);
+  EXPECT_EQ(held_records(), 2u) << "the placeholders' records";
+
+  // The PR event whose ref names its commit is stored at once; the other's ref is deleted and it
+  // waits.
+  submit({later, unknown});
+  ASSERT_EQ(gate_->held.size(), 2u);
+  EXPECT_EQ(gate_->held[1].event, later);
+  EXPECT_EQ(refs_deleted_,
+            (std::vector<std::pair<nostr::EventId, std::string>>{{unknown->id, c2}}));
+  EXPECT_TRUE(purgatory().contains(unknown->id));
+  EXPECT_EQ(acceptance_state().placeholders->size(), 0u);
+  EXPECT_EQ(held_records(), 1u) << "only the held event's";
+  // A later push of its ref naming another commit again is deleted as well.
+  pushed_refs({{unknown->id, c2}});
+  EXPECT_EQ(refs_deleted_.size(), 2u);
+  EXPECT_TRUE(purgatory().contains(unknown->id));
+}
+
+TEST_F(PullRequestAcceptanceTest, PlaceholdersEndOnTheClockAndSurviveARestart) {
+  auto never = pr(c1);  // its event never comes
+  auto held = pr(c2);
+  pushed_refs({{never->id, c1}});
+  submit({held});
+  verdicts();
+  caf::anon_send_exit(acceptance_, caf::exit_reason::kill);
+  run();
+  acceptance_ = start_purgatory();  // as after a restart
+  EXPECT_EQ(acceptance_state().placeholders->size(), 1u);
+  EXPECT_TRUE(purgatory().contains(held->id));
+  EXPECT_EQ(looked_for_.size(), 2u) << "the held event is looked for again";
+
+  unix_now_ += 1799;
+  advance_time(std::chrono::seconds(30));
+  EXPECT_TRUE(refs_deleted_.empty());
+  unix_now_ += 1;
+  advance_time(std::chrono::seconds(30));
+  EXPECT_EQ(refs_deleted_, (std::vector<std::pair<nostr::EventId, std::string>>{{never->id, c1}}));
+  EXPECT_EQ(acceptance_state().placeholders->size(), 0u);
+  EXPECT_FALSE(purgatory().contains(held->id)) << "the held event expired too";
+  EXPECT_EQ(held_records(), 1u) << "only the expired id is remembered";
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Git hosting end to end (git-hosting.md §11): the real git client (and curl) against the real
 // graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push the
 // state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10 MiB;
-// partial clone; git data sync between two nodes, beside a stalling and a refusing host; and
-// hostile input (traversal, oversized and gzip-bomb bodies, a slow client, many concurrent
-// advertisements while a WebSocket client keeps being answered).
+// partial clone; git data sync between two nodes, beside a stalling and a refusing host; pull
+// requests in purgatory (held until their commit is pushed or fetched, refs/nostr placeholders
+// deleted when no PR event comes); and hostile input (traversal, oversized and gzip-bomb bodies, a
+// slow client, many concurrent advertisements while a WebSocket client keeps being answered).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -735,6 +736,136 @@ TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
       << metrics;
   // The slot is free again.
   EXPECT_TRUE(wait_until([&] { return git("ls-remote " + url()).exit_code == 0; }, 5s));
+}
+
+// ---------------------------------------------------------------- pull requests (§6.1–6.2, §7)
+
+TEST_F(GitE2E, PullRequestEventsWaitForTheirCommitAndRefsNostrPlaceholdersExpire) {
+  // A short hold: expiry is checked every second.
+  start({{"NGIT_PURGATORY_HOLD_SECS", "4"}});
+  announce();
+  auto main_id = commit("one");
+  publish_state({{"refs/heads/main", main_id}}, 1700000100);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return !served(30617).empty(); }, 10s));
+  const std::string address =
+      "30617:" + nostr::to_hex(*nostr::pubkey_from_secret(secret_key(owner_key))) + ":repo";
+  const std::uint8_t contributor = 9;
+  auto pr_event = [&](const std::string& commit_id, std::int64_t created_at) {
+    return make_event(1618, "", {{"a", address}, {"c", commit_id}, {"subject", "a change"}},
+                      created_at, contributor);
+  };
+  auto ref_of = [](const nostr::Event& ev) { return "refs/nostr/" + nostr::to_hex(ev.id); };
+  auto remote_has = [&](const std::string& ref) {
+    return remote_refs().find("\t" + ref + "\n") != std::string::npos;
+  };
+
+  // 1. A PR event whose commit is not here is held, not served.
+  auto pr_commit = commit("the change", "pr");
+  auto other_commit = commit("something else", "pr");
+  ASSERT_NE(pr_commit, other_commit);
+  auto pr = pr_event(pr_commit, 1700000200);
+  auto held = client_->publish(pr);
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(held->accepted);
+  EXPECT_EQ(held->message,
+            "purgatory: PR event stored, waiting for git push with commit " + pr_commit);
+  EXPECT_TRUE(served(1618).empty());
+  // The held event counts for §7.2: its ref naming another commit is refused.
+  auto wrong = git("push " + url() + " " + other_commit + ":" + ref_of(pr), work() + "/pr");
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("[remote rejected]"), std::string::npos) << wrong.output;
+  // Its ref with its commit releases it: stored and served.
+  auto right = git("push " + url() + " " + pr_commit + ":" + ref_of(pr), work() + "/pr");
+  ASSERT_EQ(right.exit_code, 0) << right.output;
+  EXPECT_TRUE(wait_until([&] { return served(1618) == std::vector<nostr::EventId>{pr.id}; }, 10s));
+
+  // 2. A PR event whose ref was pushed first with its commit is stored at once.
+  auto early = pr_event(pr_commit, 1700000300);
+  ASSERT_EQ(git("push " + url() + " " + pr_commit + ":" + ref_of(early), work() + "/pr").exit_code,
+            0);
+  auto stored = client_->publish(early);
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->accepted);
+  EXPECT_EQ(stored->message, "");
+
+  // 3. A PR event whose ref names another commit: the ref is deleted, the event held (its own
+  // commit is nowhere here).
+  auto unpushed = commit("not pushed", "pr");
+  auto mismatch = pr_event(unpushed, 1700000400);
+  ASSERT_EQ(
+      git("push " + url() + " " + other_commit + ":" + ref_of(mismatch), work() + "/pr").exit_code,
+      0);
+  auto waiting = client_->publish(mismatch);
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(waiting->message.rfind("purgatory: PR event stored", 0), 0u) << waiting->message;
+  EXPECT_TRUE(wait_until([&] { return !remote_has(ref_of(mismatch)); }, 10s)) << remote_refs();
+  EXPECT_EQ(served(1618).size(), 2u) << "the mismatched one is not served";
+
+  // 4. A ref pushed for a PR event that never comes is deleted after the hold; the refs of
+  // accepted PR events stay.
+  auto orphan = pr_event(other_commit, 1700000500);  // never published
+  ASSERT_EQ(
+      git("push " + url() + " " + other_commit + ":" + ref_of(orphan), work() + "/pr").exit_code,
+      0);
+  EXPECT_TRUE(remote_has(ref_of(orphan)));
+  EXPECT_TRUE(wait_until([&] { return !remote_has(ref_of(orphan)); }, 15s)) << remote_refs();
+  EXPECT_TRUE(remote_has(ref_of(pr)));
+  EXPECT_TRUE(remote_has(ref_of(early)));
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("graspd_purgatory_events{kind=\"pull_request\"}"), std::string::npos);
+}
+
+TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+  start(env);
+  auto b_env = env;
+  b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
+  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
+  GraspdProcess b{GraspdOptions{b_env, {}, true}};
+  ASSERT_TRUE(b.start()) << b.stderr_text();
+  auto b_client = TestClient::connect(b.port());
+  ASSERT_TRUE(b_client);
+  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  const std::string b_url = "http://" + b_host + path();
+
+  // The repository is served on both (B fetched its state's commit from A).
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
+      1700000000, owner_key);
+  ASSERT_TRUE(client_->publish(announcement)->accepted);
+  ASSERT_TRUE(b_client->publish(announcement)->accepted);
+  auto main_id = commit("one");
+  auto state =
+      make_event(30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}}, 1700000100, owner_key);
+  ASSERT_TRUE(client_->publish(state)->accepted);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_TRUE(b_client->publish(state)->accepted);
+  ASSERT_TRUE(wait_until([&] { return !served(b.port(), 30617).empty(); }, 20s)) << b.stderr_text();
+
+  // A PR whose commit only A has (under its refs/nostr ref) is held on B, which fetches the commit
+  // by id from the PR's clone URL, then serves the event and the ref.
+  auto pr_commit = commit("the change", "pr");
+  const std::string address =
+      "30617:" + nostr::to_hex(*nostr::pubkey_from_secret(secret_key(owner_key))) + ":repo";
+  auto pr =
+      make_event(1618, "", {{"a", address}, {"c", pr_commit}, {"clone", url()}}, 1700000200, 9);
+  const auto ref = "refs/nostr/" + nostr::to_hex(pr.id);
+  ASSERT_EQ(git("push " + url() + " " + pr_commit + ":" + ref, work() + "/pr").exit_code, 0);
+  EXPECT_EQ(client_->publish(pr)->message, "") << "A has its commit: stored at once";
+  EXPECT_EQ(b_client->publish(pr)->message.rfind("purgatory: PR event stored", 0), 0u);
+  EXPECT_TRUE(
+      wait_until([&] { return served(b.port(), 1618) == std::vector<nostr::EventId>{pr.id}; }, 20s))
+      << b.stderr_text();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return git("ls-remote " + b_url).output.find(pr_commit + "\t" + ref) != std::string::npos;
+      },
+      10s));
+  b_client.reset();
+  EXPECT_EQ(b.stop(), 0) << b.stderr_text();
 }
 
 }  // namespace

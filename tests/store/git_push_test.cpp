@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "store/store_view.hpp"
+#include "tests/store/store_test_util.hpp"
 #include "tests/store/vector_store.hpp"
 
 #include "messages/nostr/nip34.hpp"
@@ -363,6 +365,35 @@ TEST_F(AuthorityTest, PrCommitsAreLookedUpById) {
   auto a = authority(key(1), {nostr::to_hex(pr.id), std::string(64, 'f')});
   ASSERT_EQ(a.pr_commits.size(), 1u);
   EXPECT_EQ(a.pr_commits.at(nostr::to_hex(pr.id)), oid('5'));
+}
+
+/// §7.2 with purgatory: a PR event held (not stored) still decides its refs/nostr ref; an id with
+/// no PR event stored or held leaves the ref free (a placeholder, §7.3).
+TEST(GitPushPurgatory, HeldPrEventsDecideTheirRefsNostrRefs) {
+  store::test::TempDir dir;
+  auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
+  auto pr = store::test::unsigned_event(1, 5, 1700000000, nostr::nip34::kind::pull_request,
+                                        {{"c", oid('5')}});
+  events->put_held(pr->id, store::encode_held({pr, policy::HeldKind::pull_request, 1700001800}));
+  const auto pr_ref = "refs/nostr/" + nostr::to_hex(pr->id);
+  const auto unknown_ref = "refs/nostr/" + std::string(64, 'f');
+  store::StoreAndHeldView view(events);
+  auto authority =
+      push_authority(view, key(1), "repo", {pr_ref.substr(11), unknown_ref.substr(11)});
+  ASSERT_EQ(authority.pr_commits.size(), 1u);
+
+  auto matching = authorise_push({{zero_id, oid('5'), pr_ref}}, {}, authority);
+  EXPECT_TRUE(matching.accepted) << matching.reason;
+  auto other = authorise_push({{zero_id, oid('6'), pr_ref}}, {}, authority);
+  EXPECT_FALSE(other.accepted);
+  EXPECT_NE(other.reason.find("names commit " + oid('5').substr(0, 12)), std::string::npos)
+      << other.reason;
+  auto unknown = authorise_push({{zero_id, oid('6'), unknown_ref}}, {}, authority);
+  EXPECT_TRUE(unknown.accepted) << unknown.reason;
+  // The same rows through the store alone: the held event is invisible there.
+  store::EventStoreView stored(events);
+  auto without = push_authority(stored, key(1), "repo", {pr_ref.substr(11)});
+  EXPECT_TRUE(authorise_push({{zero_id, oid('6'), pr_ref}}, {}, without).accepted);
 }
 
 TEST(GitHeadBranch, FollowsTheStateThenTheFallbacks) {

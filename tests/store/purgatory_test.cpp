@@ -208,5 +208,104 @@ TEST(PurgatoryRecordsTest, HeldEventsAndExpiredIdsSurviveAReopenAndAreNeverServe
   EXPECT_EQ(seen.size(), 2u);
 }
 
+// ---------------------------------------------------------------- pull requests (§6.1, §7.3)
+
+nostr::EventPtr pull_request(std::uint64_t id, std::uint64_t author, const std::string& commit,
+                             std::vector<std::string> repositories = {"repo"}) {
+  nostr::Tags tags{{"c", commit}};
+  for (const auto& d : repositories)
+    tags.push_back({"a", "30617:" + nostr::to_hex(owner_key(1)) + ":" + d});
+  return unsigned_event(id, author, t0, 1618, std::move(tags));
+}
+
+const std::string commit_a(40, 'a');
+const std::string commit_b(40, 'b');
+
+TEST(PullRequestTest, CommitAndRepositoriesAreReadFromTheTags) {
+  auto pr = pull_request(1, 9, commit_a, {"repo", "other", "repo"});
+  EXPECT_EQ(pr_commit(*pr), commit_a);
+  auto repositories = pr_repositories(*pr);
+  ASSERT_EQ(repositories.size(), 2u) << "repeats are dropped";
+  EXPECT_EQ(repositories[0], (RepositoryRef{owner_key(1), "repo"}));
+  EXPECT_FALSE(pr_commit(*pull_request(2, 9, "abc")));
+  EXPECT_FALSE(pr_commit(*pull_request(3, 9, std::string(40, 'A')))) << "lowercase hex only";
+  EXPECT_EQ(pr_held_message(commit_a),
+            "purgatory: PR event stored, waiting for git push with commit " + commit_a);
+}
+
+TEST(PullRequestTest, HeldPullRequestsHaveNoAddressAndLeaveByIdOrRepository) {
+  Purgatory purgatory(limits());
+  // Same author, same (empty) d: both are held, neither replaces the other.
+  auto first = pull_request(1, 9, commit_a);
+  auto second = pull_request(2, 9, commit_b, {"other"});
+  EXPECT_EQ(purgatory.hold(first, HeldKind::pull_request, t0).outcome, Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.hold(second, HeldKind::pull_request, t0).outcome, Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.counts()[static_cast<std::size_t>(HeldKind::pull_request)], 2u);
+  EXPECT_EQ(purgatory.pull_requests_of({owner_key(1), "repo"}),
+            std::vector<nostr::EventPtr>{first});
+  EXPECT_TRUE(purgatory.pull_requests_of({owner_key(2), "repo"}).empty()) << "another owner";
+  // A state's release never takes a pull request with it.
+  EXPECT_TRUE(purgatory.release(owner_key(1), "repo", first->id).empty());
+  EXPECT_EQ(purgatory.release_pull_request(first->id), first);
+  EXPECT_FALSE(purgatory.release_pull_request(first->id));
+  EXPECT_EQ(purgatory.stats().released, 1u);
+  auto expired = purgatory.expire(t0 + 1800);
+  ASSERT_EQ(expired.events.size(), 1u);
+  EXPECT_EQ(expired.events[0].event, second);
+  EXPECT_TRUE(purgatory.expired_recently(second->id));
+}
+
+TEST(PullRequestTest, PlaceholdersKeepTheirFirstExpiryAndEndOnTheInjectedClock) {
+  PrPlaceholders placeholders(600, 3);
+  auto id = bytes_of(7, 0xee);
+  RepositoryRef repo{owner_key(1), "repo"};
+  RepositoryRef sibling{owner_key(2), "repo"};
+  EXPECT_EQ(placeholders.put(id, repo, commit_a, t0), PrPlaceholders::Put::added);
+  EXPECT_EQ(placeholders.put(id, repo, commit_b, t0 + 500), PrPlaceholders::Put::moved);
+  EXPECT_EQ(placeholders.put(id, sibling, commit_a, t0 + 100), PrPlaceholders::Put::added);
+  ASSERT_EQ(placeholders.of(id).size(), 2u);
+  EXPECT_EQ(placeholders.of(id)[0], (Placeholder{id, repo, commit_b, t0 + 600}));
+  EXPECT_EQ(placeholders.put(bytes_of(8, 0xee), repo, commit_a, t0), PrPlaceholders::Put::added);
+  EXPECT_EQ(placeholders.put(bytes_of(9, 0xee), repo, commit_a, t0), PrPlaceholders::Put::full);
+  EXPECT_TRUE(placeholders.of(bytes_of(9, 0xee)).empty());
+
+  EXPECT_TRUE(placeholders.expire(t0 + 599).empty());
+  auto ended = placeholders.expire(t0 + 600);
+  ASSERT_EQ(ended.size(), 2u);  // the first repository's and the other id's
+  EXPECT_EQ(placeholders.size(), 1u);
+  EXPECT_EQ(placeholders.take(id), (std::vector<Placeholder>{{id, sibling, commit_a, t0 + 700}}));
+  EXPECT_EQ(placeholders.size(), 0u);
+  EXPECT_TRUE(placeholders.take(id).empty());
+}
+
+TEST(PurgatoryRecordsTest, HeldPullRequestsAndPlaceholdersSurviveAReopen) {
+  store::test::TempDir dir;
+  auto pr = pull_request(1, 9, commit_a);
+  auto placeholder_id = bytes_of(7, 0xee);
+  std::vector<Placeholder> list{{placeholder_id, {owner_key(1), "repo"}, commit_b, t0 + 60},
+                                {placeholder_id, {owner_key(2), "a repo"}, commit_a, t0 + 30}};
+  {
+    store::EventStore events(store::test::options_for(dir));
+    events.put_held(pr->id, store::encode_held({pr, HeldKind::pull_request, t0 + 1800}));
+    events.put_held(placeholder_id, store::encode_placeholders(list));
+  }
+  auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
+  Purgatory purgatory(limits());
+  PrPlaceholders placeholders;
+  EXPECT_EQ(store::load_purgatory(*events, purgatory, &placeholders), 0u);
+  ASSERT_TRUE(purgatory.contains(pr->id));
+  EXPECT_EQ(purgatory.find(pr->id)->kind, HeldKind::pull_request);
+  EXPECT_EQ(*purgatory.find(pr->id)->event, *pr);
+  EXPECT_EQ(placeholders.of(placeholder_id), list);
+
+  // Git hosting's view sees the held PR event (push authorisation, §7.2), never a placeholder.
+  std::vector<nostr::EventId> seen;
+  store::StoreAndHeldView(events).scan({nostr::Filter{}}, [&](const nostr::Event& ev) {
+    seen.push_back(ev.id);
+    return true;
+  });
+  EXPECT_EQ(seen, std::vector<nostr::EventId>{pr->id});
+}
+
 }  // namespace
 }  // namespace graspd::policy

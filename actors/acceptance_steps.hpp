@@ -1,0 +1,54 @@
+// Internal to the acceptance actor (actors/acceptance*.cpp): the steps its two source files share.
+// acceptance.cpp judges, writes and holds announcements and states; acceptance_pr.cpp holds pull
+// requests and keeps the refs/nostr placeholders (git-hosting.md §6–§7).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "actors/acceptance.hpp"
+
+namespace graspd::acceptance_steps {
+
+using Self = acceptance_actor::stateful_pointer<AcceptanceState>;
+/// Where the outcome of an accepted event goes: the asking session, or nowhere for a retry.
+using Reply = std::function<void(AcceptanceVerdict)>;
+
+/// One event on its way through the policy and the writer.
+struct Submission {
+  nostr::EventPtr event;
+  /// Who sent it (a client's address, a sync peer): its share of the retry cache.
+  std::string source;
+  Reply reply;
+  /// Rounds judged again because a dependency was not stored after all.
+  int attempt = 0;
+};
+
+// acceptance.cpp
+
+/// Stores an accepted event and answers after the commit; writes leave in decision order.
+void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on);
+/// Writes purgatory records; a failure is logged and counted, the state in memory stays.
+void persist(Self self, const std::function<void(store::EventStore&)>& write_records);
+/// Held counts to metrics and /api/sync.
+void publish_purgatory(Self self);
+
+// acceptance_pr.cpp
+
+/// An accepted PR event with purgatory on: false when it is to be stored now (no repository here
+/// that it `a`-tags, or a placeholder ref already names its commit, §7.4); else it was held or
+/// refused (no `c` tag) and answered.
+bool hold_pull_request(Self self, const Submission& submission);
+/// Git data arrived: pushed refs/nostr refs release held PR events or become placeholders, found
+/// commits release the PR events naming them, and other arrivals have held ones looked for again.
+void on_pull_request_git_data(Self self, const GitDataArrived& arrived);
+/// Placeholders past their time: their refs are deleted (§7.3).
+void expire_placeholders(Self self, std::int64_t now);
+/// Start-up: the placeholders are read with the held events; held PR events go to git hosting
+/// again (their fetches did not survive).
+void start_pull_requests(Self self, PullRequestHooks hooks, std::int64_t hold_seconds);
+/// Hands the held PR events to git hosting again (start-up).
+void resume_pull_requests(Self self);
+
+}  // namespace graspd::acceptance_steps
