@@ -1,11 +1,13 @@
 // EventStore benchmarks: batched ingest of pre-verified
-// events, 500-event queries by tag / author / kind on a 1,000,000-event store,
-// and open + ready time of that store.
+// events, the writer's cost per new event into the 1,000,000-event store against
+// an empty one (BM_WriteNew), 500-event queries by tag / author / kind on the
+// 1M store, and open + ready time of that store.
 //
 // The 1M-event dataset is built once (signatures bypassed: the store trusts
 // its caller) into $GRASPD_STORE_BENCH_DIR (default
 // /tmp/graspd-store-bench-1m) and reused by later runs. Commands and figures:
-// docs/benchmarks.md, section "Store".
+// docs/benchmarks.md, sections "Store" and "Publishing into a store of
+// 1,000,000 events".
 #include <benchmark/benchmark.h>
 
 #include <chrono>
