@@ -94,11 +94,6 @@ std::optional<std::uint64_t> RecentIds::find(MDB_txn* txn, MDB_dbi events, const
   return found;
 }
 
-std::size_t RecentIds::size() const {
-  std::lock_guard lock(mutex_);
-  return seqs_.size();
-}
-
 std::optional<std::uint64_t> find_committed_id(MDB_txn* txn, MDB_dbi ids, MDB_dbi events,
                                                MDB_dbi meta, RecentIds& recent,
                                                const std::uint8_t* id) {

@@ -44,9 +44,6 @@ class RecentIds {
   std::optional<std::uint64_t> find(MDB_txn* txn, MDB_dbi events, const IdTail& tail,
                                     const std::uint8_t* id) const;
 
-  /// Entries held (for tests).
-  std::size_t size() const;
-
  private:
   using Id = std::array<std::uint8_t, 32>;
   struct IdHash {
