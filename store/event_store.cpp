@@ -65,14 +65,20 @@ EventStore::EventStore(StoreOptions options) : options_(std::move(options)), dbs
     mdb_env_info(env_, &info);
     map_size_ = info.me_mapsize;
 
+    dbs_->ids_merge_every = std::max<std::uint64_t>(1, options_.ids_merge_every);
     Txn txn(env_, 0);
     detail::open_databases(txn.get(), *dbs_);
     std::string expected = std::to_string(kSchemaVersion);
     if (auto version = lookup(txn.get(), dbs_->meta, detail::kSchemaKey)) {
-      if (*version != expected)
+      if (*version == "1") {
+        migrate_from_v1(txn.get());
+      } else if (*version != expected)
         throw StoreError("error: store at " + options_.path.string() + " has schema version " +
                          std::string(*version) + " but this graspd supports only version " +
-                         expected + "; export it with the matching graspd and import it again");
+                         expected +
+                         " (and migrates version 1); export it with the graspd that wrote it and "
+                         "import it with this one: graspd export --data OLD | graspd import "
+                         "--data NEW (docs/operations.md, \"Store layout versions\")");
     } else {
       MDB_val k = to_val(detail::kSchemaKey), v = to_val(expected);
       check(mdb_put(txn.get(), dbs_->meta, &k, &v, 0), "write schema version");
@@ -82,6 +88,18 @@ EventStore::EventStore(StoreOptions options) : options_(std::move(options)), dbs
     mdb_env_close(env_);
     throw;
   }
+}
+
+/// Version 1 kept every id in `ids`: the same data with an empty id tail (ids_upto = next_seq).
+/// O(1), whatever the store's size.
+void EventStore::migrate_from_v1(MDB_txn* txn) {
+  std::string upto = detail::be64_string(horizon(txn));
+  std::string version = std::to_string(kSchemaVersion);
+  MDB_val k = to_val(detail::kIdsUptoKey), v = to_val(upto);
+  check(mdb_put(txn, dbs_->meta, &k, &v, 0), "migrate schema 1: id tail");
+  k = to_val(detail::kSchemaKey);
+  v = to_val(version);
+  check(mdb_put(txn, dbs_->meta, &k, &v, 0), "migrate schema 1: version");
 }
 
 EventStore::~EventStore() {
@@ -397,7 +415,8 @@ std::optional<std::vector<nostr::negentropy::Item>> EventStore::negentropy_items
 
 std::optional<std::string> EventStore::get(const nostr::EventId& id) const {
   return read([&](MDB_txn* txn) -> std::optional<std::string> {
-    auto seq = lookup_seq(txn, dbs_->ids, detail::id_view(id.data()));
+    auto seq = detail::find_committed_id(txn, dbs_->ids, dbs_->events, dbs_->meta, *dbs_->recent,
+                                         id.data());
     RecordView r;
     if (!seq || !detail::load_record(txn, dbs_->events, *seq, r) || detail::is_expired(r, now()))
       return std::nullopt;

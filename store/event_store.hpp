@@ -34,8 +34,9 @@ struct MDB_txn;
 namespace graspd::store {
 
 /// Version of the on-disk layout. Bump it whenever keys or records change;
-/// opening a store written with another version is refused.
-inline constexpr std::uint32_t kSchemaVersion = 1;
+/// opening a store written with another version is refused, except version 1, which is
+/// migrated at open (2 only added the id tail, store/id_index.hpp).
+inline constexpr std::uint32_t kSchemaVersion = 2;
 
 /// Thrown when the store cannot be opened or an LMDB call fails.
 class StoreError : public std::runtime_error {
@@ -57,6 +58,10 @@ struct StoreOptions {
   /// false sets MDB_NOSYNC: commits survive a process crash but not an OS
   /// crash. Only for benchmarks and bulk tooling; the relay keeps it true.
   bool durable = true;
+  /// New ids are merged into the id index in bulk once this many events were committed since
+  /// the last merge (store/id_index.hpp): larger means fewer, longer merges and a larger
+  /// in-memory map (~70 bytes per event). Tests lower it.
+  std::uint64_t ids_merge_every = 32768;
   /// Seconds since the epoch; injectable so tests control NIP-40 expiration.
   std::function<std::int64_t()> clock;
 };
@@ -211,6 +216,8 @@ class EventStore {
   auto read(Fn&& fn) const;
   /// The next record sequence number as `txn` sees it (a query's horizon).
   std::uint64_t horizon(MDB_txn* txn) const;
+  /// Rewrites a schema-1 store's meta as schema 2 inside the opening transaction.
+  void migrate_from_v1(MDB_txn* txn);
   /// Doubles the map (up to max_map_size); false when it is at the ceiling already.
   bool grow_map();
   /// Another process grew the map (MDB_MAP_RESIZED): takes its size, with no transaction of

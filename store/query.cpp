@@ -200,7 +200,7 @@ bool Reader::load(std::uint64_t seq, RecordView& r) const {
 void Reader::collect_ids(const nostr::Filter& f, Budget& budget, const OnMatch& on_match) {
   for (const auto& id : *f.ids) {
     if (!budget.take()) return;
-    auto seq = lookup_seq(txn_, db_.ids, id_view(id.data()));
+    auto seq = find_committed_id(txn_, db_.ids, db_.events, db_.meta, *db_.recent, id.data());
     if (seq) accept(f, *seq, on_match);
   }
 }

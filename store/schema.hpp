@@ -7,20 +7,23 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "messages/nostr/event.hpp"
 #include "store/event_store.hpp"
+#include "store/id_index.hpp"
 #include "store/lmdb.hpp"
 #include "store/record.hpp"
 
 namespace graspd::store {
 
 struct EventStore::Dbs {
-  MDB_dbi meta = 0;     // "schema_version" -> decimal text, "next_seq" -> be64
+  MDB_dbi meta = 0;     // "schema_version" -> decimal text, "next_seq" -> be64,
+                        // "ids_upto" -> be64 (absent = 1): see store/id_index.hpp
   MDB_dbi events = 0;   // seq (native u64, MDB_INTEGERKEY) -> record
-  MDB_dbi ids = 0;      // id[32] -> seq be64
+  MDB_dbi ids = 0;      // id[32] -> seq be64, for the events with seq < ids_upto
   MDB_dbi created = 0;  // time be64 | seq be64
   MDB_dbi pubkey = 0;   // pubkey[32] | time | seq
   MDB_dbi kind = 0;     // kind be32 | time | seq
@@ -31,6 +34,10 @@ struct EventStore::Dbs {
   MDB_dbi deleted = 0;  // 'i' id pubkey -> "" ; 'a' address key -> deletion created_at be64
   MDB_dbi held = 0;     // id[32] -> purgatory record (store/held_records.hpp); added later, so
                         // an older store gains it empty without a schema change
+  /// The ids of the events with seq >= ids_upto (not in `ids` yet).
+  std::unique_ptr<detail::RecentIds> recent = std::make_unique<detail::RecentIds>();
+  /// The id tail is merged into `ids` once it holds this many events.
+  std::uint64_t ids_merge_every = 32768;
 };
 
 namespace detail {

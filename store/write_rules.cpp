@@ -13,26 +13,45 @@
 namespace graspd::store::detail {
 
 Writer::Writer(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now)
-    : txn_(txn), db_(db), now_(now) {
-  auto v = lookup(txn_, db_.meta, kNextSeqKey);
-  next_seq_ = v && v->size() == 8 ? read_be64(v->data()) : 1;
+    : txn_(txn), db_(db), now_(now), tail_(read_id_tail(txn, db.meta)) {
+  next_seq_ = tail_.next;
+  // Nothing is written yet: the transaction sees committed data only.
+  db_.recent->catch_up(txn_, db_.events, tail_);
 }
 
 void Writer::finish() {
   put(db_.meta, kNextSeqKey, be64_string(next_seq_));
+  if (next_seq_ - tail_.upto < db_.ids_merge_every) return;
+  merge_ids(txn_, db_.ids, db_.events, tail_.upto, next_seq_);
+  put(db_.meta, kIdsUptoKey, be64_string(next_seq_));
+}
+
+std::size_t Writer::IdHash::operator()(const Id& id) const {
+  std::size_t h;
+  std::memcpy(&h, id.data(), sizeof h);  // ids are SHA-256: any 8 bytes are uniform
+  return h;
+}
+
+std::optional<std::uint64_t> Writer::find(const nostr::EventId& id) const {
+  if (auto seq = lookup_seq(txn_, db_.ids, id_view(id.data()))) return seq;
+  // Stored by this transaction, unless it erased the event again.
+  if (auto it = inserted_.find(id); it != inserted_.end()) {
+    RecordView r;
+    return load(it->second, r) ? std::optional(it->second) : std::nullopt;
+  }
+  return db_.recent->find(txn_, db_.events, tail_, id.data());
 }
 
 bool Writer::all_stored(std::span<const nostr::EventId> ids) const {
-  return std::all_of(ids.begin(), ids.end(), [&](const nostr::EventId& id) {
-    return lookup(txn_, db_.ids, id_view(id.data())).has_value();
-  });
+  return std::all_of(ids.begin(), ids.end(),
+                     [&](const nostr::EventId& id) { return find(id).has_value(); });
 }
 
 WriteOutcome Writer::apply(const nostr::Event& ev, std::string_view json) {
   if (nostr::is_ephemeral(ev.kind)) return WriteOutcome::ephemeral_not_stored;
   std::int64_t expiration = expiration_of(ev);
   if (expiration != 0 && expiration <= now_) return WriteOutcome::expired;
-  if (lookup(txn_, db_.ids, id_view(ev.id.data()))) return WriteOutcome::duplicate;
+  if (find(ev.id)) return WriteOutcome::duplicate;
   if (lookup(txn_, db_.deleted, deleted_id_key(ev.id.data(), ev.pubkey.data())))
     return WriteOutcome::deleted;
   WriteOutcome outcome = WriteOutcome::stored;
@@ -120,7 +139,7 @@ void Writer::insert(const nostr::Event& ev, std::int64_t expiration, std::string
   MDB_val k{sizeof seq, &seq}, v = to_val(record);
   check(mdb_put(txn_, db_.events, &k, &v, MDB_APPEND), "put event");
   std::string seq_be = be64_string(seq);
-  put(db_.ids, id_view(ev.id.data()), seq_be);
+  inserted_[ev.id] = seq;  // `ids` gets it at the next merge (finish)
   RecordView r;
   decode_record(record, r);
   for_each_index_key(r, seq, [&](MDB_dbi dbi, const std::string& key) { put(dbi, key, {}); });
@@ -136,7 +155,7 @@ void Writer::erase(std::uint64_t seq) {
   RecordView r;
   decode_record(record, r);
   for_each_index_key(r, seq, [&](MDB_dbi dbi, const std::string& key) { del(dbi, key); });
-  del(db_.ids, id_view(r.id));
+  if (seq < tail_.upto) del(db_.ids, id_view(r.id));  // the id tail needs no deletion
   if (has_address(r.kind)) {
     std::string address = address_key(r.pubkey, r.kind, address_d(r.kind, r.d_tag()));
     if (lookup_seq(txn_, db_.heads, address) == seq) del(db_.heads, address);
@@ -158,7 +177,7 @@ void Writer::delete_by_id(const nostr::Event& request, std::string_view id_hex) 
   if (!nostr::from_hex(id_hex, id)) return;
   // Remembered per (id, author): only the author's own re-submission is refused.
   put(db_.deleted, deleted_id_key(id.data(), request.pubkey.data()), {});
-  auto seq = lookup_seq(txn_, db_.ids, id_view(id.data()));
+  auto seq = find(id);
   RecordView target;
   if (!seq || !load(*seq, target)) return;
   // Deleting a deletion request has no effect (NIP-09).

@@ -7,12 +7,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 
 #include "messages/nostr/event.hpp"
 #include "messages/store_messages.hpp"
 #include "store/event_store.hpp"
+#include "store/id_index.hpp"
 #include "store/record.hpp"
 
 namespace graspd::store::detail {
@@ -48,10 +51,19 @@ class Writer {
   void delete_by_id(const nostr::Event& request, std::string_view id_hex);
   void delete_by_address(const nostr::Event& request, std::string_view text);
 
+  /// The seq of the event stored with `id` as this transaction sees it.
+  std::optional<std::uint64_t> find(const nostr::EventId& id) const;
+  using Id = nostr::EventId;
+  struct IdHash {
+    std::size_t operator()(const Id& id) const;
+  };
+
   MDB_txn* txn_;
   const EventStore::Dbs& db_;
   std::int64_t now_;
   std::uint64_t next_seq_ = 1;
+  IdTail tail_;  // the committed id tail when the transaction began
+  std::unordered_map<Id, std::uint64_t, IdHash> inserted_;  // ids this transaction stored
 };
 
 }  // namespace graspd::store::detail

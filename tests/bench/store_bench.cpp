@@ -1,11 +1,13 @@
 // EventStore benchmarks: batched ingest of pre-verified
-// events, 500-event queries by tag / author / kind on a 1,000,000-event store,
-// and open + ready time of that store.
+// events, the writer's cost per new event into the 1,000,000-event store against
+// an empty one (BM_WriteNew), 500-event queries by tag / author / kind on the
+// 1M store, and open + ready time of that store.
 //
 // The 1M-event dataset is built once (signatures bypassed: the store trusts
 // its caller) into $GRASPD_STORE_BENCH_DIR (default
 // /tmp/graspd-store-bench-1m) and reused by later runs. Commands and figures:
-// docs/benchmarks.md, section "Store".
+// docs/benchmarks.md, sections "Store" and "Publishing into a store of
+// 1,000,000 events".
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -34,11 +36,19 @@ class EventFactory {
  public:
   explicit EventFactory(std::uint64_t seed) : rng_(seed) {}
 
-  nostr::EventPtr make(std::size_t n) {
+  /// `plain`: a tagless kind-1 event of one of 50 authors (what `graspd-load publish --authors
+  /// 50` sends) instead of the NIP-34 shape.
+  nostr::EventPtr make(std::size_t n, bool plain = false) {
     auto ev = std::make_shared<nostr::Event>();
     fill(ev->id);
-    ev->pubkey = author(n % kAuthors);
+    ev->pubkey = author(n % (plain ? 50 : kAuthors));
     ev->created_at = kStart + static_cast<std::int64_t>(n / 2);
+    if (plain) {
+      ev->kind = 1;
+      ev->content = std::string(500, static_cast<char>('a' + n % 26));
+      fill(ev->sig);
+      return ev;
+    }
     static constexpr std::uint32_t kinds[] = {1, 1, 1, 1, 7, 7, 1617, 1621, 1111, 1630};
     ev->kind = kinds[n % std::size(kinds)];
     ev->tags.push_back({"t", "topic-" + std::to_string((n / 7) % kTopics)});
@@ -69,6 +79,17 @@ class EventFactory {
   }
   std::mt19937_64 rng_;
 };
+
+/// Bytes this process has handed to write()/pwrite() so far (`wchar` of /proc/self/io): LMDB
+/// writes every page a commit dirtied, so this counts the pages a write touched.
+std::uint64_t bytes_written() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (io >> key >> value)
+    if (key == "wchar:") return value;
+  return 0;
+}
 
 std::filesystem::path dataset_dir() {
   const char* env = std::getenv("GRASPD_STORE_BENCH_DIR");
@@ -149,6 +170,71 @@ BENCHMARK(BM_IngestBatched)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(50)
     ->UseRealTime();
+
+/// A private copy of the 1M dataset that the write benchmark grows: reused by later runs (so
+/// that `perf record` sees the writes, not the 2 GB copy) until it holds 5 % more events.
+const std::filesystem::path& dataset_copy() {
+  static const std::filesystem::path dir = [] {
+    std::filesystem::path dir = dataset().string() + "-write";
+    if (std::filesystem::exists(dir / "data.mdb")) {
+      StoreOptions options;
+      options.path = dir;
+      if (EventStore(options).size() < kDatasetEvents + kDatasetEvents / 20) return dir;
+    }
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(dataset() / "data.mdb", dir / "data.mdb");
+    return dir;
+  }();
+  return dir;
+}
+
+/// The store writer's CPU cost per new event: durable write_batch of range(0) new events into
+/// the 1M dataset (range(1) = 1) or into a store that starts empty (range(1) = 0), NIP-34-shaped
+/// events (range(2) = 0) or tagless kind-1 ones as graspd-load publishes (range(2) = 1). CPU
+/// time of the writing thread (LMDB, the kernel's share of pwrite/fdatasync); compare the
+/// per_event counter of the two stores, run interleaved
+/// (--benchmark_enable_random_interleaving) so machine load hits both alike.
+void BM_WriteNew(benchmark::State& state) {
+  const auto batch_size = static_cast<std::size_t>(state.range(0));
+  const bool into_1m = state.range(1) != 0;
+  const bool plain = state.range(2) != 0;
+  auto empty_dir = std::filesystem::temp_directory_path() / "graspd-store-bench-write-empty";
+  std::filesystem::remove_all(empty_dir);
+  // Fresh ids in every run (the 1M copy is reused across runs); times follow the dataset's.
+  static EventFactory factory(std::random_device{}());
+  static std::size_t n = kDatasetEvents;
+  {
+    StoreOptions options;
+    options.path = into_1m ? dataset_copy() : empty_dir;
+    EventStore store(options);
+    std::vector<nostr::EventPtr> batch;
+    const auto written_before = bytes_written();
+    for (auto _ : state) {
+      state.PauseTiming();
+      batch.clear();
+      for (std::size_t i = 0; i < batch_size; ++i) batch.push_back(factory.make(n++, plain));
+      state.ResumeTiming();
+      auto outcomes = store.write_batch(batch);
+      if (outcomes.front() != WriteOutcome::stored) {
+        state.SkipWithError("write failed");
+        break;
+      }
+    }
+    state.counters["written_per_event"] = static_cast<double>(bytes_written() - written_before) /
+                                          static_cast<double>(state.iterations() * batch_size);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(batch_size));
+  state.counters["per_event"] = benchmark::Counter(
+      static_cast<double>(batch_size),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  std::filesystem::remove_all(empty_dir);
+}
+BENCHMARK(BM_WriteNew)
+    ->ArgNames({"batch", "into_1m", "plain"})
+    ->ArgsProduct({{100, 2000}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(20);
 
 void run_query(benchmark::State& state, const nostr::Filter& filter) {
   EventStore& store = dataset_store();
