@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "actors/failed_replies.hpp"
 #include "messages/interfaces.hpp"
@@ -104,6 +105,8 @@ struct AcceptanceState {
   std::shared_ptr<policy::PurgatoryFigures> purgatory_figures;
   /// Purgatory records that could not be written (the event is still held, until a restart).
   FailedReplies persist_failures{name, "purgatory record"};
+  /// Followers of the held announcements (the sync engine's self-subscriber).
+  std::vector<held_feed_actor> held_feed;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).
