@@ -28,7 +28,7 @@ struct RepoDiscovery {
     std::optional<std::set<std::string>> relays;
     std::set<nostr::EventId> roots;
     /// Unset: unchanged (a new repository starts Full).
-    std::optional<SyncLevel> level;
+    std::optional<SyncLevel> level = std::nullopt;
     bool removed = false;
   };
   std::vector<Repo> repos;

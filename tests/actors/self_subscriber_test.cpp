@@ -29,7 +29,8 @@ void unexpected_at_manager(const char* message_type) {
 
 /// A strict mock of the sync manager: the self-subscriber only sends discoveries, recorded in
 /// `received`.
-sync_manager_actor::behavior_type recording_manager(std::vector<RepoDiscovery>* received) {
+sync_manager_actor::behavior_type recording_manager(sync_manager_actor::pointer,
+                                                    std::vector<RepoDiscovery>* received) {
   return {[received](RepoDiscovery& d) { received->push_back(d); },
           [](RelayUp&) { unexpected_at_manager("RelayUp"); },
           [](RelayDown&) { unexpected_at_manager("RelayDown"); },
@@ -136,7 +137,7 @@ TEST(SelfSubscriberFacts, OnlyWellFormedRepositoryAddressesOfRootsAreCollected) 
 
 /// A strict mock of the Sync+ controller recording the inventories it is sent.
 sync_plus_actor::behavior_type recording_plus(
-    std::vector<std::shared_ptr<const sync::PlusSnapshot>>* received) {
+    sync_plus_actor::pointer, std::vector<std::shared_ptr<const sync::PlusSnapshot>>* received) {
   auto unexpected = [](const char* what) { ADD_FAILURE() << "the mock Sync+ received " << what; };
   return {[received](PlusInventoryUpdate& update) { received->push_back(update.snapshot); },
           [=](HistoryNext&) { unexpected("HistoryNext"); },
