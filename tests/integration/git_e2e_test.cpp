@@ -455,15 +455,16 @@ TEST_F(GitE2E, AHeldAnnouncementFromSyncGetsItsStateByStateOnlySyncAndIsPromoted
       << graspd_->stderr_text();
   EXPECT_NE(remote_refs().find(first + "\trefs/heads/main"), std::string::npos) << remote_refs();
   // Promoted: synced in full from now on.
-  EXPECT_TRUE(wait_until(
-      [&] {
-        rapidjson::Document doc;
-        doc.Parse(http_get(graspd_->port(), "/api/sync").body.c_str());
-        return doc.IsObject() && doc.HasMember("repository_levels") &&
-               doc["repository_levels"]["full"] == 1u &&
-               doc["repository_levels"]["state_only"] == 0u;
-      },
-      10s));
+  auto levels = [&](const char* level) -> std::int64_t {
+    rapidjson::Document doc;
+    doc.Parse(http_get(graspd_->port(), "/api/sync").body.c_str());
+    if (!doc.IsObject() || !doc.HasMember("repository_levels")) return -1;
+    const auto& counts = doc["repository_levels"];
+    if (!counts.IsObject() || !counts.HasMember(level) || !counts[level].IsUint64()) return -1;
+    return static_cast<std::int64_t>(counts[level].GetUint64());
+  };
+  EXPECT_TRUE(wait_until([&] { return levels("full") == 1 && levels("state_only") == 0; }, 10s))
+      << http_get(graspd_->port(), "/api/sync").body;
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
 }
