@@ -264,6 +264,32 @@ void publish_purgatory(Self self) {
   st.purgatory_figures->expired = st.purgatory->stats().expired;
 }
 
+/// Tells the held feed about announcements whose repository changed level (StateOnly sync while
+/// held, Full once released, nothing once dropped).
+void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
+                    HeldRepositories::Change change) {
+  HeldRepositories message;
+  for (const auto& ev : events)
+    if (ev->kind == nostr::nip34::kind::repo_announcement) message.entries.push_back({ev, change});
+  if (message.entries.empty()) return;
+  for (const auto& subscriber : self->state.held_feed) self->send(subscriber, message);
+}
+
+/// A new follower gets every held announcement now, then each change.
+void subscribe_held_feed(Self self, held_feed_actor subscriber) {
+  auto& st = self->state;
+  st.held_feed.push_back(subscriber);
+  if (!st.purgatory) return;
+  nostr::Filter announcements;
+  announcements.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  HeldRepositories snapshot;
+  st.purgatory->scan({announcements}, [&](const nostr::Event& ev) {
+    snapshot.entries.push_back({st.purgatory->find(ev.id)->event, HeldRepositories::Change::held});
+    return true;
+  });
+  if (!snapshot.entries.empty()) self->send(subscriber, std::move(snapshot));
+}
+
 /// Writes purgatory records. A failure is logged and counted; the event stays held in memory (it
 /// is lost only if graspd restarts before it is released).
 void persist(Self self, const std::function<void(store::EventStore&)>& write_records) {
@@ -353,6 +379,7 @@ bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
   });
   if (*kind == policy::HeldKind::announcement) {
     if (st.create_repository) st.create_repository(*ev);
+    tell_held_feed(self, {ev}, HeldRepositories::Change::held);
     // A held announcement counts for the maintainer closure: what waited for it is judged again.
     resubmit_released(self, {policy::wait_key::identifier(ev->d_tag())});
   } else if (st.state_stored) {
@@ -379,6 +406,7 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
   persist(self, [&](store::EventStore& s) {
     for (const auto& ev : released) s.erase_held(ev->id);
   });
+  tell_held_feed(self, released, HeldRepositories::Change::released);
   // Write failures are counted by on_write_failed; nobody waits for these answers.
   for (auto& ev : released) write(self, Submission{ev, {}, [](AcceptanceVerdict) {}, 0}, {});
   publish_purgatory(self);
@@ -398,9 +426,13 @@ void expire_purgatory(Self self) {
     for (const auto& entry : expired.events)
       s.put_held(entry.event->id, store::encode_expired(remember_until));
   });
-  for (const auto& entry : expired.events)
-    if (entry.kind == policy::HeldKind::announcement && st.announcement_expired)
-      st.announcement_expired(*entry.event);
+  std::vector<nostr::EventPtr> dropped;
+  for (const auto& entry : expired.events) {
+    if (entry.kind != policy::HeldKind::announcement) continue;
+    dropped.push_back(entry.event);
+    if (st.announcement_expired) st.announcement_expired(*entry.event);
+  }
+  tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
   publish_purgatory(self);
 }
 
@@ -500,6 +532,9 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
         resubmit_released(self, self->state.policy->on_committed(*committed.event));
       },
       [=](GitDataArrived& arrived) { on_git_data(self, arrived); },
+      [=](atom::feed_subscribe, held_feed_actor& subscriber) {
+        subscribe_held_feed(self, std::move(subscriber));
+      },
       [=](atom::tick) { expire(self, interval); },
   };
 }

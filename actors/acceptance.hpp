@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "actors/failed_replies.hpp"
 #include "messages/interfaces.hpp"
@@ -134,6 +135,8 @@ struct AcceptanceState {
   PullRequestHooks pull_requests;
   /// refs/nostr/<id> refs pushed before their PR event (§7.3); null when purgatory is off.
   std::unique_ptr<policy::PrPlaceholders> placeholders;
+  /// Followers of the held announcements (the sync engine's self-subscriber).
+  std::vector<held_feed_actor> held_feed;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

@@ -71,6 +71,11 @@ bool PlusInventory::set_full(const std::string& repo, bool full) {
   return full ? not_full_.erase(repo) > 0 : not_full_.insert(repo).second;
 }
 
+bool PlusInventory::remove_repository(const std::string& repo) {
+  const bool marked = not_full_.erase(repo) > 0;
+  return repos_.erase(repo) > 0 || marked;
+}
+
 bool PlusInventory::add_announcement(const nostr::Event& ev) {
   auto address = nostr::address_of(ev);
   auto& repo = repos_[address];

@@ -83,6 +83,9 @@ class PlusInventory {
   /// Sets a repository's level (an accepted announcement makes it Full; a purgatory or StateOnly
   /// repository is not). Its roots become active or inert without a rescan.
   bool set_full(const std::string& repo, bool full);
+  /// Forgets a repository whose announcement was never stored (a held one that expired), with its
+  /// level; root candidates tagging it stay, inert.
+  bool remove_repository(const std::string& repo);
 
   /// Ids and addresses of thread nodes added since the last call: what the startup scan asks the
   /// store for next (events referencing them).

@@ -108,16 +108,52 @@ void load_from_store(Self self, const store::EventStore& store) {
   st.inventory_changed = true;  // the controller gets the startup inventory even when empty
 }
 
-/// Collects what a committed event tells about repositories; the first fact opens the batch
-/// window, which later ones do not extend.
-void on_committed(Self self, const nostr::Event& ev) {
+/// The first fact after a send opens the batch window; later ones do not extend it.
+void open_window(Self self) {
   auto& st = self->state;
-  collect_repository_facts(ev, st.pending);
-  if (st.inventory) st.inventory_changed |= st.inventory->add(ev);
   if (!st.window_open && (!st.pending.empty() || st.inventory_changed)) {
     st.window_open = true;
     self->delayed_send(self, st.window, atom::tick::value);
   }
+}
+
+/// Collects what a committed event tells about repositories.
+void on_committed(Self self, const nostr::Event& ev) {
+  auto& st = self->state;
+  collect_repository_facts(ev, st.pending);
+  if (st.inventory) st.inventory_changed |= st.inventory->add(ev);
+  open_window(self);
+}
+
+/// What purgatory says about a held announcement's repository: StateOnly while held (the Sync+
+/// inventory knows it, inert), Full once released (before its commit arrives), gone when dropped.
+void on_held(Self self, const HeldRepositories& held) {
+  auto& st = self->state;
+  using Change = HeldRepositories::Change;
+  for (const auto& entry : held.entries) {
+    const auto& ev = *entry.announcement;
+    auto repo = nostr::address_of(ev);
+    auto& facts = st.pending[repo];
+    facts.repo = repo;
+    facts.removed = entry.change == Change::dropped;
+    if (facts.removed) {
+      facts.relays.reset();
+      facts.roots.clear();
+      facts.level.reset();
+    } else {
+      facts.relays = announced_relays(ev);
+      facts.level = entry.change == Change::held ? SyncLevel::state_only : SyncLevel::full;
+    }
+    if (!st.inventory) continue;
+    if (entry.change == Change::dropped) {
+      st.inventory_changed |= st.inventory->remove_repository(repo);
+      continue;
+    }
+    // The level first: added while marked, a held repository is never Full for a moment.
+    st.inventory_changed |= st.inventory->set_full(repo, entry.change == Change::released);
+    st.inventory_changed |= st.inventory->add(ev);
+  }
+  open_window(self);
 }
 
 }  // namespace
@@ -129,6 +165,8 @@ void collect_repository_facts(const nostr::Event& ev,
     auto& facts = pending[repo];
     facts.repo = repo;
     facts.relays = announced_relays(ev);  // the latest announcement's list wins
+    facts.level = SyncLevel::full;        // stored: served, so synced in full
+    facts.removed = false;
     return;
   }
   if (!nip34::is_root(ev)) return;
@@ -164,6 +202,7 @@ self_subscriber_actor::behavior_type self_subscriber_plus(
   send_pending(self);
   return {
       [=](StoreCommitted& committed) { on_committed(self, *committed.event); },
+      [=](HeldRepositories& held) { on_held(self, held); },
       [=](atom::tick) { send_pending(self); },
   };
 }

@@ -38,6 +38,17 @@ nostr::Filter tag_filter(char letter, std::vector<std::string> values,
   return f;
 }
 
+/// Kind 30618 with one of the repositories' identifiers (two owners sharing one are asked once:
+/// normalize() drops repeats).
+nostr::Filter state_filter(const std::vector<std::string>& repos,
+                           std::optional<std::int64_t> since) {
+  std::vector<std::string> identifiers;
+  for (const auto& repo : repos) identifiers.push_back(identifier_of(repo));
+  auto state = tag_filter('d', std::move(identifiers), since);
+  state.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_state};
+  return state;
+}
+
 // ["REQ","<id>",...] around the filters; ids are short ("gs" + counter).
 constexpr std::size_t req_frame_overhead = 32;
 
@@ -46,6 +57,7 @@ constexpr std::size_t req_frame_overhead = 32;
 void SyncItems::merge(const SyncItems& other) {
   repos.insert(other.repos.begin(), other.repos.end());
   roots.insert(other.roots.begin(), other.roots.end());
+  states.insert(other.states.begin(), other.states.end());
 }
 
 SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
@@ -54,6 +66,8 @@ SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
     if (!contains(a.repos, repo) && !contains(b.repos, repo)) out.repos.insert(repo);
   for (const auto& root : roots)
     if (!contains(a.roots, root) && !contains(b.roots, root)) out.roots.insert(root);
+  for (const auto& repo : states)
+    if (!contains(a.states, repo) && !contains(b.states, repo)) out.states.insert(repo);
   return out;
 }
 
@@ -67,14 +81,13 @@ nostr::Filters announcement_filters(std::optional<std::int64_t> since) {
 nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
                             std::size_t refs_per_filter) {
   nostr::Filters out;
-  for (auto& chunk : chunks(items.repos, refs_per_filter, [](const RepoRef& r) { return r; })) {
+  auto as_is = [](const RepoRef& r) { return r; };
+  for (auto& chunk : chunks(items.repos, refs_per_filter, as_is)) {
     for (char letter : {'a', 'A', 'q'}) out.push_back(tag_filter(letter, chunk, since));
-    std::vector<std::string> identifiers;
-    for (const auto& repo : chunk) identifiers.push_back(identifier_of(repo));
-    auto state = tag_filter('d', std::move(identifiers), since);
-    state.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_state};
-    out.push_back(std::move(state));
+    out.push_back(state_filter(chunk, since));
   }
+  for (auto& chunk : chunks(items.states, refs_per_filter, as_is))
+    out.push_back(state_filter(chunk, since));
   auto to_hex = [](const EventId& id) { return nostr::to_hex(id); };
   for (auto& chunk : chunks(items.roots, refs_per_filter, to_hex))
     for (char letter : {'e', 'E', 'q'}) out.push_back(tag_filter(letter, chunk, since));

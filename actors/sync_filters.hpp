@@ -12,6 +12,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/sync_level.hpp"
 
 namespace graspd::sync {
 
@@ -21,10 +22,13 @@ using nostr::EventId;
 
 /// Repositories and root events: what one relay is asked to sync.
 struct SyncItems {
+  /// Full repositories.
   std::set<RepoRef> repos;
   std::set<EventId> roots;
+  /// StateOnly repositories (held in purgatory): their state events only.
+  std::set<RepoRef> states;
 
-  bool empty() const { return repos.empty() && roots.empty(); }
+  bool empty() const { return repos.empty() && roots.empty() && states.empty(); }
   void merge(const SyncItems& other);
   /// Items of *this that are in neither `a` nor `b`.
   SyncItems minus(const SyncItems& a, const SyncItems& b) const;
@@ -37,7 +41,9 @@ struct SyncItems {
 /// list this service).
 nostr::Filters announcement_filters(std::optional<std::int64_t> since);
 /// Layers 2 and 3: a/A/q for repositories plus their 30618 state by #d, and
-/// e/E/q for root events, `refs_per_filter` references per filter.
+/// e/E/q for root events, `refs_per_filter` references per filter; for
+/// StateOnly repositories the 30618 filter by #d alone. No filter names
+/// authors: the acceptance policy judges whose state counts.
 nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
                             std::size_t refs_per_filter);
 /// Packs filters into groups whose REQ frame stays within `max_bytes` and

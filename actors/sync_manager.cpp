@@ -377,7 +377,7 @@ std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
   out.reserve(discovery.repos.size());
   for (auto& repo : discovery.repos)
     out.push_back(sync::RepoUpdate{std::move(repo.repo), std::move(repo.relays),
-                                   std::move(repo.roots), false});
+                                   std::move(repo.roots), repo.removed, repo.level});
   return out;
 }
 

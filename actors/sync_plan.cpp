@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
-#include <string_view>
 
 namespace graspd::sync {
 
@@ -14,56 +12,7 @@ bool contains(const std::set<T>& set, const T& x) {
   return set.find(x) != set.end();
 }
 
-/// The author part of "30617:<author>:<identifier>".
-std::string_view author_of(const RepoRef& repo) {
-  auto first = repo.find(':');
-  auto second = repo.find(':', first == RepoRef::npos ? 0 : first + 1);
-  if (first == RepoRef::npos || second == RepoRef::npos) return repo;
-  return std::string_view(repo).substr(first + 1, second - first - 1);
-}
-
-/// Positions one author's relays round-robin over the author's repositories
-/// (each repository's first relay, then each one's second, ...).
-void rank_author(const std::vector<const std::set<RelayUrl>*>& lists,
-                 std::map<RelayUrl, AdmissionRank>& ranks) {
-  std::set<RelayUrl> seen;
-  std::size_t position = 0;
-  for (std::size_t round = 0;; ++round) {
-    bool any = false;
-    for (const auto* list : lists) {
-      if (round >= list->size()) continue;
-      any = true;
-      const auto& relay = *std::next(list->begin(), static_cast<std::ptrdiff_t>(round));
-      if (!seen.insert(relay).second) continue;
-      auto [it, inserted] = ranks.try_emplace(relay, AdmissionRank{position, 0});
-      it->second.position = std::min(it->second.position, position);
-      ++it->second.listed_by;
-      ++position;
-    }
-    if (!any) return;
-  }
-}
-
 }  // namespace
-
-std::map<RelayUrl, AdmissionRank> rank_relays(const RepoSyncIndex& index) {
-  std::map<std::string_view, std::vector<const std::set<RelayUrl>*>> by_author;
-  for (const auto& [repo, needs] : index) by_author[author_of(repo)].push_back(&needs.relays);
-  std::map<RelayUrl, AdmissionRank> ranks;
-  for (const auto& [author, lists] : by_author) rank_author(lists, ranks);
-  return ranks;
-}
-
-std::map<RelayUrl, SyncItems> derive_relay_targets(const RepoSyncIndex& index) {
-  std::map<RelayUrl, SyncItems> out;
-  for (const auto& [repo, needs] : index)
-    for (const auto& relay : needs.relays) {
-      auto& items = out[relay];
-      items.repos.insert(repo);
-      items.roots.insert(needs.roots.begin(), needs.roots.end());
-    }
-  return out;
-}
 
 const char* to_string(ConnectionStatus status) {
   switch (status) {
@@ -173,20 +122,45 @@ Commands SyncPlan::add_bootstrap_relay(const RelayUrl& relay, std::int64_t) {
   return out;
 }
 
-Commands SyncPlan::on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now) {
-  for (const auto& update : updates) {
-    if (update.removed) {
-      repos_.erase(update.repo);
-      continue;
+void SyncPlan::forget(const RepoRef& repo, std::optional<SyncLevel> level) {
+  for (auto& [relay, state] : relays_)
+    for (auto* items : {&state.confirmed, &state.refused}) {
+      if (level != SyncLevel::state_only) items->repos.erase(repo);
+      if (level != SyncLevel::full) items->states.erase(repo);
     }
-    auto& known = repos_[update.repo];
-    if (update.relays) {
-      known.relays.clear();
-      for (const auto& relay : *update.relays)
-        if (!contains(config_.own_relays, relay)) known.relays.insert(relay);
-    }
-    known.roots.insert(update.roots.begin(), update.roots.end());
+}
+
+void SyncPlan::apply(const RepoUpdate& update) {
+  if (update.removed) {
+    // A relay left with nothing confirmed and nothing to do becomes idle: the disconnect check
+    // hangs up. Its open subscriptions are not closed one by one (they may cover other items).
+    repos_.erase(update.repo);
+    forget(update.repo, std::nullopt);
+    return;
   }
+  auto& known = repos_[update.repo];
+  if (update.relays) {
+    known.relays.clear();
+    for (const auto& relay : *update.relays)
+      if (!contains(config_.own_relays, relay)) known.relays.insert(relay);
+  }
+  known.roots.insert(update.roots.begin(), update.roots.end());
+  if (update.level && *update.level != known.level) {
+    // Promotion, normally: the old level's coverage is no longer wanted, so it is neither caught
+    // up nor counted as confirmed any more (its open subscriptions drain with the connection).
+    forget(update.repo, known.level);
+    known.level = *update.level;
+  }
+}
+
+std::size_t SyncPlan::repositories_at(SyncLevel level) const {
+  return static_cast<std::size_t>(
+      std::count_if(repos_.begin(), repos_.end(),
+                    [&](const auto& entry) { return entry.second.level == level; }));
+}
+
+Commands SyncPlan::on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now) {
+  for (const auto& update : updates) apply(update);
   refresh_targets();
   Commands out;
   for (auto& [relay, state] : relays_) recompute(relay, state, now, out);

@@ -24,19 +24,25 @@ namespace graspd::sync {
 struct RepoSyncNeeds {
   std::set<RelayUrl> relays;
   std::set<EventId> roots;
+  /// StateOnly while its announcement is held in purgatory; Full once stored.
+  SyncLevel level = SyncLevel::full;
 };
 using RepoSyncIndex = std::map<RepoRef, RepoSyncNeeds>;
 
 /// One self-subscriber finding about a repository: its latest announcement's
-/// relays (which replace the previous set), new root events, or its removal.
+/// relays (which replace the previous set), its level, new root events, or its
+/// removal (a held announcement that expired).
 struct RepoUpdate {
   RepoRef repo;
   std::optional<std::set<RelayUrl>> relays;
   std::set<EventId> roots;
   bool removed = false;
+  /// Unset: unchanged.
+  std::optional<SyncLevel> level = std::nullopt;
 };
 
-/// Inverts repo -> relays into relay -> items (derive_relay_targets).
+/// Inverts repo -> relays into relay -> items (derive_relay_targets, sync_targets.cpp): a Full
+/// repository brings itself and its roots, a StateOnly one only its state events.
 std::map<RelayUrl, SyncItems> derive_relay_targets(const RepoSyncIndex& index);
 
 struct SyncConfig {
@@ -251,6 +257,8 @@ class SyncPlan {
   bool restore_json(const std::string& json);
 
   const RepoSyncIndex& repositories() const { return repos_; }
+  /// Repositories of the index at `level`.
+  std::size_t repositories_at(SyncLevel level) const;
   /// Target relays not tracked because of max_relays.
   std::size_t untracked_targets() const;
   const std::map<RelayUrl, RelayState>& relays() const { return relays_; }
@@ -260,6 +268,10 @@ class SyncPlan {
 
  private:
   RelayState& ensure_relay(const RelayUrl& relay);
+  /// Applies one finding to repos_.
+  void apply(const RepoUpdate& update);
+  /// Removes `repo` from what every relay confirmed or refused at `level` (or at both levels).
+  void forget(const RepoRef& repo, std::optional<SyncLevel> level);
   /// The relay's state, nullptr when the relay is not tracked (events about it are ignored).
   RelayState* tracked(const RelayUrl& relay);
   SyncItems targets_for(const RelayUrl& relay) const;

@@ -42,6 +42,10 @@ std::string SyncPlan::snapshot_json(std::int64_t now) const {
     w.StartArray();
     for (const auto& root : state.confirmed.roots) string(nostr::to_hex(root));
     w.EndArray();
+    w.Key("states");
+    w.StartArray();
+    for (const auto& repo : state.confirmed.states) string(repo);
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();
@@ -63,9 +67,11 @@ bool SyncPlan::restore_json(const std::string& json) {
     auto& state = ensure_relay(entry["url"].GetString());
     state.last_connected = entry["last_connected"].GetInt64();
     state.disconnected_at = saved_at;
-    if (entry.HasMember("repos") && entry["repos"].IsArray())
-      for (const auto& repo : entry["repos"].GetArray())
-        if (repo.IsString()) state.confirmed.repos.insert(repo.GetString());
+    for (auto [key, items] :
+         {std::pair{"repos", &state.confirmed.repos}, std::pair{"states", &state.confirmed.states}})
+      if (entry.HasMember(key) && entry[key].IsArray())
+        for (const auto& repo : entry[key].GetArray())
+          if (repo.IsString()) items->insert(repo.GetString());
     if (entry.HasMember("roots") && entry["roots"].IsArray())
       for (const auto& root : entry["roots"].GetArray()) {
         EventId id;

@@ -37,6 +37,7 @@ void write_relay(JsonWriter& w, const sync::SyncPlan& plan, const std::string& r
   write_time(w, "last_disconnect", figures.last_disconnect);
   write_count(w, "repos_confirmed", state.confirmed.repos.size());
   write_count(w, "roots_confirmed", state.confirmed.roots.size());
+  write_count(w, "states_confirmed", state.confirmed.states.size());
   write_count(w, "pending_batches", state.pending.size());
   write_count(w, "open_subscriptions", state.subscriptions.size());
   write_count(w, "open_filters", state.open_filter_count());
@@ -56,6 +57,12 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
   const auto& totals = st.plan->totals();
   w.StartObject();
   write_count(w, "repositories", st.plan->repositories().size());
+  // Full: stored announcements; state_only: announcements held in purgatory.
+  w.Key("repository_levels");
+  w.StartObject();
+  for (auto level : {SyncLevel::full, SyncLevel::state_only})
+    write_count(w, to_string(level), st.plan->repositories_at(level));
+  w.EndObject();
   write_count(w, "daily_syncs", totals.daily_syncs);
   write_count(w, "consolidations", totals.consolidations);
   write_count(w, "evictions", totals.evictions);

@@ -63,6 +63,10 @@ using store_writer_actor = caf::typed_actor<
     caf::reacts_to<atom::store_flush>, caf::reacts_to<atom::store_sweep>,
     caf::reacts_to<atom::store_tail>>;
 
+// Whatever follows purgatory's held announcements (the self-subscriber): a snapshot when it
+// subscribes, then every change, in the acceptance actor's order.
+using held_feed_actor = caf::typed_actor<caf::reacts_to<HeldRepositories>>;
+
 // The ACCEPTANCE actor: the GRASP-01 policy between validation
 // and the store, for client and synced events alike. A session without a
 // hook accepts every valid event.
@@ -74,6 +78,8 @@ using acceptance_actor = caf::typed_actor<
     // Git hosting: a push (with its refs/nostr refs), a state's objects or a PR's commit arrived;
     // held events restart or leave purgatory, placeholders are kept.
     caf::reacts_to<GitDataArrived>,
+    // Add a held-feed subscriber: answered with HeldRepositories (snapshot, then changes).
+    caf::reacts_to<atom::feed_subscribe, held_feed_actor>,
     // INTERNAL: periodic expiry of the retry cache.
     caf::reacts_to<atom::tick>>;
 
@@ -119,9 +125,12 @@ using relay_connection_actor =
                      caf::reacts_to<atom::tick>>;
 
 // The SELF SUBSCRIBER actor: follows the store's change feed (plus a startup
-// load) for announcements and root events and sends batched RepoDiscovery
-// to the manager; the batch window does not reset on new events.
+// load) for announcements and root events, and the acceptance actor's held
+// feed for repositories in purgatory, and sends batched RepoDiscovery to the
+// manager; the batch window does not reset on new events.
 using self_subscriber_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>,
+                                               // Held announcements: StateOnly, Full, dropped.
+                                               caf::reacts_to<HeldRepositories>,
                                                // INTERNAL: the batch window closed.
                                                caf::reacts_to<atom::tick>>;
 

@@ -14,19 +14,41 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/sync_level.hpp"
 
 namespace graspd {
 
 /// SelfSubscriber -> SyncManager: what one batch window discovered about
 /// hosted repositories ("30617:<owner>:<d>"): the relays of the latest
-/// announcement (replacing earlier ones) and new root events.
+/// announcement (replacing earlier ones), its level and new root events; or
+/// that a held announcement left purgatory without being stored (`removed`).
 struct RepoDiscovery {
   struct Repo {
     std::string repo;
     std::optional<std::set<std::string>> relays;
     std::set<nostr::EventId> roots;
+    /// Unset: unchanged (a new repository starts Full).
+    std::optional<SyncLevel> level = std::nullopt;
+    bool removed = false;
   };
   std::vector<Repo> repos;
+};
+
+/// Acceptance -> held-feed subscribers (the SelfSubscriber): held announcements whose repository
+/// changed. Sent as one snapshot of every held announcement when a subscriber subscribes, then for
+/// each change.
+struct HeldRepositories {
+  enum class Change : std::uint8_t {
+    held,      ///< held now (new, or a newer version replacing a held one)
+    released,  ///< git data arrived: on its way to the store (promotion to Full)
+    dropped,   ///< its hold ended without git data (expired)
+  };
+  struct Entry {
+    /// The held announcement (kind 30617).
+    nostr::EventPtr announcement;
+    Change change = Change::held;
+  };
+  std::vector<Entry> entries;
 };
 
 /// SyncManager -> RelayConnection: open one subscription (history, then live).
@@ -217,4 +239,5 @@ typename Inspector::result_type inspect(Inspector& f, DailyTick& x) {
 
 // Carry Nostr value types (filters, ids) that are only sent locally.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RepoDiscovery)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldRepositories)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::SyncSubscribe)

@@ -356,10 +356,10 @@ void GitStateSync::want_commit(const RepositoryName& name, std::string commit,
   if (impl_->options.git_binary.empty() || !::graspd::git::is_object_id(commit)) return;
   net::post(impl_->strand, [impl = impl_, name, commit = std::move(commit),
                             urls = std::move(extra_urls)]() mutable {
-    if (impl->stopping || !impl->repositories.exists(name)) return;
+    if (impl->stopping || !impl->runner.repositories.exists(name)) return;
     Impl::Task task;
     task.name = name;
-    task.path = impl->repositories.path_of(name).string();
+    task.path = impl->runner.repositories.path_of(name).string();
     task.refs.event_id = commit;
     task.refs.refs.emplace("commit", std::move(commit));
     task.commit_job = true;

@@ -123,6 +123,11 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
   }
   caf::anon_send(store.writer, atom::feed_subscribe::value,
                  caf::actor_cast<store_feed_actor>(wired.subscriber));
+  // Held announcements (purgatory) are synced StateOnly until promoted; the subscription brings
+  // the ones read back from the store's `held` database first.
+  if (policy.acceptance)
+    caf::anon_send(policy.acceptance, atom::feed_subscribe::value,
+                   caf::actor_cast<held_feed_actor>(wired.subscriber));
   wired.manager->attach_functor(
       [subscriber = wired.subscriber, plus = wired.plus](const caf::error&) {
         caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);

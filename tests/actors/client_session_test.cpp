@@ -212,6 +212,7 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
         },
         [](const StoreCommitted&) {},
         [](const GitDataArrived&) { ADD_FAILURE() << "GitDataArrived"; },
+        [](atom::feed_subscribe, const held_feed_actor&) { ADD_FAILURE() << "feed_subscribe"; },
         [](atom::tick) {},
     };
   });

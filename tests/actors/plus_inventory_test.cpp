@@ -133,5 +133,20 @@ TEST_F(PlusInventoryTest, FrontierNamesNewNodesForTheStartupScan) {
   EXPECT_TRUE(inventory.take_frontier().empty());
 }
 
+TEST_F(PlusInventoryTest, AHeldRepositoryIsKnownInertUntilFullAndForgottenWhenDropped) {
+  inventory.set_full(repo_of(1), false);  // held in purgatory: StateOnly
+  accepted_thread();
+  auto held = inventory.snapshot();
+  EXPECT_TRUE(held.eligible.empty()) << "neither its members nor its thread's authors";
+  EXPECT_TRUE(held.roots_by_repo.empty());
+  EXPECT_TRUE(inventory.set_full(repo_of(1), true));  // promoted: no rescan
+  EXPECT_EQ(inventory.snapshot().eligible.size(), 5u);
+  inventory.set_full(repo_of(1), false);
+  EXPECT_TRUE(inventory.remove_repository(repo_of(1)));
+  EXPECT_FALSE(inventory.set_full(repo_of(1), true)) << "its mark went with it";
+  EXPECT_TRUE(inventory.snapshot().eligible.empty()) << "its roots stay, inert";
+  EXPECT_FALSE(inventory.remove_repository(repo_of(1)));
+}
+
 }  // namespace
 }  // namespace graspd::sync

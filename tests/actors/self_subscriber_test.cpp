@@ -1,9 +1,12 @@
 // Deterministic tests of the self-subscriber under the test coordinator: the repositories it
-// loads from a real LMDB store, the batching window for committed events, and which addresses
-// count as repository facts.
+// loads from a real LMDB store, the batching window for committed events, which addresses count
+// as repository facts, and the levels of repositories held in purgatory (from a real acceptance
+// actor's held feed).
 #include <gtest/gtest.h>
 
+#include "actors/acceptance.hpp"
 #include "actors/self_subscriber.hpp"
+#include "actors/store_writer.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/nostr_builders.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -22,6 +25,36 @@ nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t cre
 /// Fails the test: a mock received a message the test does not expect.
 void unexpected_at_manager(const char* message_type) {
   ADD_FAILURE() << "the mock sync manager received an unexpected " << message_type;
+}
+
+/// A strict mock of the sync manager: the self-subscriber only sends discoveries, recorded in
+/// `received`.
+sync_manager_actor::behavior_type recording_manager(sync_manager_actor::pointer,
+                                                    std::vector<RepoDiscovery>* received) {
+  return {[received](RepoDiscovery& d) { received->push_back(d); },
+          [](RelayUp&) { unexpected_at_manager("RelayUp"); },
+          [](RelayDown&) { unexpected_at_manager("RelayDown"); },
+          [](RelaySubscriptionDone&) { unexpected_at_manager("RelaySubscriptionDone"); },
+          [](RelaySubscriptionClosed&) { unexpected_at_manager("RelaySubscriptionClosed"); },
+          [](RelayRateLimited&) { unexpected_at_manager("RelayRateLimited"); },
+          [](RelayNegentropy&) { unexpected_at_manager("RelayNegentropy"); },
+          [](RelayTraffic&) { unexpected_at_manager("RelayTraffic"); },
+          [](RetryTimer&) { unexpected_at_manager("RetryTimer"); },
+          [](DailyTick&) { unexpected_at_manager("DailyTick"); },
+          [](atom::tick) { unexpected_at_manager("atom::tick"); },
+          [](atom::publish) { unexpected_at_manager("atom::publish"); },
+          [](atom::status) {
+            unexpected_at_manager("atom::status");
+            return std::string{};
+          },
+          [](RelayFetch&) {
+            unexpected_at_manager("RelayFetch");
+            return FetchOutcome{};
+          },
+          [](PlusCoverage&) { unexpected_at_manager("PlusCoverage"); },
+          [](SyncPlusStatus&) { unexpected_at_manager("SyncPlusStatus"); },
+          [](FetchTimeout&) { unexpected_at_manager("FetchTimeout"); },
+          [](FetchIdle&) { unexpected_at_manager("FetchIdle"); }};
 }
 
 class SelfSubscriberTest : public test::ActorTest {
@@ -51,33 +84,7 @@ TEST_F(SelfSubscriberTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingThe
                                    std::make_shared<const nostr::Event>(issue)});
 
   std::vector<RepoDiscovery> received;
-  // A strict mock of the sync manager: the self-subscriber only sends discoveries.
-  auto recorder = spawn([&](sync_manager_actor::pointer) -> sync_manager_actor::behavior_type {
-    return {[&](RepoDiscovery& d) { received.push_back(d); },
-            [](RelayUp&) { unexpected_at_manager("RelayUp"); },
-            [](RelayDown&) { unexpected_at_manager("RelayDown"); },
-            [](RelaySubscriptionDone&) { unexpected_at_manager("RelaySubscriptionDone"); },
-            [](RelaySubscriptionClosed&) { unexpected_at_manager("RelaySubscriptionClosed"); },
-            [](RelayRateLimited&) { unexpected_at_manager("RelayRateLimited"); },
-            [](RelayNegentropy&) { unexpected_at_manager("RelayNegentropy"); },
-            [](RelayTraffic&) { unexpected_at_manager("RelayTraffic"); },
-            [](RetryTimer&) { unexpected_at_manager("RetryTimer"); },
-            [](DailyTick&) { unexpected_at_manager("DailyTick"); },
-            [](atom::tick) { unexpected_at_manager("atom::tick"); },
-            [](atom::publish) { unexpected_at_manager("atom::publish"); },
-            [](atom::status) {
-              unexpected_at_manager("atom::status");
-              return std::string{};
-            },
-            [](RelayFetch&) {
-              unexpected_at_manager("RelayFetch");
-              return FetchOutcome{};
-            },
-            [](PlusCoverage&) { unexpected_at_manager("PlusCoverage"); },
-            [](SyncPlusStatus&) { unexpected_at_manager("SyncPlusStatus"); },
-            [](FetchTimeout&) { unexpected_at_manager("FetchTimeout"); },
-            [](FetchIdle&) { unexpected_at_manager("FetchIdle"); }};
-  });
+  auto recorder = spawn(recording_manager, &received);
   auto subscriber = spawn(self_subscriber, std::shared_ptr<const store::EventStore>(store_),
                           recorder, std::chrono::milliseconds(5000));
   run();
@@ -124,6 +131,164 @@ TEST(SelfSubscriberFacts, OnlyWellFormedRepositoryAddressesOfRootsAreCollected) 
   pending.clear();
   collect_repository_facts(signed_event(1, {{"a", repo}}, 300), pending);
   EXPECT_TRUE(pending.empty());
+}
+
+// ------------------------------------------ purgatory: StateOnly while held, then Full or dropped
+
+/// A strict mock of the Sync+ controller recording the inventories it is sent.
+sync_plus_actor::behavior_type recording_plus(
+    sync_plus_actor::pointer, std::vector<std::shared_ptr<const sync::PlusSnapshot>>* received) {
+  auto unexpected = [](const char* what) { ADD_FAILURE() << "the mock Sync+ received " << what; };
+  return {[received](PlusInventoryUpdate& update) { received->push_back(update.snapshot); },
+          [=](HistoryNext&) { unexpected("HistoryNext"); },
+          [=](atom::tick) { unexpected("atom::tick"); },
+          [=](atom::maintain) { unexpected("atom::maintain"); },
+          [=](atom::status) {
+            unexpected("atom::status");
+            return std::string{};
+          }};
+}
+
+/// The self-subscriber between a real acceptance actor (purgatory on, over a real store writer)
+/// and a recording sync manager and Sync+ controller, wired as boot wires them.
+class HeldRepositoriesTest : public SelfSubscriberTest {
+ protected:
+  static constexpr std::int64_t hold_seconds = 1800;
+  static constexpr auto window = std::chrono::seconds(5);
+
+  HeldRepositoriesTest() {
+    writer_ = spawn(store_writer, store_, StoreWriterConfig{});
+    acceptance_ = start_acceptance();
+    subscriber_ = start_subscriber(acceptance_, discoveries_);
+  }
+
+  /// An acceptance actor on the store (and its `held` database), subscribed to the change feed.
+  acceptance_actor start_acceptance() {
+    AcceptanceConfig config;
+    config.policy.service = *parse_host_port("relay.example.com");
+    config.unix_now = [this] { return unix_now(); };
+    config.purgatory_enabled = true;
+    config.purgatory.hold_seconds = hold_seconds;
+    config.purgatory_store = store_;
+    config.create_repository = [this](const nostr::Event& ev) {
+      repositories_.insert(std::string(ev.d_tag()));
+    };
+    config.repository_exists = [this](std::string_view d) {
+      return repositories_.count(std::string(d)) > 0;
+    };
+    auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
+                        writer_, nullptr);
+    anon_send(writer_, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
+    run();
+    return handle;
+  }
+
+  /// A self-subscriber with Sync+ following `acceptance`'s held feed and the change feed.
+  self_subscriber_actor start_subscriber(acceptance_actor acceptance,
+                                         std::vector<RepoDiscovery>& discoveries) {
+    auto manager = spawn(recording_manager, &discoveries);
+    auto plus = spawn(recording_plus, &inventories_);
+    auto subscriber = spawn(self_subscriber_plus, std::shared_ptr<const store::EventStore>(store_),
+                            manager, std::chrono::milliseconds(window), plus);
+    anon_send(writer_, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(subscriber));
+    anon_send(acceptance, atom::feed_subscribe::value,
+              caf::actor_cast<held_feed_actor>(subscriber));
+    run();
+    return subscriber;
+  }
+
+  /// An announcement of `d` by key 1 listing this service and wss://peer.example.
+  nostr::EventPtr announcement(const std::string& d) {
+    return std::make_shared<const nostr::Event>(
+        signed_event(30617,
+                     {{"d", d},
+                      {"clone", "https://relay.example.com/" + d + ".git"},
+                      {"relays", "wss://relay.example.com", "wss://peer.example"}},
+                     unix_now(), 1));
+  }
+
+  void submit(const nostr::EventPtr& ev) {
+    anon_send(acceptance_, AcceptanceQuery{ev, "ip:a"});
+    run();
+  }
+
+  /// The repository facts of the discovery sent when the batch window closes.
+  RepoDiscovery::Repo next_discovery(std::vector<RepoDiscovery>& discoveries) {
+    auto before = discoveries.size();
+    advance_time(window);
+    EXPECT_EQ(discoveries.size(), before + 1);
+    if (discoveries.size() != before + 1 || discoveries.back().repos.size() != 1) {
+      ADD_FAILURE() << "expected one repository in one discovery";
+      return {};
+    }
+    return discoveries.back().repos[0];
+  }
+
+  /// Whether the latest Sync+ inventory counts `repo` as Full (its owner's).
+  bool full_in_inventory(const std::string& repo) {
+    if (inventories_.empty()) return false;
+    for (const auto& [member, repos] : inventories_.back()->repos_by_member)
+      if (repos.count(repo)) return true;
+    return false;
+  }
+
+  store_writer_actor writer_;
+  acceptance_actor acceptance_;
+  self_subscriber_actor subscriber_;
+  std::vector<RepoDiscovery> discoveries_;
+  std::vector<std::shared_ptr<const sync::PlusSnapshot>> inventories_;
+  std::set<std::string> repositories_;
+};
+
+TEST_F(HeldRepositoriesTest, AHeldRepositoryIsStateOnlyUntilItsGitDataArrivesThenFull) {
+  auto repo = announcement("demo");
+  const auto address = nostr::address_of(*repo);
+  submit(repo);
+  auto held = next_discovery(discoveries_);
+  EXPECT_EQ(held.repo, address);
+  EXPECT_EQ(held.level, SyncLevel::state_only);
+  EXPECT_FALSE(held.removed);
+  ASSERT_TRUE(held.relays);
+  EXPECT_EQ(held.relays->count("wss://peer.example"), 1u) << "the relays its announcement names";
+  EXPECT_FALSE(full_in_inventory(address)) << "Sync+ keeps a held repository inert";
+
+  // Its state arrives (from sync, in the daemon), is held, then its objects arrive: promotion.
+  auto state = std::make_shared<const nostr::Event>(signed_event(
+      30618, {{"d", "demo"}, {"refs/heads/main", std::string(40, 'a')}}, unix_now(), 1));
+  submit(state);
+  anon_send(acceptance_, GitDataArrived{repo->pubkey, "demo", {state->id}});
+  run();
+  ASSERT_TRUE(store_->contains(repo->id));
+  auto promoted = next_discovery(discoveries_);
+  EXPECT_EQ(promoted.repo, address);
+  EXPECT_EQ(promoted.level, SyncLevel::full);
+  EXPECT_TRUE(full_in_inventory(address));
+}
+
+TEST_F(HeldRepositoriesTest, AHoldThatExpiresDropsTheRepository) {
+  auto repo = announcement("demo");
+  submit(repo);
+  EXPECT_EQ(next_discovery(discoveries_).level, SyncLevel::state_only);
+  advance_time(std::chrono::seconds(hold_seconds + 30));  // the acceptance actor's expiry tick
+  auto dropped = next_discovery(discoveries_);
+  EXPECT_EQ(dropped.repo, nostr::address_of(*repo));
+  EXPECT_TRUE(dropped.removed);
+  EXPECT_FALSE(dropped.relays);
+  EXPECT_FALSE(full_in_inventory(dropped.repo));
+}
+
+TEST_F(HeldRepositoriesTest, AfterARestartHeldRepositoriesAreStateOnlyAgainFromTheHeldDatabase) {
+  auto repo = announcement("demo");
+  submit(repo);
+  next_discovery(discoveries_);
+  // A second acceptance actor and self-subscriber on the same store, as after a restart.
+  std::vector<RepoDiscovery> after_restart;
+  start_subscriber(start_acceptance(), after_restart);
+  auto restored = next_discovery(after_restart);
+  EXPECT_EQ(restored.repo, nostr::address_of(*repo));
+  EXPECT_EQ(restored.level, SyncLevel::state_only);
+  ASSERT_TRUE(restored.relays);
+  EXPECT_EQ(restored.relays->count("wss://peer.example"), 1u);
 }
 
 }  // namespace

@@ -88,6 +88,36 @@ TEST_F(SyncManagerTest, ThePurgatorySectionFollowsTheHeldCounts) {
   EXPECT_EQ(section("released"), 1u);
 }
 
+TEST_F(SyncManagerTest, AStateOnlyRepositoryAsksItsRelayForStatesOnlyAndShowsItsLevel) {
+  start_manager();
+  auto held = discovery(repo_, {relay_});
+  held.repos[0].level = SyncLevel::state_only;
+  anon_send(manager_, held);
+  run();
+  ASSERT_EQ(peers_.size(), 1u);
+  peers_[0]->handler->on_open(req_only_peer());
+  run();
+  std::vector<nostr::Filter> items;  // every filter but layer 1's (kind 30617 only)
+  for (const auto& [id, filters] : peers_[0]->reqs())
+    for (const auto& f : filters)
+      if (f.kinds != std::vector<std::uint32_t>{30617}) items.push_back(f);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].kinds, std::vector<std::uint32_t>{30618});
+  EXPECT_EQ(items[0].tags, (std::map<char, std::vector<std::string>>{{'d', {"demo"}}}));
+  EXPECT_FALSE(items[0].authors);
+  answer_all_with_eose(*peers_[0]);
+  advance_time(1s);
+  auto status = board_->get("sync");
+  ASSERT_TRUE(status);
+  rapidjson::Document doc;
+  doc.Parse(status->c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("repository_levels")) << *status;
+  EXPECT_EQ(doc["repository_levels"]["state_only"].GetUint64(), 1u) << *status;
+  EXPECT_EQ(doc["repository_levels"]["full"].GetUint64(), 0u) << *status;
+  EXPECT_EQ(doc["relays"][0]["states_confirmed"].GetUint64(), 1u) << *status;
+  EXPECT_EQ(doc["relays"][0]["repos_confirmed"].GetUint64(), 0u) << *status;
+}
+
 TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   connect_first_peer();
   answer_all_with_eose(*peers_[0]);

@@ -582,5 +582,82 @@ TEST_F(SyncPlanTest, ReqFramesFitThePeerLimit) {
   for (const auto& group : pack_filters(filters, 1u << 20, 7)) EXPECT_LE(group.size(), 7u);
 }
 
+// -- levels: StateOnly while the announcement is held, Full once promoted ------------------
+
+/// A finding that sets `repo`'s level (and, when given, its relays).
+std::vector<RepoUpdate> at_level(const RepoRef& r, SyncLevel level,
+                                 std::optional<std::set<RelayUrl>> relays = std::nullopt,
+                                 std::set<EventId> roots = {}) {
+  return {RepoUpdate{r, std::move(relays), std::move(roots), false, level}};
+}
+
+/// The filters of the item subscriptions (not layer 1) among `commands`.
+nostr::Filters item_filters_of(const Commands& commands) {
+  nostr::Filters out;
+  for (const auto& open : only<OpenSubscription>(commands))
+    if (!targets_layer1(open)) out.insert(out.end(), open.filters.begin(), open.filters.end());
+  return out;
+}
+
+bool is_state_filter(const nostr::Filter& f, const std::vector<std::string>& identifiers) {
+  return f.kinds == std::vector<std::uint32_t>{30618} && !f.authors && !f.ids &&
+         f.tags.size() == 1 && f.tags.count('d') && f.tags.at('d') == identifiers;
+}
+
+TEST_F(SyncPlanTest, AHeldRepositoryIsAskedOnlyForItsStatesUntilPromotedToFull) {
+  plan_.on_repositories(at_level(repo(1), SyncLevel::state_only, {{relay_a}}, {root(1)}), t0);
+  EXPECT_EQ(plan_.repositories_at(SyncLevel::state_only), 1u);
+  auto connected = plan_.on_connected(relay_a, 0, 0, t0);
+  auto filters = item_filters_of(connected);
+  ASSERT_EQ(filters.size(), 1u) << "no a/A/q, no root threads";
+  EXPECT_TRUE(is_state_filter(filters[0], {"repo1"})) << nostr::serialize_filter(filters[0]);
+  for (const auto& o : only<OpenSubscription>(connected))
+    plan_.on_eose(relay_a, o.subscription_id, t0);
+  EXPECT_EQ(state(relay_a).confirmed.states, std::set<RepoRef>{repo(1)});
+  EXPECT_TRUE(state(relay_a).confirmed.repos.empty());
+
+  // Promotion: its relays stay, the level changes.
+  auto promoted =
+      item_filters_of(plan_.on_repositories(at_level(repo(1), SyncLevel::full), t0 + 1));
+  std::set<char> letters;
+  for (const auto& f : promoted)
+    for (const auto& [letter, values] : f.tags) letters.insert(letter);
+  EXPECT_EQ(letters, (std::set<char>{'a', 'A', 'q', 'd', 'e', 'E'}))
+      << "Full: references, states, roots";
+  EXPECT_EQ(plan_.repositories_at(SyncLevel::full), 1u);
+  EXPECT_TRUE(state(relay_a).confirmed.states.empty()) << "StateOnly coverage is not caught up";
+}
+
+TEST_F(SyncPlanTest, AnExpiredHeldRepositoryIsDroppedAndARelayLeftIdleHungUp) {
+  plan_.on_repositories(repos({1}, {relay_a}), t0);
+  plan_.on_repositories(at_level(repo(2), SyncLevel::state_only, {{relay_a, relay_b}}), t0);
+  for (const auto& relay : {relay_a, relay_b})
+    for (const auto& o : only<OpenSubscription>(plan_.on_connected(relay, 0, 0, t0)))
+      plan_.on_eose(relay, o.subscription_id, t0);
+  ASSERT_EQ(state(relay_b).confirmed.states, std::set<RepoRef>{repo(2)});
+
+  plan_.on_repositories({RepoUpdate{repo(2), std::nullopt, {}, true}}, t0 + 1);
+  EXPECT_EQ(plan_.repositories().count(repo(2)), 0u);
+  EXPECT_TRUE(state(relay_a).confirmed.states.empty());
+  auto checked = plan_.on_disconnect_check(t0 + 60);
+  auto hung_up = only<HangUp>(checked);
+  ASSERT_EQ(hung_up.size(), 1u);
+  EXPECT_EQ(hung_up[0].relay, relay_b) << "relay_a still syncs repo1";
+  EXPECT_EQ(plan_.relays().count(relay_b), 0u);
+}
+
+TEST_F(SyncPlanTest, StateOnlyCoverageSurvivesARestartAsACatchUp) {
+  plan_.on_repositories(at_level(repo(1), SyncLevel::state_only, {{relay_a}}), t0);
+  for (const auto& o : only<OpenSubscription>(plan_.on_connected(relay_a, 0, 0, t0)))
+    plan_.on_eose(relay_a, o.subscription_id, t0);
+  SyncPlan restarted(config());
+  ASSERT_TRUE(restarted.restore_json(plan_.snapshot_json(t0 + 10)));
+  EXPECT_EQ(restarted.relays().at(relay_a).confirmed.states, std::set<RepoRef>{repo(1)});
+  restarted.on_repositories(at_level(repo(1), SyncLevel::state_only, {{relay_a}}), t0 + 20);
+  auto filters = item_filters_of(restarted.on_connected(relay_a, 0, 0, t0 + 30));
+  ASSERT_EQ(filters.size(), 1u);
+  EXPECT_TRUE(filters[0].since) << "a catch-up, not a fresh download";
+}
+
 }  // namespace
 }  // namespace graspd::sync

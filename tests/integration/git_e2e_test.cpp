@@ -7,9 +7,11 @@
 // slow client, many concurrent advertisements while a WebSocket client keeps being answered).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <rapidjson/document.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -91,10 +93,14 @@ bool closed_within(int fd, std::chrono::seconds deadline) {
 
 class GitE2E : public ::testing::Test {
  protected:
+  /// Starts graspd with sync off and git data in the test's directory unless `extra` says
+  /// otherwise.
   void start(std::vector<std::pair<std::string, std::string>> extra = {}) {
-    std::vector<std::pair<std::string, std::string>> env{
-        {"NGIT_SYNC_ENABLED", "false"}, {"NGIT_GIT_DATA_PATH", (dir_.path() / "git").string()}};
-    env.insert(env.end(), extra.begin(), extra.end());
+    auto env = extra;
+    for (auto [key, value] : {std::pair<std::string, std::string>{"NGIT_SYNC_ENABLED", "false"},
+                              {"NGIT_GIT_DATA_PATH", (dir_.path() / "git").string()}})
+      if (std::none_of(extra.begin(), extra.end(), [&](const auto& e) { return e.first == key; }))
+        env.emplace_back(key, value);
     // Purgatory on, as deployed: announcements and states wait for their git data.
     graspd_ = std::make_unique<GraspdProcess>(GraspdOptions{env, {}, true});
     ASSERT_TRUE(graspd_->start()) << graspd_->stderr_text();
@@ -502,6 +508,62 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
   EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_running"), 1);
   EXPECT_EQ(metric_value(metrics, "graspd_git_fetch_requests"), 2);
   EXPECT_EQ(metric_value(metrics, "graspd_git_states_total{result=\"fetched\"}"), 1);
+}
+
+// git-hosting.md §1.4: an announcement that reaches A by sync is held there (no git data yet);
+// GRASP-02 then syncs that repository StateOnly from the relay the announcement names, the state
+// it brings is fetched from the other clone URL, and the repository is promoted and served.
+TEST_F(GitE2E, AHeldAnnouncementFromSyncGetsItsStateByStateOnlySyncAndIsPromoted) {
+  GraspdProcess b{GraspdOptions{
+      {{"NGIT_SYNC_ENABLED", "false"}, {"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()}},
+      {},
+      true}};
+  ASSERT_TRUE(b.start()) << b.stderr_text();
+  start({{"NGIT_SYNC_ENABLED", "true"},
+         {"NGIT_SYNC_BOOTSTRAP_RELAY_URL", b.relay_url()},
+         {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
+         {"NGIT_SYNC_BATCH_WINDOW_MS", "100"},
+         {"NGIT_GIT_FETCH_DELAY_SECS", "0"}});
+  auto b_client = TestClient::connect(b.port());
+  ASSERT_TRUE(b_client);
+  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  const std::string b_url = "http://" + b_host + path();
+
+  // The repository is pushed to B only; its announcement lists both servers and both relays.
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
+      1700000000, owner_key);
+  auto first = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", first}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  ASSERT_TRUE(b_client->publish(announcement)->accepted);
+  ASSERT_TRUE(b_client->publish(state)->accepted);
+  auto pushed = git("push " + b_url + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+
+  // A gets the announcement from B's layer 1 and holds it; the state only reaches A through the
+  // StateOnly subscription on B (layer 1 asks for announcements alone).
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return served(30617) == std::vector<nostr::EventId>{announcement.id} &&
+               served(30618) == std::vector<nostr::EventId>{state.id};
+      },
+      30s))
+      << graspd_->stderr_text();
+  EXPECT_NE(remote_refs().find(first + "\trefs/heads/main"), std::string::npos) << remote_refs();
+  // Promoted: synced in full from now on.
+  auto levels = [&](const char* level) -> std::int64_t {
+    rapidjson::Document doc;
+    doc.Parse(http_get(graspd_->port(), "/api/sync").body.c_str());
+    if (!doc.IsObject() || !doc.HasMember("repository_levels")) return -1;
+    const auto& counts = doc["repository_levels"];
+    if (!counts.IsObject() || !counts.HasMember(level) || !counts[level].IsUint64()) return -1;
+    return static_cast<std::int64_t>(counts[level].GetUint64());
+  };
+  EXPECT_TRUE(wait_until([&] { return levels("full") == 1 && levels("state_only") == 0; }, 10s))
+      << http_get(graspd_->port(), "/api/sync").body;
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
 }
