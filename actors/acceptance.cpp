@@ -187,6 +187,8 @@ void on_written(Self self, Submission submission, WriteOutcome outcome) {
     st.policy->on_written(id);  // visible until the change feed reports the commit
     if (submission.event->kind == nostr::nip34::kind::repo_state && st.state_stored)
       st.state_stored(submission.event);
+    if (submission.event->kind == nostr::nip34::kind::deletion && st.purgatory)
+      withdraw_held(self, *submission.event);
     return submission.reply(AcceptanceVerdict{true, {}, outcome});
   }
   st.policy->on_not_stored(id, outcome == WriteOutcome::duplicate);
@@ -298,6 +300,25 @@ void persist(Self self, const std::function<void(store::EventStore&)>& write_rec
   } catch (const store::StoreError& error) {
     self->state.persist_failures.report(error.what(), self->clock().now());
   }
+}
+
+/// The held events a stored deletion names leave purgatory unremembered (the deletion itself keeps
+/// them out of the store), and a held announcement's repository goes (§4.6).
+void withdraw_held(Self self, const nostr::Event& deletion) {
+  auto& st = self->state;
+  auto withdrawn = st.purgatory->withdraw(deletion);
+  if (withdrawn.empty()) return;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& entry : withdrawn) s.erase_held(entry.event->id);
+  });
+  std::vector<nostr::EventPtr> dropped;
+  for (const auto& entry : withdrawn) {
+    if (entry.kind != policy::HeldKind::announcement) continue;
+    dropped.push_back(entry.event);
+    if (st.announcement_expired) st.announcement_expired(*entry.event);
+  }
+  tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
+  publish_purgatory(self);
 }
 
 namespace {

@@ -33,6 +33,8 @@ void write(Self self, Submission submission, std::vector<nostr::EventId> depends
 void persist(Self self, const std::function<void(store::EventStore&)>& write_records);
 /// Held counts to metrics and /api/sync.
 void publish_purgatory(Self self);
+/// A stored deletion request (kind 5) ends the holds of the events it names (git-hosting.md §4.6).
+void withdraw_held(Self self, const nostr::Event& deletion);
 
 // acceptance_pr.cpp
 

@@ -382,7 +382,8 @@ Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
     targets.push_back(address_filter(address));
     keys.push_back(wait_key::address(address.text));
   }
-  if (!targets.empty() && any_stored(view_, std::move(targets)))
+  // A held announcement counts: its owner's deletion ends the hold (git-hosting.md §4.6).
+  if (!targets.empty() && (any_stored(view_, targets) || (held_ && any_stored(*held_, targets))))
     return accept(Rule::deletion_own_target);
   return wait_for(Rule::deletion_no_own_target,
                   "blocked: deletion request names no event of its author stored here",

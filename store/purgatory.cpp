@@ -159,6 +159,27 @@ std::array<std::size_t, held_kind_count> Purgatory::counts() const {
   return out;
 }
 
+std::vector<HeldEvent> Purgatory::withdraw(const nostr::Event& deletion) {
+  std::vector<HeldEvent> out;
+  // Only the author's own events; an address deletion spares versions newer than the request.
+  auto take_if = [&](nostr::EventId id, bool by_address) {
+    auto it = held_.find(id);
+    if (it == held_.end() || it->second.event->pubkey != deletion.pubkey) return;
+    if (by_address && it->second.event->created_at > deletion.created_at) return;
+    out.push_back(it->second);
+    remove(id);
+  };
+  for (const auto& tag : deletion.tags) {
+    if (tag.size() < 2) continue;
+    nostr::EventId id;
+    if (tag[0] == "e" && nostr::from_hex(tag[1], id)) take_if(id, false);
+    if (tag[0] == "a")
+      if (auto held = by_address_.find(tag[1]); held != by_address_.end())
+        take_if(held->second, true);
+  }
+  return out;
+}
+
 void Purgatory::remove(const nostr::EventId& id) {
   auto it = held_.find(id);
   if (it == held_.end()) return;

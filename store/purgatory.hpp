@@ -113,6 +113,11 @@ class Purgatory {
   /// The held pull requests that `a`-tag `repository`.
   std::vector<nostr::EventPtr> pull_requests_of(const RepositoryRef& repository) const;
 
+  /// A stored deletion request (kind 5, NIP-09) ends the holds of its author's events it names:
+  /// by `e` id, or by `a` address for a held version not newer than the request (§4.6). Returns
+  /// them (to unpersist; an announcement's repository goes too).
+  std::vector<HeldEvent> withdraw(const nostr::Event& deletion);
+
   /// Events whose hold ended at or before `now` (removed and remembered), and remembered ids
   /// past their time (forgotten).
   struct Expired {

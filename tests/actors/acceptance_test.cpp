@@ -500,6 +500,30 @@ TEST_F(PurgatoryAcceptanceTest, HoldsExpireOnTheInjectedClockAndSyncCannotBringT
   EXPECT_EQ(verdicts().at(0).outcome, WriteOutcome::held) << "a client may resubmit it";
 }
 
+TEST_F(PurgatoryAcceptanceTest, TheOwnersDeletionEndsAHoldAndRemovesTheRepository) {
+  auto repo = announcement(1, "demo");
+  auto held_state = state(1, "demo");
+  submit({repo, held_state});
+  verdicts();
+  ASSERT_TRUE(purgatory().contains(repo->id));
+  ASSERT_TRUE(purgatory().contains(held_state->id));
+  const auto address = "30617:" + nostr::to_hex(repo->pubkey) + ":demo";
+  // A stranger's deletion naming them changes nothing.
+  submit({event(2, 5, {{"a", address}, {"e", nostr::to_hex(held_state->id)}})});
+  verdicts();
+  EXPECT_TRUE(purgatory().contains(repo->id));
+  EXPECT_TRUE(removed_.empty());
+
+  submit({event(1, 5, {{"a", address}, {"e", nostr::to_hex(held_state->id)}})});
+  commit();
+  auto verdict = verdicts().at(0);
+  EXPECT_TRUE(verdict.accepted) << verdict.message;
+  EXPECT_FALSE(purgatory().contains(repo->id));
+  EXPECT_FALSE(purgatory().contains(held_state->id));
+  EXPECT_EQ(removed_, std::vector<nostr::EventId>{repo->id}) << "its repository goes";
+  EXPECT_EQ(held_records(), 0u) << "nothing held, nothing remembered";
+}
+
 TEST_F(PurgatoryAcceptanceTest, HeldEventsAreReadBackAfterARestartAndStatesHandedToGitAgain) {
   auto repo = announcement(1, "demo");
   auto st = state(1, "demo");
