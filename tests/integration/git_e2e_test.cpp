@@ -110,6 +110,25 @@ class GitE2E : public ::testing::Test {
     fs::create_directories(work());
   }
 
+  /// A second graspd ("B") beside the test's own, with its git data in `git-b` and purgatory on.
+  struct NodeB {
+    std::unique_ptr<GraspdProcess> process;
+    std::unique_ptr<TestClient> client;
+    std::string host;  ///< 127.0.0.1:<port>
+  };
+  NodeB start_node_b(std::vector<std::pair<std::string, std::string>> env) {
+    env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
+    NodeB b;
+    b.process = std::make_unique<GraspdProcess>(GraspdOptions{env, {}, true});
+    if (!b.process->start()) {
+      ADD_FAILURE() << b.process->stderr_text();
+      return b;
+    }
+    b.client = TestClient::connect(b.process->port());
+    b.host = "127.0.0.1:" + std::to_string(b.process->port());
+    return b;
+  }
+
   void TearDown() override {
     client_.reset();
     if (graspd_ && graspd_->running()) {
@@ -349,12 +368,11 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
   start(env);
   auto b_env = env;
   b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
-  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
-  GraspdProcess b{GraspdOptions{b_env, {}, true}};
-  ASSERT_TRUE(b.start()) << b.stderr_text();
-  auto b_client = TestClient::connect(b.port());
-  ASSERT_TRUE(b_client);
-  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  auto node_b = start_node_b(b_env);
+  ASSERT_TRUE(node_b.client);
+  auto& b = *node_b.process;
+  auto& b_client = node_b.client;
+  const std::string b_host = node_b.host;
   const std::string b_url = "http://" + b_host + path();
 
   // One announcement listing both servers, sent to both.
@@ -442,13 +460,11 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
   const std::vector<std::pair<std::string, std::string>> env{
       {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
   start(env);
-  auto b_env = env;
-  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
-  GraspdProcess b{GraspdOptions{b_env, {}, true}};
-  ASSERT_TRUE(b.start()) << b.stderr_text();
-  auto b_client = TestClient::connect(b.port());
-  ASSERT_TRUE(b_client);
-  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  auto node_b = start_node_b(env);
+  ASSERT_TRUE(node_b.client);
+  auto& b = *node_b.process;
+  auto& b_client = node_b.client;
+  const std::string b_host = node_b.host;
   auto b_url = [&](const std::string& d) { return "http://" + b_host + path(d); };
   auto publish_to_b = [&](const nostr::Event& event) {
     auto ok = b_client->publish(event);
@@ -514,19 +530,16 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
 // GRASP-02 then syncs that repository StateOnly from the relay the announcement names, the state
 // it brings is fetched from the other clone URL, and the repository is promoted and served.
 TEST_F(GitE2E, AHeldAnnouncementFromSyncGetsItsStateByStateOnlySyncAndIsPromoted) {
-  GraspdProcess b{GraspdOptions{
-      {{"NGIT_SYNC_ENABLED", "false"}, {"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()}},
-      {},
-      true}};
-  ASSERT_TRUE(b.start()) << b.stderr_text();
+  auto node_b = start_node_b({{"NGIT_SYNC_ENABLED", "false"}});
+  ASSERT_TRUE(node_b.client);
+  auto& b = *node_b.process;
   start({{"NGIT_SYNC_ENABLED", "true"},
          {"NGIT_SYNC_BOOTSTRAP_RELAY_URL", b.relay_url()},
          {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
          {"NGIT_SYNC_BATCH_WINDOW_MS", "100"},
          {"NGIT_GIT_FETCH_DELAY_SECS", "0"}});
-  auto b_client = TestClient::connect(b.port());
-  ASSERT_TRUE(b_client);
-  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  auto& b_client = node_b.client;
+  const std::string b_host = node_b.host;
   const std::string b_url = "http://" + b_host + path();
 
   // The repository is pushed to B only; its announcement lists both servers and both relays.
@@ -884,12 +897,11 @@ TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
   start(env);
   auto b_env = env;
   b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
-  b_env.push_back({"NGIT_GIT_DATA_PATH", (dir_.path() / "git-b").string()});
-  GraspdProcess b{GraspdOptions{b_env, {}, true}};
-  ASSERT_TRUE(b.start()) << b.stderr_text();
-  auto b_client = TestClient::connect(b.port());
-  ASSERT_TRUE(b_client);
-  const std::string b_host = "127.0.0.1:" + std::to_string(b.port());
+  auto node_b = start_node_b(b_env);
+  ASSERT_TRUE(node_b.client);
+  auto& b = *node_b.process;
+  auto& b_client = node_b.client;
+  const std::string b_host = node_b.host;
   const std::string b_url = "http://" + b_host + path();
 
   // The repository is served on both (B fetched its state's commit from A).
