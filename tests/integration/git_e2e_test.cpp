@@ -97,10 +97,11 @@ class GitE2E : public ::testing::Test {
   /// otherwise.
   void start(std::vector<std::pair<std::string, std::string>> extra = {}) {
     auto env = extra;
-    for (auto [key, value] : {std::pair<std::string, std::string>{"NGIT_SYNC_ENABLED", "false"},
-                              {"NGIT_GIT_DATA_PATH", (dir_.path() / "git").string()}})
-      if (std::none_of(extra.begin(), extra.end(), [&](const auto& e) { return e.first == key; }))
-        env.emplace_back(key, value);
+    for (const auto& fallback : {std::pair<std::string, std::string>{"NGIT_SYNC_ENABLED", "false"},
+                                 {"NGIT_GIT_DATA_PATH", (dir_.path() / "git").string()}})
+      if (std::none_of(extra.begin(), extra.end(),
+                       [&](const auto& e) { return e.first == fallback.first; }))
+        env.push_back(fallback);
     // Purgatory on, as deployed: announcements and states wait for their git data.
     graspd_ = std::make_unique<GraspdProcess>(GraspdOptions{env, {}, true});
     ASSERT_TRUE(graspd_->start()) << graspd_->stderr_text();
