@@ -252,16 +252,16 @@ TEST(RelayLimits, ConnectionCapsRefuseWithANotice) {
   EXPECT_FALSE(refused->ws().is_open());
   expect_still_serving(*a);
   b.reset();
-  // A slot was released: a new connection works (retry while the close lands).
-  bool served = false;
-  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
-    auto again = relay.client();
-    ASSERT_TRUE(again);
-    auto reply = again->query("q", "{\"limit\":0}");
-    served = reply.has_value();
-    if (!served) std::this_thread::sleep_for(50ms);
-  }
-  EXPECT_TRUE(served);
+  // A slot is released once the server has seen the close; then a new connection works.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        auto metrics = http_get(relay.process.port(), "/metrics").body;
+        return metric_value(metrics, "graspd_relay_connections") == 1;
+      },
+      10s));
+  auto again = relay.client();
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->query("q", "{\"limit\":0}"));
 }
 
 /// A WebSocket client that sends one REQ and then never reads its socket.
