@@ -70,6 +70,9 @@ struct Shared {
   }
 };
 
+/// Bytes of frames handed to the coalescing layer in one write (it buffers up to 256 KiB).
+constexpr std::size_t kWriteBatchBytes = 64 * 1024;
+
 /// One WebSocket connection: a read loop, one outstanding write and a bounded
 /// outbound queue, all on the stream's strand.
 class WsSession final : public WsConnection, public std::enable_shared_from_this<WsSession> {
@@ -112,7 +115,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       res.set(beast::http::field::server, "graspd");
       const auto offer_answer = res[beast::http::field::sec_websocket_extensions];
       auto params = negotiated_deflate(std::string_view(offer_answer.data(), offer_answer.size()));
-      if (params.enabled) deflater_.emplace(params, shared_->deflate_cache);
+      if (params.enabled) deflater_ = MessageDeflater(params, shared_->deflate_cache);
     }));
     ws_.async_accept(request,
                      [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
@@ -231,7 +234,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
         queued_bytes_ + frame.size() > options.max_outbound_bytes) {
       if (shared_->observer.on_overflow) shared_->observer.on_overflow();
       // Frames not yet started are dropped: the reader is too slow to matter.
-      while (queue_.size() > (writing_ ? 1u : 0u)) {
+      while (queue_.size() > (writing_ ? writing_frames_ : 0u)) {
         queued_bytes_ -= queue_.back().size();
         queue_.pop_back();
       }
@@ -262,46 +265,39 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       if (closing_) start_close();
       return;
     }
-    writing_ = true;
-    // Frames queued behind this one leave with the last of them in one socket write.
-    ws_.next_layer().hold(queue_.size() > 1);
-    if (deflater_) return write_framed();
-    ws_.text(true);
-    // Held here until the write completes, whatever happens to the queue meanwhile.
-    writing_frame_ = queue_.front();
-    const std::array<net::const_buffer, 3> pieces{
-        piece(writing_frame_.head()), piece(writing_frame_.body()), piece(writing_frame_.tail())};
-    ws_.async_write(pieces, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->on_write(ec);
-    });
-  }
-
-  // Our own frame, written below Beast: the coalescing layer takes each write whole, so it never
-  // interleaves with the control frames Beast writes there (pong, ping, close).
-  void write_framed() {
     if (!ws_.is_open()) {  // Beast answered a close: nothing may follow it
+      writing_ = true;
       return net::post(ws_.get_executor(), [self = shared_from_this()] {
         self->on_write(net::error::operation_aborted);
       });
     }
+    writing_ = true;
+    write_framed();
+  }
+
+  // Our own frames, written below Beast as one write of up to kWriteBatchBytes: a REQ answer of
+  // 500 events costs a few writes instead of one Beast write operation per event. The coalescing
+  // layer takes each write whole, so our frames never interleave with the control frames Beast
+  // writes there (pong, ping, close).
+  void write_framed() {
     framed_.clear();
-    deflater_->encode(queue_.front(), framed_);
+    writing_frames_ = 0;
+    while (writing_frames_ < queue_.size() && framed_.size() < kWriteBatchBytes)
+      deflater_.encode(queue_[writing_frames_++], framed_);
+    // Frames still queued behind this batch leave with the last of them in one socket write.
+    ws_.next_layer().hold(queue_.size() > writing_frames_);
     ws_.next_layer().async_write_some(
         net::buffer(framed_),
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
   }
 
-  static net::const_buffer piece(std::string_view text) {
-    return net::const_buffer(text.data(), text.size());
-  }
-
   void on_write(beast::error_code ec) {
     writing_ = false;
-    writing_frame_ = {};
-    if (!queue_.empty()) {
+    for (; writing_frames_ > 0 && !queue_.empty(); --writing_frames_) {
       queued_bytes_ -= std::min(queued_bytes_, queue_.front().size());
       queue_.pop_front();
     }
+    writing_frames_ = 0;
     if (ec) {
       queue_.clear();
       queued_bytes_ = 0;
@@ -348,9 +344,10 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::uint64_t id_;
   std::unique_ptr<WsSessionHandler> handler_;
   std::deque<WsFrame> queue_;
-  WsFrame writing_frame_;                    // the frame Beast is writing
-  std::optional<MessageDeflater> deflater_;  // set when permessage-deflate was negotiated
-  std::string framed_;                       // write_framed's frame, copied by the layer below
+  // Compresses once permessage-deflate was negotiated; frames plain text until then.
+  MessageDeflater deflater_{DeflateParams{}, nullptr};
+  std::string framed_;              // write_framed's frames, copied by the layer below
+  std::size_t writing_frames_ = 0;  // queued frames (from the front) in the write in flight
   std::size_t queued_bytes_ = 0;
   std::function<void()> on_drained_;  // when_drained: due once queued_bytes_ <= drained_at_
   std::size_t drained_at_ = 0;
