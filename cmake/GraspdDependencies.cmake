@@ -21,3 +21,10 @@ target_link_libraries(caf::io INTERFACE ${CAF_IO_LIB} caf::core)
 
 add_library(rapidjson INTERFACE IMPORTED)
 target_include_directories(rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
+
+# RapidJSON scans string contents and whitespace 16 bytes at a time with SSE2 (baseline on x86-64)
+# when parsing a NUL-terminated buffer, as messages/nostr/json.cpp does. Defined for the whole
+# project, not per target: every translation unit must see the same RapidJSON inline functions.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
+  add_compile_definitions(RAPIDJSON_SSE2)
+endif()

@@ -88,11 +88,12 @@ namespace detail {
 /// once `limit` is exceeded. Checked before a DOM parse so hostile nesting
 /// can neither overflow the stack nor make destruction recursive.
 std::size_t nesting_depth(std::string_view json, std::size_t limit);
-/// Parses `json` into `doc` with UTF-8 validation and iterative parsing;
-/// returns an error message ("invalid: ...") or empty on success. Not in
-/// situ: RapidJSON 1.1's UTF-8 validator reads up to 3 bytes past the end of
-/// a NUL-terminated in-situ buffer (found by fuzzing); the length-bounded
-/// stream is safe and costs ~0.8 us per event (docs/benchmarks.md).
+/// Parses `json` into `doc` (UTF-8 validated by scan::valid_utf8 first, then
+/// RapidJSON's iterative parser without its own validation, on a padded
+/// NUL-terminated copy); returns an error message ("invalid: ...") or empty on
+/// success. Not in situ, and not with RapidJSON's validator: RapidJSON 1.1's
+/// validator reads up to 3 bytes past the end of a NUL-terminated in-situ
+/// buffer (found by fuzzing).
 std::string parse_document(std::string_view json, rapidjson::Document& doc,
                            const ParseLimits& limits);
 /// Whether a parsed string contains an encoded UTF-16 surrogate (RapidJSON

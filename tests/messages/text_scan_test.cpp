@@ -1,13 +1,19 @@
-// The string escaper and the nesting pre-scan skip eight bytes at a time; these tests compare
-// them, on random inputs with the special bytes at random offsets, with byte-at-a-time references.
+// The string escaper, the nesting pre-scan and the UTF-8 check skip eight bytes at a time; these
+// tests compare them, on random inputs with the special bytes at random offsets, with
+// byte-at-a-time references (RapidJSON's own validator for UTF-8).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 #include <string>
 
+#include <rapidjson/encodings.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/stringbuffer.h>
+
 #include "messages/nostr/canonical.hpp"
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/text_scan.hpp"
 
 namespace graspd::nostr {
 namespace {
@@ -90,6 +96,50 @@ TEST(TextScan, NestingScanSkipsStringContentsButNotTheirEnds) {
     ASSERT_EQ(detail::nesting_depth(s, 1000), nesting_byte_at_a_time(s))
         << testing::PrintToString(s);
   }
+}
+
+// What RapidJSON's kParseValidateEncodingFlag accepts, one character at a time.
+bool rapidjson_accepts_utf8(const std::string& s) {
+  rapidjson::MemoryStream in(s.data(), s.size());
+  rapidjson::StringBuffer out;
+  while (in.Tell() < s.size()) {
+    if (!rapidjson::UTF8<>::Validate(in, out)) return false;
+  }
+  return true;
+}
+
+// ASCII runs around sequences built from lead and continuation bytes near every boundary of
+// RFC 3629 (overlongs, surrogates, above U+10FFFF, truncated at the end of the text).
+std::string random_utf8ish(std::mt19937& rng) {
+  static const unsigned char interesting[] = {0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0,
+                                              0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee,
+                                              0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff};
+  std::string s;
+  for (int piece = rng() % 4; piece >= 0; --piece) {
+    s += std::string(rng() % 20, 'x');
+    for (unsigned n = rng() % 5; n > 0; --n)
+      s += static_cast<char>(rng() % 2 ? interesting[rng() % sizeof interesting]
+                                       : 0x80 + rng() % 64);
+  }
+  return s;
+}
+
+TEST(TextScan, Utf8CheckAcceptsExactlyWhatRapidJsonsValidatorAccepts) {
+  std::mt19937 rng(17);
+  std::size_t accepted = 0;
+  for (int n = 0; n < 200000; ++n) {
+    const std::string s = random_utf8ish(rng);
+    const bool expected = rapidjson_accepts_utf8(s);
+    accepted += expected;
+    ASSERT_EQ(scan::valid_utf8(s), expected) << testing::PrintToString(s);
+  }
+  EXPECT_GT(accepted, 1000u) << "the inputs must exercise valid text too";
+  for (const char* valid : {"", "plain", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf",
+                            "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf"})
+    EXPECT_TRUE(scan::valid_utf8(valid)) << valid;
+  for (const char* invalid : {"\xc0\xaf", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                              "\xf5\x80\x80\x80", "abcdefgh\x80", "\xe2\x82"})
+    EXPECT_FALSE(scan::valid_utf8(invalid)) << invalid;
 }
 
 }  // namespace
