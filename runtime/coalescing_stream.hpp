@@ -17,17 +17,18 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace graspd::runtime {
 
-/// How it works. Beast runs one write operation at a time on a stream (data and control frames
-/// alike), so this layer only ever has one caller waiting. Each write is copied into a pending
-/// buffer and the caller is completed at once, so it can hand over the next frame while the socket
-/// write is in flight; whatever accumulated meanwhile leaves in the next single socket write.
-/// The session `hold`s the buffer while it still has frames queued, so a burst leaves together.
-/// Back-pressure is kept: once `max_buffered` bytes wait, the caller is completed only after the
-/// socket accepted them, so a reader that does not read still stalls Beast and, behind it, the
-/// session's bounded outbound queue.
+/// How it works. Each write is taken whole (never interleaved with another) and copied into a
+/// pending buffer, and the caller is completed at once, so it can hand over the next frame while
+/// the socket write is in flight; whatever accumulated meanwhile leaves in the next single socket
+/// write. Two callers can write: the session (its framed messages) and Beast (its control frames:
+/// ping, pong, close), each one write at a time. The session `hold`s the buffer while it still has
+/// frames queued, so a burst leaves together. Back-pressure is kept: once `max_buffered` bytes
+/// wait, the caller is completed only after the socket accepted them, so a reader that does not
+/// read still stalls Beast and, behind it, the session's bounded outbound queue.
 template <class NextLayer>
 class BasicCoalescingStream {
  public:
@@ -74,9 +75,10 @@ class BasicCoalescingStream {
     if (st.pending.size() + st.inflight.size() <= st.max_buffered)
       return complete(std::forward<WriteHandler>(handler), {}, size);
     // Over the bound: answer once the socket has taken these bytes.
-    st.blocked_until = st.flushes + (st.pending.empty() ? 0 : 1);
-    st.blocked = [this, h = std::make_shared<std::decay_t<WriteHandler>>(std::move(handler)),
-                  size](error_code ec) mutable { complete(std::move(*h), ec, ec ? 0 : size); };
+    st.blocked.push_back(
+        {st.flushes + (st.pending.empty() ? 0 : 1),
+         [this, h = std::make_shared<std::decay_t<WriteHandler>>(std::move(handler)),
+          size](error_code ec) mutable { complete(std::move(*h), ec, ec ? 0 : size); }});
   }
 
   /// Runs `fn` once everything written so far has reached the socket (close handshake).
@@ -95,11 +97,14 @@ class BasicCoalescingStream {
     std::size_t written = 0;
     std::size_t max_buffered = 0;
     std::size_t flushes = 0;  // socket writes started
-    std::size_t blocked_until = 0;
     bool hold = false;
     bool writing = false;
     error_code failure;
-    std::function<void(error_code)> blocked;
+    struct Blocked {
+      std::size_t until;  // completed once this many socket writes have finished
+      std::function<void(error_code)> complete;
+    };
+    std::vector<Blocked> blocked;  // callers past the bound, oldest first
     std::function<void()> drained;
 
     void flush() {
@@ -126,12 +131,16 @@ class BasicCoalescingStream {
       if (ec) failure = ec;
       release_blocked();
       // A blocked caller cannot hand over more frames, so its bytes must leave even under hold.
-      if (!ec && (!hold || blocked || pending.size() >= max_buffered)) flush();
+      if (!ec && (!hold || !blocked.empty() || pending.size() >= max_buffered)) flush();
       if (!writing && drained) std::exchange(drained, nullptr)();
     }
     void release_blocked() {
-      if (!blocked || (!failure && flushes < blocked_until)) return;
-      std::exchange(blocked, nullptr)(failure);
+      auto due = blocked.begin();
+      while (due != blocked.end() && (failure || due->until <= flushes)) ++due;
+      std::vector<Blocked> released(std::make_move_iterator(blocked.begin()),
+                                    std::make_move_iterator(due));
+      blocked.erase(blocked.begin(), due);
+      for (auto& caller : released) caller.complete(failure);
     }
   };
 

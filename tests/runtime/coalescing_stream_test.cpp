@@ -131,6 +131,25 @@ TEST_F(CoalescingStreamTest, CallerWaitsForTheSocketOncePastTheBound) {
   EXPECT_FALSE(blocked->value());
 }
 
+// The session's batch and one of Beast's control frames (a pong) can both wait past the bound.
+TEST_F(CoalescingStreamTest, TwoCallersPastTheBoundAreBothCompletedOnceTheirBytesLeft) {
+  auto layer = make_layer(/*max_buffered=*/8);
+  write(*layer, "aaaaaa");               // in flight
+  auto batch = write(*layer, "bbbbbb");  // 12 bytes buffered > 8: waits
+  auto pong = write(*layer, "pp");       // joins the same pending bytes: waits too
+  EXPECT_FALSE(batch->has_value());
+  EXPECT_FALSE(pong->has_value());
+  finish_socket_write();
+  ASSERT_EQ(script_->writes.size(), 2u);
+  EXPECT_EQ(script_->writes[1], "bbbbbbpp");
+  EXPECT_FALSE(batch->has_value());
+  finish_socket_write();
+  ASSERT_TRUE(batch->has_value()) << "the first blocked caller was lost";
+  ASSERT_TRUE(pong->has_value());
+  EXPECT_FALSE(batch->value());
+  EXPECT_FALSE(pong->value());
+}
+
 TEST_F(CoalescingStreamTest, SocketFailureReachesTheBlockedCallerAndEveryLaterOne) {
   auto layer = make_layer(/*max_buffered=*/4);
   write(*layer, "aaaa");
