@@ -25,6 +25,9 @@ target_include_directories(rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
 # RapidJSON scans string contents and whitespace 16 bytes at a time with SSE2 (baseline on x86-64)
 # when parsing a NUL-terminated buffer, as messages/nostr/json.cpp does. Defined for the whole
 # project, not per target: every translation unit must see the same RapidJSON inline functions.
+# Those aligned 16-byte reads may run up to 15 bytes past the terminating NUL, so parse a
+# NUL-terminated buffer only with that much padding (json.cpp); everywhere else pass the length
+# (`doc.Parse(text.c_str(), text.size())`), which reads byte by byte. The ASan build catches a miss.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
   add_compile_definitions(RAPIDJSON_SSE2)
 endif()

@@ -74,7 +74,7 @@ Run run(HistoryPager& pager, const CappedRelay& relay, nostr::Filters filters,
     ++out.reqs;
     // Decode the REQ the pager built, as the remote relay would.
     rapidjson::Document doc;
-    doc.Parse(req.c_str());
+    doc.Parse(req.c_str(), req.size());
     std::string wire_id = doc[1].GetString();
     nostr::Filters sent;
     for (rapidjson::SizeType i = 2; i < doc.Size(); ++i) {
@@ -128,7 +128,7 @@ TEST(HistoryPager, HistoryBesideALiveRequestOpenedElsewhere) {
 
 std::pair<std::string, nostr::Filters> decode_req(const std::string& frame) {
   rapidjson::Document doc;
-  doc.Parse(frame.c_str());
+  doc.Parse(frame.c_str(), frame.size());
   nostr::Filters filters;
   for (rapidjson::SizeType i = 2; i < doc.Size(); ++i)
     filters.push_back(nostr::parse_filter(doc[i], nostr::ParseLimits{}).value());

@@ -39,7 +39,7 @@ struct FixedSource {
 
 rapidjson::Document parsed(const std::string& frame) {
   rapidjson::Document doc;
-  doc.Parse(frame.c_str());
+  doc.Parse(frame.c_str(), frame.size());
   EXPECT_TRUE(doc.IsArray()) << frame;
   return doc;
 }

@@ -182,7 +182,7 @@ TEST_F(RelayConnectionTest, AlreadyStoredEventsSkipTheSignatureCheckButForgedIds
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
   rapidjson::Document doc;
-  doc.Parse(status->c_str());
+  doc.Parse(status->c_str(), status->size());
   ASSERT_TRUE(doc.IsObject()) << *status;
   ASSERT_EQ(doc["relays"].Size(), 1u);
   EXPECT_EQ(doc["relays"][0]["events_known"].GetUint64(), 1u) << *status;

@@ -46,7 +46,7 @@ struct ScriptedPeer : runtime::RelayClient {
     std::vector<std::pair<std::string, nostr::Filters>> out;
     for (const auto& frame : sent) {
       rapidjson::Document doc;
-      doc.Parse(frame.c_str());
+      doc.Parse(frame.c_str(), frame.size());
       if (std::string(doc[0].GetString()) != "REQ") continue;
       nostr::Filters filters;
       for (rapidjson::SizeType i = 2; i < doc.Size(); ++i)

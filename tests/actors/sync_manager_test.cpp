@@ -35,7 +35,7 @@ TEST_F(SyncManagerTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
   rapidjson::Document doc;
-  doc.Parse(status->c_str());
+  doc.Parse(status->c_str(), status->size());
   ASSERT_TRUE(doc.IsObject()) << *status;
   ASSERT_TRUE(doc.HasMember("relays") && doc["relays"].IsArray()) << *status;
   const rapidjson::Value* peer = nullptr;
@@ -58,7 +58,7 @@ TEST_F(SyncManagerTest, WithNoRelaysTheManagerSleepsUntilSomethingChanges) {
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
   rapidjson::Document doc;
-  doc.Parse(status->c_str());
+  doc.Parse(status->c_str(), status->size());
   ASSERT_TRUE(doc.IsObject() && doc.HasMember("relays") && doc["relays"].IsArray()) << *status;
   EXPECT_EQ(doc["relays"].Size(), 1u) << *status;
 }
@@ -73,7 +73,7 @@ TEST_F(SyncManagerTest, ThePurgatorySectionFollowsTheHeldCounts) {
     advance_time(1s);
     auto status = board_->get("sync");
     rapidjson::Document doc;
-    doc.Parse(status->c_str());
+    doc.Parse(status->c_str(), status->size());
     EXPECT_TRUE(doc.IsObject() && doc.HasMember("purgatory")) << *status;
     const auto& p = doc["purgatory"];
     if (std::string_view(key) == "released") return p["released"].GetUint64();
@@ -110,7 +110,7 @@ TEST_F(SyncManagerTest, AStateOnlyRepositoryAsksItsRelayForStatesOnlyAndShowsIts
   auto status = board_->get("sync");
   ASSERT_TRUE(status);
   rapidjson::Document doc;
-  doc.Parse(status->c_str());
+  doc.Parse(status->c_str(), status->size());
   ASSERT_TRUE(doc.IsObject() && doc.HasMember("repository_levels")) << *status;
   EXPECT_EQ(doc["repository_levels"]["state_only"].GetUint64(), 1u) << *status;
   EXPECT_EQ(doc["repository_levels"]["full"].GetUint64(), 0u) << *status;

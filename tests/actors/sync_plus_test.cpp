@@ -319,7 +319,7 @@ TEST_F(SyncPlusTest, StatusSectionReachesApiSync) {
   auto status = request<std::string>(manager_, atom::status::value);
   ASSERT_TRUE(status);
   rapidjson::Document doc;
-  doc.Parse(status->c_str());
+  doc.Parse(status->c_str(), status->size());
   ASSERT_FALSE(doc.HasParseError()) << *status;
   ASSERT_TRUE(doc.HasMember("sync_plus")) << *status;
   const auto& plus = doc["sync_plus"];

@@ -47,7 +47,7 @@ TEST_F(DaemonHttp, Nip11Document) {
   EXPECT_EQ(result.header("Content-Type"), "application/nostr+json");
   expect_cors(result);
   rapidjson::Document document;
-  document.Parse(result.body.c_str());
+  document.Parse(result.body.c_str(), result.body.size());
   ASSERT_FALSE(document.HasParseError()) << result.body;
   EXPECT_STREQ(document["name"].GetString(), "integration relay");
   EXPECT_STREQ(document["description"].GetString(), "for tests");

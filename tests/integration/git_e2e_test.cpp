@@ -570,7 +570,8 @@ TEST_F(GitE2E, AHeldAnnouncementFromSyncGetsItsStateByStateOnlySyncAndIsPromoted
   // Promoted: synced in full from now on.
   auto levels = [&](const char* level) -> std::int64_t {
     rapidjson::Document doc;
-    doc.Parse(http_get(graspd_->port(), "/api/sync").body.c_str());
+    const auto body = http_get(graspd_->port(), "/api/sync").body;
+    doc.Parse(body.c_str(), body.size());
     if (!doc.IsObject() || !doc.HasMember("repository_levels")) return -1;
     const auto& counts = doc["repository_levels"];
     if (!counts.IsObject() || !counts.HasMember(level) || !counts[level].IsUint64()) return -1;

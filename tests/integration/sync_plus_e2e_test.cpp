@@ -49,7 +49,7 @@ nostr::Event profile_of_participant() {
 std::vector<std::string> nip11_grasps(std::uint16_t port) {
   auto reply = http_get(port, "/", {{"Accept", "application/nostr+json"}});
   rapidjson::Document doc;
-  doc.Parse(reply.body.c_str());
+  doc.Parse(reply.body.c_str(), reply.body.size());
   std::vector<std::string> out;
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("supported_grasps")) return out;
   for (const auto& grasp : doc["supported_grasps"].GetArray()) out.emplace_back(grasp.GetString());
@@ -60,7 +60,7 @@ std::vector<std::string> nip11_grasps(std::uint16_t port) {
 std::vector<std::string> plus_roles(std::uint16_t port, const std::string& relay) {
   rapidjson::Document doc;
   auto body = sync_status(port);
-  doc.Parse(body.c_str());
+  doc.Parse(body.c_str(), body.size());
   std::vector<std::string> out;
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("sync_plus")) return out;
   for (const auto& entry : doc["sync_plus"]["relays"].GetArray())
@@ -141,7 +141,7 @@ TEST(SyncPlusE2E, AHostileRelayListDialsNoInvalidUrlAndAtMostFourRelays) {
   EXPECT_EQ(trap.stat("dials"), 0);
   rapidjson::Document doc;
   auto body = sync_status(node.port());
-  doc.Parse(body.c_str());
+  doc.Parse(body.c_str(), body.size());
   ASSERT_FALSE(doc.HasParseError()) << body;
   EXPECT_EQ(doc["sync_plus"]["refused_urls"].GetUint64(), 5u) << body;
   EXPECT_EQ(node.stop(), 0);
@@ -199,7 +199,7 @@ TEST(SyncPlusE2E, DisabledSyncPlusDoesNoneOfThis) {
   EXPECT_EQ(nip11_grasps(off.port()), (std::vector<std::string>{"GRASP-01", "GRASP-02"}));
   rapidjson::Document doc;
   auto body = sync_status(off.port());
-  doc.Parse(body.c_str());
+  doc.Parse(body.c_str(), body.size());
   ASSERT_FALSE(doc.HasParseError()) << body;
   EXPECT_FALSE(doc.HasMember("sync_plus")) << body;
   EXPECT_EQ(doc["control_connections"].Size(), 0u) << body;

@@ -92,7 +92,7 @@ class FaultPeer {
   std::int64_t stat(const char* name) {
     auto reply = roundtrip("[\"STATS\"]");
     rapidjson::Document doc;
-    doc.Parse(reply.c_str());
+    doc.Parse(reply.c_str(), reply.size());
     if (doc.HasParseError() || !doc.IsArray() || doc.Size() < 2 || !doc[1].HasMember(name))
       return -1;
     return doc[1][name].GetInt64();
@@ -199,7 +199,7 @@ inline std::string sync_status(std::uint16_t port) {
 inline std::int64_t relay_figure(std::uint16_t port, const std::string& relay, const char* key) {
   rapidjson::Document doc;
   auto body = sync_status(port);
-  doc.Parse(body.c_str());
+  doc.Parse(body.c_str(), body.size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return -1;
   for (const auto& entry : doc["relays"].GetArray())
     if (entry["url"].GetString() == relay && entry.HasMember(key) && entry[key].IsInt64())
@@ -212,7 +212,7 @@ inline std::int64_t relay_figure(std::uint16_t port, const std::string& relay, c
 inline std::string relay_history_method(std::uint16_t port, const std::string& relay) {
   rapidjson::Document doc;
   auto body = sync_status(port);
-  doc.Parse(body.c_str());
+  doc.Parse(body.c_str(), body.size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return "";
   for (const auto& entry : doc["relays"].GetArray())
     if (entry["url"].GetString() == relay && entry.HasMember("history_method"))

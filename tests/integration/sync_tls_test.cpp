@@ -99,7 +99,7 @@ class TlsPeer {
 std::string relay_text(std::uint16_t port, const std::string& relay, const char* key) {
   rapidjson::Document doc;
   auto body = sync_status(port);
-  doc.Parse(body.c_str());
+  doc.Parse(body.c_str(), body.size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return {};
   for (const auto& entry : doc["relays"].GetArray())
     if (entry["url"].GetString() == relay && entry.HasMember(key) && entry[key].IsString())

@@ -67,7 +67,7 @@ TEST_F(NostrToolsInterop, IdsSignaturesAndNpubsMatch) {
   ASSERT_EQ(lines.size(), events.size()) << "node produced unexpected output";
   for (std::size_t i = 0; i < events.size(); ++i) {
     rapidjson::Document doc;
-    doc.Parse(lines[i].c_str());
+    doc.Parse(lines[i].c_str(), lines[i].size());
     ASSERT_FALSE(doc.HasParseError()) << lines[i];
     EXPECT_EQ(doc["id"].GetString(), to_hex(events[i].id))
         << "id differs for content " << canonical_serialization(events[i]);

@@ -21,7 +21,7 @@ Item item(std::uint64_t timestamp, int n) {
 
 rapidjson::Document parse(const std::string& frame) {
   rapidjson::Document doc;
-  doc.Parse(frame.c_str());
+  doc.Parse(frame.c_str(), frame.size());
   EXPECT_FALSE(doc.HasParseError()) << frame;
   return doc;
 }

@@ -28,7 +28,7 @@ Config config_with(const std::map<std::string, std::string>& env) {
 
 rapidjson::Document parse(const std::string& json) {
   rapidjson::Document document;
-  document.Parse(json.c_str());
+  document.Parse(json.c_str(), json.size());
   EXPECT_FALSE(document.HasParseError()) << json;
   return document;
 }
