@@ -57,8 +57,11 @@ TEST(DashboardMetrics, EveryQueriedMetricIsExposed) {
 
   GraspdProcess peer(relay_options());
   ASSERT_TRUE(peer.start()) << peer.stderr_text();
-  // The default (GRASP-01) policy, so decisions are counted; sync with the peer.
-  GraspdProcess relay({.env = {{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", peer.relay_url()}}, .args = {}});
+  // The default (GRASP-01) policy, so decisions are counted; sync with the peer; purgatory on, as
+  // by default, for its panel.
+  GraspdProcess relay({.env = {{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", peer.relay_url()}},
+                       .args = {},
+                       .purgatory = true});
   ASSERT_TRUE(relay.start()) << relay.stderr_text();
   auto client = TestClient::connect(relay.port());
   ASSERT_TRUE(client);
