@@ -277,6 +277,24 @@ void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
   for (const auto& subscriber : self->state.held_feed) self->send(subscriber, message);
 }
 
+namespace {
+
+/// Full when the store holds the released announcement (or a newer version of it); forgotten when
+/// it was refused (deleted, expired) or its write failed: it has left purgatory either way.
+HeldRepositories::Change level_after_release(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+    case WriteOutcome::duplicate:
+    case WriteOutcome::replaced_older:
+    case WriteOutcome::rejected_older_version:
+      return HeldRepositories::Change::released;
+    default:
+      return HeldRepositories::Change::dropped;
+  }
+}
+
+}  // namespace
+
 /// A new follower gets every held announcement now, then each change.
 void subscribe_held_feed(Self self, held_feed_actor subscriber) {
   auto& st = self->state;
@@ -427,9 +445,14 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
   persist(self, [&](store::EventStore& s) {
     for (const auto& ev : released) s.erase_held(ev->id);
   });
-  tell_held_feed(self, released, HeldRepositories::Change::released);
-  // Write failures are counted by on_write_failed; nobody waits for these answers.
-  for (auto& ev : released) write(self, Submission{ev, {}, [](AcceptanceVerdict) {}, 0}, {});
+  // Sync follows what the store holds: each released announcement's level changes once its write is
+  // answered. Write failures are counted by on_write_failed.
+  for (auto& ev : released) {
+    auto follow = [self, ev](AcceptanceVerdict verdict) {
+      tell_held_feed(self, {ev}, level_after_release(verdict.outcome));
+    };
+    write(self, Submission{ev, {}, std::move(follow), 0}, {});
+  }
   publish_purgatory(self);
 }
 

@@ -40,8 +40,9 @@ struct RepoDiscovery {
 struct HeldRepositories {
   enum class Change : std::uint8_t {
     held,      ///< held now (new, or a newer version replacing a held one)
-    released,  ///< git data arrived: on its way to the store (promotion to Full)
-    dropped,   ///< its hold ended without git data (expired)
+    released,  ///< git data arrived and the store holds it (promotion to Full)
+    dropped,   ///< its hold ended without git data (expired, deleted), or its write after the
+               ///< release was refused or failed
   };
   struct Entry {
     /// The held announcement (kind 30617).

@@ -451,6 +451,47 @@ TEST_F(PurgatoryAcceptanceTest, HoldsANewAnnouncementAndItsStateUntilGitDataRele
   EXPECT_EQ(purgatory().stats().released, 2u);
 }
 
+/// Records the held feed's changes: (identifier, change), in order.
+using FeedLog = std::vector<std::pair<std::string, HeldRepositories::Change>>;
+held_feed_actor::behavior_type recording_held_feed(held_feed_actor::pointer, FeedLog* log) {
+  return {[=](HeldRepositories& message) {
+    for (const auto& entry : message.entries)
+      log->push_back({std::string(entry.announcement->d_tag()), entry.change});
+  }};
+}
+
+// Sync must follow what is stored: a released announcement promotes its repository only once its
+// write committed, and one whose write failed is forgotten, not synced in full while not stored.
+TEST_F(PurgatoryAcceptanceTest, TheHeldFeedReportsAReleaseOnlyOnceTheAnnouncementIsStored) {
+  FeedLog feed;
+  caf::anon_send(acceptance_, atom::feed_subscribe::value,
+                 caf::actor_cast<held_feed_actor>(spawn(recording_held_feed, &feed)));
+  run();
+  auto stored = announcement(1, "kept");
+  auto failing = announcement(1, "lost");
+  submit({stored});
+  submit({failing});
+  ASSERT_EQ(feed.size(), 2u);
+  EXPECT_EQ(feed[0], (FeedLog::value_type{"kept", HeldRepositories::Change::held}));
+  EXPECT_EQ(feed[1], (FeedLog::value_type{"lost", HeldRepositories::Change::held}));
+
+  auto kept_state = state(1, "kept");
+  auto lost_state = state(1, "lost");
+  submit({kept_state});
+  submit({lost_state});
+  gate_->fail = {failing->id};
+  git_data(1, "kept", {kept_state->id});
+  git_data(1, "lost", {lost_state->id});
+  ASSERT_EQ(gate_->held.size(), 4u) << "both announcements and states released to the writer";
+  EXPECT_EQ(feed.size(), 2u) << "nothing promoted before the store answered";
+  commit();
+  EXPECT_TRUE(store_->contains(stored->id));
+  EXPECT_FALSE(store_->contains(failing->id));
+  ASSERT_EQ(feed.size(), 4u);
+  EXPECT_EQ(feed[2], (FeedLog::value_type{"kept", HeldRepositories::Change::released}));
+  EXPECT_EQ(feed[3], (FeedLog::value_type{"lost", HeldRepositories::Change::dropped}));
+}
+
 TEST_F(PurgatoryAcceptanceTest,
        ReplacementsOfServedAnnouncementsAndStatesWithoutARepositoryAreStored) {
   auto served = announcement(1, "demo");
