@@ -277,24 +277,6 @@ void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
   for (const auto& subscriber : self->state.held_feed) self->send(subscriber, message);
 }
 
-namespace {
-
-/// Full when the store holds the released announcement (or a newer version of it); forgotten when
-/// it was refused (deleted, expired) or its write failed: it has left purgatory either way.
-HeldRepositories::Change level_after_release(WriteOutcome outcome) {
-  switch (outcome) {
-    case WriteOutcome::stored:
-    case WriteOutcome::duplicate:
-    case WriteOutcome::replaced_older:
-    case WriteOutcome::rejected_older_version:
-      return HeldRepositories::Change::released;
-    default:
-      return HeldRepositories::Change::dropped;
-  }
-}
-
-}  // namespace
-
 /// A new follower gets every held announcement now, then each change.
 void subscribe_held_feed(Self self, held_feed_actor subscriber) {
   auto& st = self->state;
@@ -340,6 +322,20 @@ void withdraw_held(Self self, const nostr::Event& deletion) {
 }
 
 namespace {
+
+/// Full when the store holds the released announcement (or a newer version of it); forgotten when
+/// it was refused (deleted, expired) or its write failed: it has left purgatory either way.
+HeldRepositories::Change level_after_release(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+    case WriteOutcome::duplicate:
+    case WriteOutcome::replaced_older:
+    case WriteOutcome::rejected_older_version:
+      return HeldRepositories::Change::released;
+    default:
+      return HeldRepositories::Change::dropped;
+  }
+}
 
 /// Restarts the holds of repository `identifier` (§6.3) and persists their new expiry.
 void restart_holds(Self self, std::string_view identifier) {

@@ -2,12 +2,10 @@
 
 #include <utility>  // before Asio, see toolchain.md §1
 
-#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
-#include <optional>
 #include <string_view>
 
 #include "runtime/coalescing_stream.hpp"
@@ -265,13 +263,12 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       if (closing_) start_close();
       return;
     }
+    writing_ = true;
     if (!ws_.is_open()) {  // Beast answered a close: nothing may follow it
-      writing_ = true;
       return net::post(ws_.get_executor(), [self = shared_from_this()] {
         self->on_write(net::error::operation_aborted);
       });
     }
-    writing_ = true;
     write_framed();
   }
 
@@ -297,7 +294,6 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       queued_bytes_ -= std::min(queued_bytes_, queue_.front().size());
       queue_.pop_front();
     }
-    writing_frames_ = 0;
     if (ec) {
       queue_.clear();
       queued_bytes_ = 0;
