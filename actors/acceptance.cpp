@@ -321,6 +321,17 @@ void withdraw_held(Self self, const nostr::Event& deletion) {
   publish_purgatory(self);
 }
 
+void write_released(Self self, nostr::EventPtr ev, Reply then) {
+  // Push authorisation reads held records and the store together (§5.11): erasing the record
+  // before the commit would leave a moment in which neither holds the event.
+  auto forget_record = [self, ev, then = std::move(then)](AcceptanceVerdict verdict) {
+    if (verdict.outcome != WriteOutcome::error)
+      persist(self, [&](store::EventStore& s) { s.erase_held(ev->id); });
+    then(std::move(verdict));
+  };
+  write(self, Submission{std::move(ev), {}, std::move(forget_record), 0}, {});
+}
+
 namespace {
 
 /// Full when the store holds the released announcement (or a newer version of it); forgotten when
@@ -438,17 +449,12 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
       released.push_back(std::move(ev));
   on_pull_request_git_data(self, arrived);
   if (released.empty()) return;
-  persist(self, [&](store::EventStore& s) {
-    for (const auto& ev : released) s.erase_held(ev->id);
-  });
   // Sync follows what the store holds: each released announcement's level changes once its write is
   // answered. Write failures are counted by on_write_failed.
-  for (auto& ev : released) {
-    auto follow = [self, ev](AcceptanceVerdict verdict) {
+  for (auto& ev : released)
+    write_released(self, ev, [self, ev](AcceptanceVerdict verdict) {
       tell_held_feed(self, {ev}, level_after_release(verdict.outcome));
-    };
-    write(self, Submission{ev, {}, std::move(follow), 0}, {});
-  }
+    });
   publish_purgatory(self);
 }
 

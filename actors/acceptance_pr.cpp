@@ -64,10 +64,7 @@ bool settle_placeholders(Self self, const nostr::EventId& id, const std::optiona
 /// Stores released PR events (they were judged when they arrived); nobody waits for the answers.
 void store_released(Self self, const std::vector<nostr::EventPtr>& released) {
   if (released.empty()) return;
-  persist(self, [&](store::EventStore& s) {
-    for (const auto& ev : released) s.erase_held(ev->id);
-  });
-  for (const auto& ev : released) write(self, Submission{ev, {}, [](AcceptanceVerdict) {}, 0}, {});
+  for (const auto& ev : released) write_released(self, ev, [](AcceptanceVerdict) {});
   publish_purgatory(self);
 }
 

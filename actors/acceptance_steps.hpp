@@ -35,6 +35,9 @@ void persist(Self self, const std::function<void(store::EventStore&)>& write_rec
 void publish_purgatory(Self self);
 /// A stored deletion request (kind 5) ends the holds of the events it names (git-hosting.md §4.6).
 void withdraw_held(Self self, const nostr::Event& deletion);
+/// Stores an event released from purgatory; its purgatory record goes only once the store answered
+/// (kept when the write failed, so a restart holds it again), and `then` gets the answer.
+void write_released(Self self, nostr::EventPtr ev, Reply then);
 
 // acceptance_pr.cpp
 

@@ -13,6 +13,7 @@
 
 #include "messages/nostr/json.hpp"
 #include "runtime/log.hpp"
+#include "store/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
 
@@ -492,6 +493,37 @@ TEST_F(PurgatoryAcceptanceTest, TheHeldFeedReportsAReleaseOnlyOnceTheAnnouncemen
   EXPECT_EQ(feed[3], (FeedLog::value_type{"lost", HeldRepositories::Change::dropped}));
 }
 
+TEST_F(PurgatoryAcceptanceTest, AReleasedEventKeepsItsRecordUntilTheStoreAnswersAndAfterAFailure) {
+  // Push authorisation reads the store and the held records together: a released state must be in
+  // one of them at every moment, or a push in between is judged against an older state.
+  store::StoreAndHeldView view{std::shared_ptr<const store::EventStore>(store_)};
+  auto visible = [&](const nostr::EventPtr& ev) {
+    nostr::Filter f;
+    f.ids = std::vector<nostr::EventId>{ev->id};
+    f.normalize();
+    return view.exists({f});
+  };
+  auto kept = announcement(1, "kept");
+  auto lost = announcement(1, "lost");
+  auto kept_state = state(1, "kept");
+  auto lost_state = state(1, "lost");
+  submit({kept, lost, kept_state, lost_state});
+  ASSERT_EQ(held_records(), 4u);
+  gate_->fail = {lost->id};
+  git_data(1, "kept", {kept_state->id});
+  git_data(1, "lost", {lost_state->id});
+  ASSERT_EQ(gate_->held.size(), 4u) << "all four released to the writer";
+  for (const auto& ev : {kept, lost, kept_state, lost_state})
+    EXPECT_TRUE(visible(ev)) << "still held while its write waits";
+  commit();
+  EXPECT_TRUE(visible(kept_state));
+  EXPECT_TRUE(store_->contains(kept_state->id));
+  EXPECT_FALSE(store_->contains(lost->id));
+  EXPECT_EQ(held_records(), 1u) << "only the failed write keeps its record";
+  acceptance_ = start_purgatory();
+  ASSERT_NE(purgatory().find(lost->id), nullptr) << "a restart holds it again";
+}
+
 TEST_F(PurgatoryAcceptanceTest,
        ReplacementsOfServedAnnouncementsAndStatesWithoutARepositoryAreStored) {
   auto served = announcement(1, "demo");
@@ -659,13 +691,16 @@ TEST_F(PullRequestAcceptanceTest, PushedRefsReleaseHeldEventsOrKeepPlaceholders)
   ASSERT_EQ(gate_->held.size(), 1u);
   EXPECT_EQ(gate_->held[0].event, held);
   EXPECT_EQ(acceptance_state().placeholders->size(), 2u);
+  EXPECT_EQ(held_records(), 3u) << "the placeholders' and the released event's until it is stored";
+  commit();
+  EXPECT_TRUE(store_->contains(held->id));
   EXPECT_EQ(held_records(), 2u) << "the placeholders' records";
 
   // The PR event whose ref names its commit is stored at once; the other's ref is deleted and it
   // waits.
   submit({later, unknown});
-  ASSERT_EQ(gate_->held.size(), 2u);
-  EXPECT_EQ(gate_->held[1].event, later);
+  ASSERT_EQ(gate_->held.size(), 1u);
+  EXPECT_EQ(gate_->held[0].event, later);
   EXPECT_EQ(refs_deleted_,
             (std::vector<std::pair<nostr::EventId, std::string>>{{unknown->id, c2}}));
   EXPECT_TRUE(purgatory().contains(unknown->id));
