@@ -77,13 +77,15 @@ std::optional<nostr::Event> held_event(std::string_view record) {
 
 void StoreAndHeldView::scan(const nostr::Filters& filters,
                             const std::function<bool(const nostr::Event&)>& visit) const {
+  // Held records first: a released event's record is erased only after its write committed, so an
+  // event that leaves the records between the two reads is found by the second.
   bool stopped = false;
-  stored_.scan(filters, [&](const nostr::Event& ev) { return !(stopped = !visit(ev)); });
-  if (stopped) return;
   store_->for_each_held([&](const nostr::EventId&, std::string_view record) {
     auto ev = held_event(record);
-    return !ev || !nostr::matches_any(filters, *ev) || visit(*ev);
+    return !ev || !nostr::matches_any(filters, *ev) || !(stopped = !visit(*ev));
   });
+  if (stopped) return;
+  stored_.scan(filters, visit);
 }
 
 std::string encode_held(const policy::HeldEvent& entry) {

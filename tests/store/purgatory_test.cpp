@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+
 #include "store/event_store.hpp"
 #include "store/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
@@ -206,6 +209,32 @@ TEST(PurgatoryRecordsTest, HeldEventsAndExpiredIdsSurviveAReopenAndAreNeverServe
     return true;
   });
   EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST(PurgatoryRecordsTest, AnEventMovingFromItsRecordToTheStoreMidScanIsStillSeen) {
+  // The acceptance actor stores a released event, then erases its record, while git hosting scans
+  // on another thread: whichever read comes second must find it.
+  store::test::TempDir dir;
+  auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
+  auto stored_state = state(1, 1, "repo");
+  auto released_state = state(2, 1, "repo");
+  events->write_batch(std::vector<nostr::EventPtr>{stored_state});
+  events->put_held(released_state->id,
+                   store::encode_held({released_state, HeldKind::state, t0 + 900}));
+  nostr::Filter by_d;
+  by_d.tags['d'] = {"repo"};
+  by_d.normalize();
+  std::set<nostr::EventId> seen;
+  store::StoreAndHeldView(events).scan({by_d}, [&](const nostr::Event& ev) {
+    if (seen.empty())  // the release, committed in full before the scan goes on
+      std::thread([&] {
+        events->write_batch(std::vector<nostr::EventPtr>{released_state});
+        events->erase_held(released_state->id);
+      }).join();
+    seen.insert(ev.id);
+    return true;
+  });
+  EXPECT_EQ(seen, (std::set<nostr::EventId>{stored_state->id, released_state->id}));
 }
 
 // ---------------------------------------------------------------- pull requests (§6.1, §7.3)
