@@ -73,8 +73,14 @@ const HeldEvent* Purgatory::find(const nostr::EventId& id) const {
 
 std::vector<HeldEvent> Purgatory::refresh(std::string_view identifier, std::int64_t now) {
   std::vector<HeldEvent> out;
+  auto names_identifier = [&](const HeldEvent& entry) {
+    if (entry.kind != HeldKind::pull_request) return entry.event->d_tag() == identifier;
+    auto repositories = pr_repositories(*entry.event);
+    return std::any_of(repositories.begin(), repositories.end(),
+                       [&](const RepositoryRef& r) { return r.identifier == identifier; });
+  };
   for (auto& [id, entry] : held_) {
-    if (entry.event->d_tag() != identifier) continue;
+    if (!names_identifier(entry)) continue;
     entry.expires_at = now + limits_.hold_seconds;
     out.push_back(entry);
   }

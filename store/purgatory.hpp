@@ -98,8 +98,9 @@ class Purgatory {
   /// A client resubmitted an expired id: it may be held again.
   void forget_expired(const nostr::EventId& id) { expired_.erase(id); }
 
-  /// Restarts the hold of every event held for repository `identifier`. Returns them (to persist
-  /// the new expiry).
+  /// Restarts the hold of every event held for repository `identifier` (announcements and states
+  /// by `d`, pull requests by the repositories they `a`-tag). Returns them (to persist the new
+  /// expiry).
   std::vector<HeldEvent> refresh(std::string_view identifier, std::int64_t now);
 
   /// The objects of state `state_id` are in <owner>/<identifier>: that state and the owner's

@@ -250,6 +250,21 @@ nostr::EventPtr pull_request(std::uint64_t id, std::uint64_t author, const std::
 const std::string commit_a(40, 'a');
 const std::string commit_b(40, 'b');
 
+TEST(PurgatoryTest, GitDataForARepositoryRestartsThePullRequestsThatTagIt) {
+  Purgatory purgatory(limits());
+  auto tagging = pull_request(1, 9, commit_a, {"other", "repo"});
+  auto elsewhere = pull_request(2, 9, commit_b, {"other"});
+  purgatory.hold(tagging, HeldKind::pull_request, t0);
+  purgatory.hold(elsewhere, HeldKind::pull_request, t0);
+  auto refreshed = purgatory.refresh("repo", t0 + 1000);
+  ASSERT_EQ(refreshed.size(), 1u);
+  EXPECT_EQ(refreshed[0].event, tagging);
+  auto expired = purgatory.expire(t0 + 1800);
+  ASSERT_EQ(expired.events.size(), 1u);
+  EXPECT_EQ(expired.events[0].event, elsewhere);
+  EXPECT_TRUE(purgatory.contains(tagging->id));
+}
+
 TEST(PullRequestTest, CommitAndRepositoriesAreReadFromTheTags) {
   auto pr = pull_request(1, 9, commit_a, {"repo", "other", "repo"});
   EXPECT_EQ(pr_commit(*pr), commit_a);
