@@ -265,7 +265,8 @@ caf::result<FetchOutcome> on_fetch(Self self, RelayFetch& request) {
   ++st.fetch_counts.fetches;
   count_fetch(self, "plus_fetches");
   auto& fetch = st.fetches[id];
-  fetch = PlusFetch{relay, std::move(request.filters), promise, request.role, false, {}, {}};
+  fetch = PlusFetch{
+      relay, std::move(request.filters), promise, request.role, false, {}, {}, now(self), false};
   if (!connected) {
     st.control[relay] = ControlConnection{request.role, 0};
     ++st.fetch_counts.control_dials;
@@ -427,8 +428,33 @@ void on_relay_down(Self self, RelayDown& down) {
   }
 }
 
+/// A fetch that made no progress for fetch_timeout, or that ran fetch_max_duration, fails;
+/// one whose relay progressed meanwhile waits another fetch_timeout.
+void on_fetch_timeout(Self self, const FetchTimeout& timeout) {
+  auto& st = self->state;
+  auto it = st.fetches.find(timeout.subscription_id);
+  if (it == st.fetches.end()) return;
+  auto& fetch = it->second;
+  if (fetch.progressed && now(self) - fetch.started < st.config.fetch_max_duration.count()) {
+    fetch.progressed = false;
+    self->delayed_send(self, st.config.fetch_timeout, timeout);
+    return;
+  }
+  finish_fetch(self, timeout.subscription_id, false, "timed out");
+}
+
+/// Pages, NIP-77 rounds and requested events from a relay are progress for its fetches (unrequested
+/// or invalid events are not: a peer cannot keep a fetch open with noise).
+void note_fetch_progress(Self self, const RelayTraffic& traffic) {
+  auto requested = traffic.events_received - traffic.events_unrequested - traffic.events_invalid;
+  if (traffic.pages + traffic.negentropy_rounds + requested == 0) return;
+  for (auto& [id, fetch] : self->state.fetches)
+    if (fetch.relay == traffic.relay && fetch.sent) fetch.progressed = true;
+}
+
 void on_traffic(Self self, const RelayTraffic& traffic) {
   auto& st = self->state;
+  note_fetch_progress(self, traffic);
   st.figures[traffic.relay] += traffic;
   if (st.metrics)
     traffic.for_each([&](const char* what, std::uint64_t n) { st.metrics->add(what, n); });
@@ -555,9 +581,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         self->state.plus_status = std::move(status.json);
         status_changed(self);
       },
-      [=](FetchTimeout& timeout) {
-        finish_fetch(self, timeout.subscription_id, false, "timed out");
-      },
+      [=](FetchTimeout& timeout) { on_fetch_timeout(self, timeout); },
       [=](FetchIdle& idle) { on_fetch_idle(self, idle); },
   };
 }

@@ -47,9 +47,11 @@ struct SyncManagerConfig {
   /// Unix time in seconds (injectable: tests drive it from the test clock).
   std::function<std::int64_t()> unix_now;
   std::uint64_t random_seed = std::random_device{}();
-  /// GRASP-03 fetches (RelayFetch): the longest one may take, and how long a connection opened
-  /// only for fetches stays open without one before it retires.
+  /// GRASP-03 fetches (RelayFetch): how long one may go without progress from its relay (a page,
+  /// a NIP-77 round, a requested event), the longest one may take in all however it progresses,
+  /// and how long a connection opened only for fetches stays open without one before it retires.
   std::chrono::seconds fetch_timeout{30};
+  std::chrono::seconds fetch_max_duration{300};
   std::chrono::seconds control_idle{10};
   /// Purgatory's held counts, shown in /api/sync; null = no purgatory section.
   std::shared_ptr<const policy::PurgatoryFigures> purgatory;
@@ -77,6 +79,10 @@ struct PlusFetch {
   /// or `<id>.<k>` when they need more than one REQ.
   std::set<std::string> parts;
   std::set<std::string> done_parts;
+  /// When it was asked for (unix seconds), and whether its relay progressed since the last
+  /// FetchTimeout: a large paginated fetch lives on while pages come.
+  std::int64_t started = 0;
+  bool progressed = false;
 };
 
 /// A connection opened for fetches only, not tracked by the plan (a control-plane connection):

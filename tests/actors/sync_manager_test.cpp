@@ -252,6 +252,55 @@ TEST_F(SyncManagerTest, AFetchOnAControlConnectionFailsWhenItDropsAndATimeoutEnd
   EXPECT_EQ(manager_state().fetch_counts.control_retired, 1u);
 }
 
+TEST_F(SyncManagerTest, AFetchLivesOnWhileItsRelayProgressesAndEndsAtTheLongestDuration) {
+  start_manager();
+  caf::scoped_actor client{system()};
+  std::optional<FetchOutcome> outcome;
+  auto poll = [&] {
+    client->receive([&](FetchOutcome& o) { outcome = o; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+  };
+  auto fetch = [&] {
+    client->send(manager_,
+                 RelayFetch{"wss://mailbox.example", kinds_filter(), false, FetchRole::history});
+    run();
+  };
+  fetch();
+  peers_.back()->handler->on_open(req_only_peer());
+  run();
+  auto sub = peers_.back()->reqs().at(0).first;
+  std::int64_t at = 1'700'000'000;
+  auto requested_event = [&] {  // one event the fetch asked for, reported on the next tick
+    peers_.back()->handler->on_message(
+        nostr::relay_event(sub, nostr::serialize_event(sync_test::signed_event(10002, {}, at++))));
+    run();
+    advance_time(1s);
+  };
+  // Noise does not count: an event of another kind leaves the fetch to its 30 s.
+  peers_.back()->handler->on_message(
+      nostr::relay_event(sub, nostr::serialize_event(sync_test::signed_event(1, {}, at++))));
+  run();
+  advance_time(30s);
+  poll();
+  ASSERT_TRUE(outcome) << "unrequested events are no progress";
+  EXPECT_EQ(outcome->error, "timed out");
+
+  // Progress every 20 s keeps a fetch going past 30 s, up to its longest duration (300 s).
+  outcome.reset();
+  fetch();
+  sub = peers_.back()->reqs().back().first;
+  for (int i = 0; i < 14; ++i) {
+    advance_time(19s);
+    requested_event();
+    poll();
+    ASSERT_FALSE(outcome) << "still progressing at " << (i + 1) * 20 << " s";
+  }
+  advance_time(40s);
+  poll();
+  ASSERT_TRUE(outcome) << "ended at its longest duration, however it progresses";
+  EXPECT_EQ(outcome->error, "timed out");
+}
+
 TEST_F(SyncManagerTest, AFetchIsPackedToThePeersLimitsAndEndsWhenEveryPartDid) {
   start_manager();
   nostr::Filters filters;
