@@ -130,6 +130,33 @@ class GitE2E : public ::testing::Test {
     return b;
   }
 
+  /// This node (syncing) and B (not syncing: what B holds came from its clients or a git fetch)
+  /// both serve owner_key's "repo": one announcement listing both, published to both.
+  struct Pair {
+    NodeB b;
+    std::string b_url;
+    nostr::Event announcement;
+  };
+  Pair start_pair() {
+    const std::vector<std::pair<std::string, std::string>> env{
+        {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+    start(env);
+    if (HasFatalFailure()) return {};
+    auto b_env = env;
+    b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
+    Pair pair{start_node_b(b_env), {}, {}};
+    if (!pair.b.client) return pair;
+    pair.b_url = "http://" + pair.b.host + path();
+    pair.announcement = make_event(30617, "",
+                                   {{"d", "repo"},
+                                    {"clone", url(), pair.b_url},
+                                    {"relays", "ws://" + host(), "ws://" + pair.b.host}},
+                                   1700000000, owner_key);
+    EXPECT_TRUE(client_->publish(pair.announcement)->accepted);
+    EXPECT_TRUE(pair.b.client->publish(pair.announcement)->accepted);
+    return pair;
+  }
+
   void TearDown() override {
     client_.reset();
     if (graspd_ && graspd_->running()) {
@@ -364,25 +391,12 @@ TEST_F(GitE2E, LargePushStreamsAndPartialCloneWorks) {
 }
 
 TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
-  const std::vector<std::pair<std::string, std::string>> env{
-      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
-  start(env);
-  auto b_env = env;
-  b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
-  auto node_b = start_node_b(b_env);
-  ASSERT_TRUE(node_b.client);
-  auto& b = *node_b.process;
-  auto& b_client = node_b.client;
-  const std::string b_host = node_b.host;
-  const std::string b_url = "http://" + b_host + path();
-
-  // One announcement listing both servers, sent to both.
-  auto announcement = make_event(
-      30617, "",
-      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
-      1700000000, owner_key);
-  ASSERT_TRUE(client_->publish(announcement)->accepted);
-  ASSERT_TRUE(b_client->publish(announcement)->accepted);
+  auto pair = start_pair();
+  ASSERT_TRUE(pair.b.client);
+  auto& b = *pair.b.process;
+  auto& b_client = pair.b.client;
+  const auto& b_url = pair.b_url;
+  const auto& announcement = pair.announcement;
 
   auto first = commit("one");
   auto state = make_event(
@@ -894,25 +908,13 @@ TEST_F(GitE2E, PullRequestEventsWaitForTheirCommitAndRefsNostrPlaceholdersExpire
 }
 
 TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
-  const std::vector<std::pair<std::string, std::string>> env{
-      {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
-  start(env);
-  auto b_env = env;
-  b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
-  auto node_b = start_node_b(b_env);
-  ASSERT_TRUE(node_b.client);
-  auto& b = *node_b.process;
-  auto& b_client = node_b.client;
-  const std::string b_host = node_b.host;
-  const std::string b_url = "http://" + b_host + path();
+  auto pair = start_pair();
+  ASSERT_TRUE(pair.b.client);
+  auto& b = *pair.b.process;
+  auto& b_client = pair.b.client;
+  const auto& b_url = pair.b_url;
 
   // The repository is served on both (B fetched its state's commit from A).
-  auto announcement = make_event(
-      30617, "",
-      {{"d", "repo"}, {"clone", url(), b_url}, {"relays", "ws://" + host(), "ws://" + b_host}},
-      1700000000, owner_key);
-  ASSERT_TRUE(client_->publish(announcement)->accepted);
-  ASSERT_TRUE(b_client->publish(announcement)->accepted);
   auto main_id = commit("one");
   auto state =
       make_event(30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}}, 1700000100, owner_key);
