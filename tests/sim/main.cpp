@@ -98,6 +98,7 @@ bool run_one(const std::string& name, const SimOptions& options, const std::vect
   total.faults += result.faults;
   total.restarts += result.restarts;
   total.frames += result.frames;
+  total.negentropy_rounds += result.negentropy_rounds;
   total.properties_checked += result.properties_checked;
   total.consolidations += result.consolidations;
   total.daily_syncs += result.daily_syncs;
@@ -165,7 +166,8 @@ int main(int argc, char** argv) {
   std::printf(
       "graspd-sim: %llu runs (%zu nodes, %zu relays), %llu violated; %llu publications "
       "(%llu deletions), "
-      "%llu faults, %llu restarts, %llu frames, %llu consolidations, %llu daily resyncs, "
+      "%llu faults, %llu restarts, %llu frames, %llu NIP-77 rounds, %llu consolidations, "
+      "%llu daily resyncs, "
       "%llu property checks; %.1f h simulated in "
       "%.1f s wall (%.0f simulated h per wall s)\n",
       static_cast<unsigned long long>(runs), args.options.nodes, args.options.relays,
@@ -175,6 +177,7 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(total.faults),
       static_cast<unsigned long long>(total.restarts),
       static_cast<unsigned long long>(total.frames),
+      static_cast<unsigned long long>(total.negentropy_rounds),
       static_cast<unsigned long long>(total.consolidations),
       static_cast<unsigned long long>(total.daily_syncs),
       static_cast<unsigned long long>(total.properties_checked), total.simulated_seconds / 3600.0,

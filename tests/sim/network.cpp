@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "messages/nostr/client_message.hpp"
+#include "actors/negentropy_sessions.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 
@@ -24,6 +24,8 @@ struct SimNetwork::Connection {
   bool closed = false;
   bool paused = false;
   std::deque<std::string> held;
+  /// The relay's NIP-77 sessions on this connection (a relay that speaks it).
+  std::unique_ptr<NegentropySessions> negentropy;
   std::int64_t last_to_node = 0;
   std::int64_t last_to_relay = 0;
 };
@@ -52,9 +54,10 @@ SimNetwork::SimNetwork(std::function<std::int64_t()> now_ms,
     : now_(std::move(now_ms)), trace_(std::move(trace)), violation_(std::move(violation)) {}
 
 std::size_t SimNetwork::add_relay(std::string url, bool private_address,
-                                  std::size_t max_subscriptions) {
+                                  std::size_t max_subscriptions, bool nip77) {
   SimRelay relay;
   relay.max_subscriptions = max_subscriptions;
+  relay.nip77 = nip77;
   relay.url = std::move(url);
   relay.private_address = private_address;
   relays_.push_back(std::move(relay));
@@ -109,7 +112,11 @@ void SimNetwork::dial(std::uint64_t id) {
     trace_(conn.node, "open " + label(conn));
     runtime::PeerLimits limits;
     limits.max_subscriptions = relays_[*conn.relay].max_subscriptions;
-    limits.nip77 = false;
+    limits.nip77 = relays_[*conn.relay].nip77;
+    if (*limits.nip77)
+      conn.negentropy = std::make_unique<NegentropySessions>(
+          NegentropyLimits{},
+          std::make_shared<NegentropyBudget>(NegentropyLimits{}.max_sync_events));
     conn.handler->on_open(limits);
   });
 }
@@ -190,7 +197,33 @@ void SimNetwork::on_relay_frame(std::uint64_t id, const std::string& text) {
     return to_node(id, nostr::relay_ok(event->event.id, true, ""));
   if (auto* count = std::get_if<nostr::ClientCount>(&*parsed))
     return to_node(id, nostr::relay_closed(count->subscription_id, "unsupported: COUNT"));
-  to_node(id, nostr::relay_notice("unsupported: NIP-77"));
+  if (!answer_negentropy(c, r, *parsed)) to_node(id, nostr::relay_notice("unsupported: NIP-77"));
+}
+
+bool SimNetwork::answer_negentropy(Connection& c, SimRelay& r, nostr::ClientMessage& message) {
+  if (!c.negentropy) return false;
+  auto records = [&r](const nostr::Filter& filter,
+                      std::uint64_t max) -> std::optional<std::vector<nostr::negentropy::Item>> {
+    std::vector<nostr::negentropy::Item> items;
+    for (const auto& [id, entry] : r.events)
+      if (filter.matches(entry.first))
+        items.push_back({static_cast<std::uint64_t>(entry.first.created_at), id});
+    if (items.size() > max) return std::nullopt;
+    std::sort(items.begin(), items.end());
+    return items;
+  };
+  if (auto* open = std::get_if<nostr::ClientNegOpen>(&message)) {
+    ++counts_.negentropy_rounds;
+    to_node(c.id, c.negentropy->open(*open, records).frame);
+  } else if (auto* msg = std::get_if<nostr::ClientNegMsg>(&message)) {
+    ++counts_.negentropy_rounds;
+    to_node(c.id, c.negentropy->message(*msg).frame);
+  } else if (auto* close_msg = std::get_if<nostr::ClientNegClose>(&message)) {
+    c.negentropy->close(close_msg->subscription_id);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void SimNetwork::answer_req(Connection& c, SimRelay& r, const std::string& sub,

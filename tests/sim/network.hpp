@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/relay_connection.hpp"
+#include "messages/nostr/client_message.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "runtime/relay_client.hpp"
@@ -25,8 +26,8 @@ namespace graspd::sim {
 inline constexpr std::size_t kMaxHeldFrames = 100'000;
 
 /// A plain NIP-01 relay in memory: REQ (stored events newest first, per-filter limit, then EOSE,
-/// then live events), CLOSE, EVENT (answered OK, not stored: only the schedule publishes), no
-/// NIP-77.
+/// then live events), CLOSE, EVENT (answered OK, not stored: only the schedule publishes), and
+/// NIP-77 when `nip77` (graspd's own server side, NegentropySessions, over its events).
 struct SimRelay {
   std::string url;
   /// Events by id (unique), each with its JSON.
@@ -42,6 +43,8 @@ struct SimRelay {
   /// What it advertises in NIP-11 `max_subscriptions`: graspd's REQ budget per connection derives
   /// from it, and more open at once on one connection is a violation.
   std::size_t max_subscriptions = 20;
+  /// Speaks NIP-77 and says so in NIP-11; else NEG-OPEN gets a NOTICE, as from strfry-less relays.
+  bool nip77 = false;
   /// True for a relay at an address the URL guard refuses (its contents are unreachable).
   bool private_address = false;
 };
@@ -54,6 +57,8 @@ struct NetworkCounts {
   std::uint64_t frames = 0;
   std::uint64_t max_open_subscriptions = 0;
   std::uint64_t max_held_frames = 0;
+  /// NEG-OPEN and NEG-MSG frames the NIP-77 relays answered.
+  std::uint64_t negentropy_rounds = 0;
 };
 
 class SimNetwork {
@@ -63,7 +68,8 @@ class SimNetwork {
              std::function<void(std::size_t, const std::string&)> trace,
              std::function<void(const std::string&)> violation);
 
-  std::size_t add_relay(std::string url, bool private_address, std::size_t max_subscriptions);
+  std::size_t add_relay(std::string url, bool private_address, std::size_t max_subscriptions,
+                        bool nip77 = false);
   SimRelay& relay(std::size_t i) { return relays_.at(i); }
   const SimRelay& relay(std::size_t i) const { return relays_.at(i); }
   std::size_t relay_count() const { return relays_.size(); }
@@ -99,6 +105,8 @@ class SimNetwork {
   void on_relay_frame(std::uint64_t id, const std::string& text);
   void answer_req(Connection& c, SimRelay& r, const std::string& sub,
                   const nostr::Filters& filters);
+  /// NEG-OPEN, NEG-MSG and NEG-CLOSE; false for any other message.
+  bool answer_negentropy(Connection& c, SimRelay& r, nostr::ClientMessage& message);
   void close(std::uint64_t id, bool notify, const std::string& reason);
   void resume(std::uint64_t id);
   std::int64_t latency(const SimRelay& r) const;

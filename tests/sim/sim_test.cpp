@@ -77,6 +77,8 @@ TEST_F(Sim, HandWrittenScenarioSyncsBothNodes) {
   EXPECT_EQ(result.stored_events, 2u * 5u);
   EXPECT_EQ(result.restarts, 1u);
   EXPECT_EQ(result.faults, 3u);
+  EXPECT_GT(result.negentropy_rounds, 0u)
+      << "relay 1 speaks NIP-77: history came by reconciliation";
 }
 
 TEST_F(Sim, BadScenariosNameTheEntry) {

@@ -54,9 +54,10 @@ class World {
     result_.seed = options.seed;
     result_.node_traces.resize(options.nodes);
     // Odd relays advertise a tight REQ budget (some public relays allow 10 or fewer), so the
-    // nodes' consolidation runs in ordinary schedules.
+    // nodes' consolidation runs in ordinary schedules, and speak NIP-77 (as graspd and strfry do),
+    // so history comes by reconciliation from them and by REQ pages from the even ones.
     for (std::size_t i = 0; i < options.relays; ++i)
-      network_.add_relay(relay_url(i), false, i % 2 ? 8 : 20);
+      network_.add_relay(relay_url(i), false, i % 2 ? 8 : 20, i % 2 == 1);
     network_.add_relay("ws://10.0.0.5", true, 20);
     for (std::size_t i = 0; i < options.nodes; ++i) {
       NodeSetup setup;
@@ -241,6 +242,7 @@ class World {
     for (const auto& node : nodes_) add_totals(*node);
     const auto& counts = network_.counts();
     result_.frames = counts.frames;
+    result_.negentropy_rounds = counts.negentropy_rounds;
     result_.dials = counts.dials;
     result_.max_open_subscriptions = counts.max_open_subscriptions;
     result_.simulated_seconds = static_cast<double>(now_ms()) / 1000.0;

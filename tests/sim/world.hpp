@@ -28,6 +28,8 @@ struct RunResult {
   std::uint64_t faults = 0;
   std::uint64_t restarts = 0;
   std::uint64_t frames = 0;
+  /// NIP-77 rounds the relays answered (odd relays speak it).
+  std::uint64_t negentropy_rounds = 0;
   std::uint64_t dials = 0;
   std::uint64_t properties_checked = 0;
   /// Events stored over all nodes at the last check.
