@@ -292,14 +292,33 @@ void subscribe_held_feed(Self self, held_feed_actor subscriber) {
   if (!snapshot.entries.empty()) self->send(subscriber, std::move(snapshot));
 }
 
-/// Writes purgatory records. A failure is logged and counted; the event stays held in memory (it
-/// is lost only if graspd restarts before it is released).
-void persist(Self self, const std::function<void(store::EventStore&)>& write_records) {
+/// Writes purgatory records; false (logged and counted) when they could not be written.
+bool persist(Self self, const std::function<void(store::EventStore&)>& write_records) {
   try {
     write_records(*self->state.purgatory_store);
+    return true;
   } catch (const store::StoreError& error) {
     self->state.persist_failures.report(error.what(), self->clock().now());
+    return false;
   }
+}
+
+bool record_hold(Self self, const Submission& submission,
+                 const policy::Purgatory::HoldResult& result) {
+  auto& st = self->state;
+  const auto& ev = submission.event;
+  // The new record first: each is its own transaction, and a failed put leaves the old one.
+  if (persist(self, [&](store::EventStore& s) {
+        s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
+        if (result.replaced) s.erase_held(result.replaced->event->id);
+      })) {
+    ++st.held_total;
+    return true;
+  }
+  // OK true promises the event survives a restart: without its record it is not held at all.
+  st.purgatory->undo_hold(ev->id, result.replaced);
+  submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
+  return false;
 }
 
 /// The held events a stored deletion names leave purgatory unremembered (the deletion itself keeps
@@ -418,11 +437,7 @@ bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
         false, "error: too many events are waiting for git data here; try again later", {}});
     return true;
   }
-  ++st.held_total;
-  persist(self, [&](store::EventStore& s) {
-    if (result.replaced) s.erase_held(*result.replaced);
-    s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
-  });
+  if (!record_hold(self, submission, result)) return true;
   if (*kind == policy::HeldKind::announcement) {
     if (st.create_repository) st.create_repository(*ev);
     tell_held_feed(self, {ev}, HeldRepositories::Change::held);

@@ -114,10 +114,7 @@ bool hold_pull_request(Self self, const Submission& submission) {
         false, "error: too many events are waiting for git data here; try again later", {}});
     return true;
   }
-  ++st.held_total;
-  persist(self, [&](store::EventStore& s) {
-    s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
-  });
+  if (!record_hold(self, submission, result)) return true;
   if (st.pull_requests.held) st.pull_requests.held(ev, std::move(repositories));
   publish_purgatory(self);
   submission.reply(AcceptanceVerdict{true, policy::pr_held_message(*commit), WriteOutcome::held});

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/acceptance.hpp"
@@ -29,8 +30,17 @@ struct Submission {
 
 /// Stores an accepted event and answers after the commit; writes leave in decision order.
 void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on);
-/// Writes purgatory records; a failure is logged and counted, the state in memory stays.
-void persist(Self self, const std::function<void(store::EventStore&)>& write_records);
+/// Writes purgatory records; false when they could not be written (logged and counted, the state
+/// in memory stays).
+bool persist(Self self, const std::function<void(store::EventStore&)>& write_records);
+/// The answer to an event whose hold could not be recorded.
+inline constexpr std::string_view unrecorded_hold_message =
+    "error: could not record the event while it waits for git data; try again later";
+/// Writes the record of a hold purgatory just took (erasing the one of the version it replaced);
+/// when that fails the hold is undone, the submitter gets unrecorded_hold_message and the answer
+/// is false.
+bool record_hold(Self self, const Submission& submission,
+                 const policy::Purgatory::HoldResult& result);
 /// Held counts to metrics and /api/sync.
 void publish_purgatory(Self self);
 /// A stored deletion request (kind 5) ends the holds of the events it names (git-hosting.md §4.6).

@@ -38,7 +38,7 @@ Purgatory::HoldResult Purgatory::hold(nostr::EventPtr event, HeldKind kind, std:
   if (auto it = address.empty() ? by_address_.end() : by_address_.find(address);
       it != by_address_.end()) {
     if (!newer(*event, *held_.at(it->second).event)) return {Hold::duplicate, std::nullopt};
-    result.replaced = it->second;
+    result.replaced = held_.at(it->second);
     remove(it->second);
   } else if (held_.size() >= limits_.max_held) {
     return {Hold::full, std::nullopt};
@@ -48,6 +48,11 @@ Purgatory::HoldResult Purgatory::hold(nostr::EventPtr event, HeldKind kind, std:
   if (!address.empty()) by_address_[address] = id;
   held_[id] = HeldEvent{std::move(event), kind, now + limits_.hold_seconds};
   return result;
+}
+
+void Purgatory::undo_hold(const nostr::EventId& id, std::optional<HeldEvent> replaced) {
+  remove(id);
+  if (replaced) restore(std::move(*replaced));
 }
 
 void Purgatory::restore(HeldEvent entry) {

@@ -82,9 +82,12 @@ class Purgatory {
   struct HoldResult {
     Hold outcome = Hold::held;
     /// A held older version of the same address that this one replaced (to unpersist).
-    std::optional<nostr::EventId> replaced;
+    std::optional<HeldEvent> replaced;
   };
   HoldResult hold(nostr::EventPtr event, HeldKind kind, std::int64_t now);
+  /// Takes back a hold whose record could not be written: the event leaves unremembered and the
+  /// version it replaced, if any, is held again.
+  void undo_hold(const nostr::EventId& id, std::optional<HeldEvent> replaced);
 
   /// A held event read back at start-up (kept as it was, expiry included).
   void restore(HeldEvent entry);

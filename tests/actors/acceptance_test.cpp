@@ -359,7 +359,7 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
     config.unix_now = [this] { return unix_now_; };
     config.purgatory_enabled = true;
     config.purgatory.hold_seconds = 1800;
-    config.purgatory_store = store_;
+    config.purgatory_store = purgatory_store_ ? purgatory_store_ : store_;
     config.create_repository = [this](const nostr::Event& ev) {
       repositories_.insert(std::string(ev.d_tag()));
     };
@@ -409,6 +409,8 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   }
   policy::Purgatory& purgatory() { return *acceptance_state().purgatory; }
 
+  /// Where purgatory records go when not the event store's LMDB (set before start_purgatory).
+  std::shared_ptr<store::EventStore> purgatory_store_;
   std::set<std::string> repositories_;
   std::vector<nostr::EventId> removed_;
   std::vector<nostr::EventId> handed_;
@@ -522,6 +524,32 @@ TEST_F(PurgatoryAcceptanceTest, AReleasedEventKeepsItsRecordUntilTheStoreAnswers
   EXPECT_EQ(held_records(), 1u) << "only the failed write keeps its record";
   acceptance_ = start_purgatory();
   ASSERT_NE(purgatory().find(lost->id), nullptr) << "a restart holds it again";
+}
+
+TEST_F(PurgatoryAcceptanceTest, AHoldWhoseRecordCannotBeWrittenIsRefusedAndUndone) {
+  // OK true for a held event promises it survives a restart; a full disk must not break that.
+  store::test::TempDir small_dir;
+  auto options = store::test::options_for(small_dir);
+  options.initial_map_size = 128 * 1024;
+  options.max_map_size = 256 * 1024;
+  purgatory_store_ = std::make_shared<store::EventStore>(options);
+  acceptance_ = start_purgatory();
+  auto recorded = announcement(1, "demo");
+  auto too_big = announcement(1, "demo", {{"description", std::string(300'000, 'x')}});
+  submit({recorded, too_big});
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_TRUE(answers[0].accepted);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::held);
+  EXPECT_FALSE(answers[1].accepted);
+  EXPECT_EQ(answers[1].message.rfind("error: could not record", 0), 0u) << answers[1].message;
+  EXPECT_FALSE(purgatory().contains(too_big->id));
+  EXPECT_TRUE(purgatory().contains(recorded->id)) << "the version it replaced is held again";
+  EXPECT_EQ(acceptance_state().persist_failures.total(), 1u);
+
+  acceptance_ = start_purgatory();  // as after a restart: the held version is still there
+  EXPECT_TRUE(purgatory().contains(recorded->id));
+  EXPECT_EQ(purgatory().size(), 1u);
 }
 
 TEST_F(PurgatoryAcceptanceTest,

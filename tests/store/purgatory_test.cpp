@@ -65,12 +65,22 @@ TEST(PurgatoryTest, ANewerVersionOfAnAddressReplacesTheHeldOneAndAnOlderOneDoesN
   auto replaced = purgatory.hold(newer, HeldKind::announcement, t0 + 60);
   EXPECT_EQ(replaced.outcome, Purgatory::Hold::held);
   ASSERT_TRUE(replaced.replaced);
-  EXPECT_EQ(*replaced.replaced, first->id);
+  EXPECT_EQ(replaced.replaced->event, first);
   EXPECT_FALSE(purgatory.contains(first->id));
   EXPECT_EQ(purgatory.find(newer->id)->expires_at, t0 + 60 + 1800);
   EXPECT_EQ(purgatory.hold(older, HeldKind::announcement, t0 + 61).outcome,
             Purgatory::Hold::duplicate);
   EXPECT_EQ(purgatory.size(), 1u);
+
+  // Undone (its record could not be written): the version it replaced is held again, as it was.
+  purgatory.undo_hold(newer->id, replaced.replaced);
+  EXPECT_FALSE(purgatory.contains(newer->id));
+  EXPECT_FALSE(purgatory.expired_recently(newer->id));
+  ASSERT_TRUE(purgatory.contains(first->id));
+  EXPECT_EQ(purgatory.find(first->id)->expires_at, t0 + 1800);
+  EXPECT_EQ(purgatory.hold(older, HeldKind::announcement, t0 + 62).outcome,
+            Purgatory::Hold::duplicate)
+      << "the address points at the restored version";
 }
 
 TEST(PurgatoryTest, IsBoundedButAReplacementStillFits) {
