@@ -307,18 +307,20 @@ bool record_hold(Self self, const Submission& submission,
                  const policy::Purgatory::HoldResult& result) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  // The new record first: each is its own transaction, and a failed put leaves the old one.
-  if (persist(self, [&](store::EventStore& s) {
-        s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
-        if (result.replaced) s.erase_held(result.replaced->event->id);
-      })) {
-    ++st.held_total;
-    return true;
-  }
   // OK true promises the event survives a restart: without its record it is not held at all.
-  st.purgatory->undo_hold(ev->id, result.replaced);
-  submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
-  return false;
+  if (!persist(self, [&](store::EventStore& s) {
+        s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
+      })) {
+    st.purgatory->undo_hold(ev->id, result.replaced);
+    submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
+    return false;
+  }
+  ++st.held_total;
+  // Only now: a failed put above leaves the replaced version's record, and a record left here by a
+  // failed erase loses to the newer one when read back (Purgatory::restore).
+  if (result.replaced)
+    persist(self, [&](store::EventStore& s) { s.erase_held(result.replaced->event->id); });
+  return true;
 }
 
 /// The held events a stored deletion names leave purgatory unremembered (the deletion itself keeps
