@@ -252,7 +252,7 @@ struct SessionState {
                                       "rate-limited: too many open subscriptions (max " +
                                           std::to_string(limits.max_subscriptions) + ")"));
     }
-    const auto values = filter_values(msg.filters);
+    const auto values = nostr::value_count(msg.filters);
     const auto replaced = held_values(msg.subscription_id);
     if (open_values - replaced + values > limits.max_subscription_values) {
       return send(nostr::relay_closed(msg.subscription_id,
@@ -279,17 +279,6 @@ struct SessionState {
         });
   }
 
-  /// What a REQ's filters cost in the fan-out's index: one entry per id, author, kind and tag
-  /// value.
-  static std::size_t filter_values(const nostr::Filters& filters) {
-    std::size_t values = 0;
-    for (const auto& f : filters) {
-      values += 1 + (f.ids ? f.ids->size() : 0) + (f.authors ? f.authors->size() : 0) +
-                (f.kinds ? f.kinds->size() : 0);
-      for (const auto& [letter, tag_values] : f.tags) values += tag_values.size();
-    }
-    return values;
-  }
   std::size_t held_values(const std::string& subid) const {
     auto it = subscription_values.find(subid);
     return it == subscription_values.end() ? 0 : it->second;

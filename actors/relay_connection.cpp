@@ -32,7 +32,8 @@ class Bridge final : public runtime::RelayClientHandler {
                            peer.max_limit,
                            peer.nip77.has_value(),
                            peer.nip77.value_or(false),
-                           peer.max_subscriptions});
+                           peer.max_subscriptions,
+                           peer.max_subscription_values});
   }
   void on_message(std::string&& text) override {
     caf::anon_send(target_, atom::relay_msg::value, std::move(text));

@@ -27,7 +27,8 @@ struct SyncMetrics {
                    .Help("Sync activity: connection_attempts, events_received, events_stored, "
                          "events_invalid, events_known, events_unrequested, pages, bytes_received, "
                          "consolidations, "
-                         "daily_syncs, evictions, and the GRASP-03 fetch path: plus_fetches, "
+                         "daily_syncs, evictions, over_value_budget, and the GRASP-03 fetch path: "
+                         "plus_fetches, "
                          "plus_fetch_failures, plus_control_dials, plus_promotions")
                    .Register(r)),
         open(prometheus::BuildGauge()
@@ -80,6 +81,7 @@ void report_totals(SyncManagerState& st) {
     st.metrics->add("consolidations", now.consolidations - st.reported.consolidations);
     st.metrics->add("daily_syncs", now.daily_syncs - st.reported.daily_syncs);
     st.metrics->add("evictions", now.evictions - st.reported.evictions);
+    st.metrics->add("over_value_budget", now.over_value_budget - st.reported.over_value_budget);
   }
   st.reported = now;
 }
@@ -156,8 +158,9 @@ void execute(Self self, const sync::Commands& commands) {
   status_changed(self);
   for (const auto& relay : promoted) {
     auto up = st.open_connections.at(relay);
-    execute(self, st.plan->on_connected(relay, up.max_message_bytes, up.max_filters, now(self),
-                                        up.nip77(), up.max_subscriptions));
+    execute(self,
+            st.plan->on_connected(relay, up.max_message_bytes, up.max_filters, now(self),
+                                  up.nip77(), up.max_subscriptions, up.max_subscription_values));
   }
 }
 
@@ -489,7 +492,8 @@ void on_relay_up(Self self, const RelayUp& up) {
   log::info(component, "connected to " + up.relay);
   send_waiting_fetches(self, up.relay);
   execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
-                                               now(self), up.nip77(), up.max_subscriptions));
+                                               now(self), up.nip77(), up.max_subscriptions,
+                                               up.max_subscription_values));
 }
 
 void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {

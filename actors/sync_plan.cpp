@@ -244,6 +244,8 @@ void SyncPlan::add_items(const RelayUrl& relay, RelayState& state, SyncItems ite
   if (state.status != ConnectionStatus::connected || items.empty()) return;
   if (state.rate_limited_until && *state.rate_limited_until > now) return;
   if (state.consolidation_wanted) return;  // recomputed when consolidation runs
+  items = within_value_budget(state, std::move(items));
+  if (items.empty()) return;
   if (!fits_budget(state, items)) {
     SyncItems everything = state.confirmed;
     everything.merge(pending_items(state));
@@ -347,8 +349,8 @@ void SyncPlan::dial(const RelayUrl& relay, RelayState& state, Commands& out) {
 
 Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
                                 std::size_t max_filters, std::int64_t now,
-                                std::optional<bool> advertised_nip77,
-                                std::size_t max_subscriptions) {
+                                std::optional<bool> advertised_nip77, std::size_t max_subscriptions,
+                                std::size_t max_subscription_values) {
   auto* state = tracked(relay);
   if (!state) return {};
   Commands out;
@@ -357,6 +359,7 @@ Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_b
   state->max_message_bytes = max_message_bytes;
   state->max_filters = max_filters;
   state->max_subscriptions = max_subscriptions;
+  state->max_subscription_values = max_subscription_values;
   state->health = RelayHealth{};
   state->subscriptions.clear();
   const bool fresh = !state->last_connected || !state->disconnected_at ||

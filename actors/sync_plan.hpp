@@ -65,6 +65,9 @@ struct SyncConfig {
   /// Subscriptions left free of live coverage for history fetches (NIP-77 id batches, REQ pages):
   /// with every slot held by live REQs, no history could ever be asked for.
   std::size_t reserved_subscriptions = 2;
+  /// Filter values left free of live coverage on a peer that advertises
+  /// limitation.max_subscription_values: a tenth of it, at least this many, at most half.
+  std::size_t min_reserved_values = 2000;
   /// Canonical URLs of this service itself: never dialled.
   std::set<RelayUrl> own_relays;
   /// Most relays tracked (and connections opened) at once; hostile or huge
@@ -81,6 +84,9 @@ struct SyncTotals {
   std::uint64_t daily_syncs = 0;
   /// Tracked relays dropped to give their slot to a relay ranked before them.
   std::uint64_t evictions = 0;
+  /// Items not subscribed on a relay because its filter-value budget was full (until its next
+  /// fresh sync).
+  std::uint64_t over_value_budget = 0;
 };
 
 /// Admission order of a target relay when slots are scarce: every author's
@@ -146,6 +152,8 @@ struct RelayState {
   std::size_t max_message_bytes = 0;
   std::size_t max_filters = 0;
   std::size_t max_subscriptions = 0;
+  /// limitation.max_subscription_values (graspd advertises it); 0 = not advertised.
+  std::size_t max_subscription_values = 0;
   /// References per filter for this relay: raised above SyncConfig::refs_per_filter when its
   /// items would not fit the subscription budget otherwise (0 = the configured value).
   std::size_t refs_per_filter = 0;
@@ -223,15 +231,20 @@ class SyncPlan {
   Commands on_plus_coverage(std::map<RelayUrl, std::set<EventId>> roots, std::int64_t now);
   const std::map<RelayUrl, std::set<EventId>>& plus_coverage() const { return plus_; }
 
-  /// `max_message_bytes` / `max_filters` / `max_subscriptions`: the peer's NIP-11 limits, 0 when
-  /// unknown. `advertised_nip77`: whether its NIP-11 supported_nips lists 77 (unset without a
-  /// list).
+  /// `max_message_bytes` / `max_filters` / `max_subscriptions` / `max_subscription_values`: the
+  /// peer's NIP-11 limits, 0 when unknown. `advertised_nip77`: whether its NIP-11 supported_nips
+  /// lists 77 (unset without a list).
   Commands on_connected(const RelayUrl& relay, std::size_t max_message_bytes,
                         std::size_t max_filters, std::int64_t now,
                         std::optional<bool> advertised_nip77 = std::nullopt,
-                        std::size_t max_subscriptions = 0);
+                        std::size_t max_subscriptions = 0, std::size_t max_subscription_values = 0);
   /// Live subscriptions this relay may hold: its REQ cap less the reserve for history fetches.
   std::size_t subscription_budget(const RelayState& state) const;
+  /// Filter values (nostr::value_count) live coverage may hold on this relay: its advertised
+  /// max_subscription_values less the reserve for history fetches; none when it advertises none.
+  std::optional<std::size_t> value_budget(const RelayState& state) const;
+  /// Filter values the relay's open and deferred subscriptions hold.
+  std::size_t open_values(const RelayState& state) const;
   Commands on_connect_failed(const RelayUrl& relay, const std::string& error, std::int64_t now);
   Commands on_disconnected(const RelayUrl& relay, const std::string& reason, std::int64_t now);
   Commands on_eose(const RelayUrl& relay, const std::string& subscription_id, std::int64_t now);
@@ -312,6 +325,9 @@ class SyncPlan {
   /// Raises the relay's refs per filter until announcements and `items` fit its subscription
   /// budget, or a filter would not fit half a REQ frame. True when they fit.
   bool widen_to_fit(RelayState& state, const SyncItems& items) const;
+  /// The items whose filters fit the relay's value budget with what it holds (repositories, then
+  /// StateOnly repositories, then roots); the rest count as refused until the next fresh sync.
+  SyncItems within_value_budget(RelayState& state, SyncItems items);
 
   SyncConfig config_;
   RepoSyncIndex repos_;

@@ -66,6 +66,7 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
   write_count(w, "daily_syncs", totals.daily_syncs);
   write_count(w, "consolidations", totals.consolidations);
   write_count(w, "evictions", totals.evictions);
+  write_count(w, "over_value_budget", totals.over_value_budget);
   write_count(w, "untracked_relays", st.plan->untracked_targets());
   w.Key("relays");
   w.StartArray();

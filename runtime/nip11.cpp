@@ -53,6 +53,8 @@ RelayInformation relay_information(const Config& config) {
   limit("max_message_length", config.max_message_bytes);
   limit("max_event_bytes", config.max_event_bytes);
   limit("max_subscriptions", config.max_subscriptions);
+  // Not in NIP-11's list: lets a syncing node (graspd reads it) keep its live REQs within it.
+  limit("max_subscription_values", config.max_subscription_values);
   limit("max_filters", config.max_filters);
   limit("max_limit", config.max_limit);
   limit("default_limit", config.default_limit);

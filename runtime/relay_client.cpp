@@ -72,32 +72,6 @@ std::string host_header(const ParsedUrl& url) {
   return url.host + ":" + std::to_string(url.port);
 }
 
-PeerLimits parse_peer_limits(const std::string& body) {
-  PeerLimits out;
-  rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  // HasMember/operator[] rather than member iterators: comparing those is
-  // ambiguous for clang in C++20 mode.
-  if (doc.HasParseError() || !doc.IsObject()) return out;
-  if (doc.HasMember("supported_nips") && doc["supported_nips"].IsArray()) {
-    const auto& nips = doc["supported_nips"];
-    out.nip77 = std::any_of(nips.Begin(), nips.End(),
-                            [](const auto& n) { return n.IsUint64() && n.GetUint64() == 77; });
-  }
-  if (!doc.HasMember("limitation")) return out;
-  const auto& limitation = doc["limitation"];
-  if (!limitation.IsObject()) return out;
-  auto field = [&](const char* name) -> std::size_t {
-    if (!limitation.HasMember(name) || !limitation[name].IsUint64()) return 0;
-    return static_cast<std::size_t>(limitation[name].GetUint64());
-  };
-  out.max_message_bytes = field("max_message_length");
-  out.max_filters = field("max_filters");
-  out.max_limit = field("max_limit");
-  out.max_subscriptions = field("max_subscriptions");
-  return out;
-}
-
 /// One outbound connection: optional NIP-11 probe, then the WebSocket.
 /// Every member runs on the strand; public entry points post onto it.
 template <class Layer>
@@ -408,6 +382,33 @@ bool is_public_v6(const net::ip::address_v6& a) {
 }
 
 }  // namespace
+
+PeerLimits parse_peer_limits(const std::string& body) {
+  PeerLimits out;
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  // HasMember/operator[] rather than member iterators: comparing those is
+  // ambiguous for clang in C++20 mode.
+  if (doc.HasParseError() || !doc.IsObject()) return out;
+  if (doc.HasMember("supported_nips") && doc["supported_nips"].IsArray()) {
+    const auto& nips = doc["supported_nips"];
+    out.nip77 = std::any_of(nips.Begin(), nips.End(),
+                            [](const auto& n) { return n.IsUint64() && n.GetUint64() == 77; });
+  }
+  if (!doc.HasMember("limitation")) return out;
+  const auto& limitation = doc["limitation"];
+  if (!limitation.IsObject()) return out;
+  auto field = [&](const char* name) -> std::size_t {
+    if (!limitation.HasMember(name) || !limitation[name].IsUint64()) return 0;
+    return static_cast<std::size_t>(limitation[name].GetUint64());
+  };
+  out.max_message_bytes = field("max_message_length");
+  out.max_filters = field("max_filters");
+  out.max_limit = field("max_limit");
+  out.max_subscriptions = field("max_subscriptions");
+  out.max_subscription_values = field("max_subscription_values");
+  return out;
+}
 
 std::shared_ptr<RelayClient> RelayClientRegistry::start(
     net::io_context& io, const ParsedUrl& url, RelayClientOptions options,

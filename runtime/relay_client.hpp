@@ -66,9 +66,14 @@ struct PeerLimits {
   std::size_t max_limit = 0;
   /// limitation.max_subscriptions: most REQs open at once on one connection.
   std::size_t max_subscriptions = 0;
+  /// limitation.max_subscription_values (graspd's, not NIP-11's own): most filter values
+  /// (nostr::value_count) one connection's open REQs may hold together.
+  std::size_t max_subscription_values = 0;
   /// Whether supported_nips lists 77; unset when the document has no such list.
   std::optional<bool> nip77;
 };
+/// Reads a NIP-11 document; what it does not say (or says wrongly) stays 0 / unset.
+PeerLimits parse_peer_limits(const std::string& body);
 
 /// Receives the events of one client; called on the io thread, one at a
 /// time. Implementations must not block.

@@ -56,4 +56,14 @@ bool matches_any(const Filters& filters, const Event& ev) {
                      [&](const Filter& f) { return f.matches(ev); });
 }
 
+std::size_t value_count(const Filters& filters) {
+  std::size_t values = 0;
+  for (const auto& f : filters) {
+    values += 1 + (f.ids ? f.ids->size() : 0) + (f.authors ? f.authors->size() : 0) +
+              (f.kinds ? f.kinds->size() : 0);
+    for (const auto& [letter, tag_values] : f.tags) values += tag_values.size();
+  }
+  return values;
+}
+
 }  // namespace graspd::nostr

@@ -39,4 +39,9 @@ using Filters = std::vector<Filter>;
 /// True when any filter matches (filters of one REQ are OR-ed).
 bool matches_any(const Filters& filters, const Event& ev);
 
+/// What a REQ's filters cost a relay's fan-out index: one entry per filter, id, author, kind and
+/// tag value (graspd's NGIT_MAX_SUBSCRIPTION_VALUES counts these, NIP-11
+/// limitation.max_subscription_values advertises the cap).
+std::size_t value_count(const Filters& filters);
+
 }  // namespace graspd::nostr

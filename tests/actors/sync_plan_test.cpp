@@ -136,6 +136,70 @@ TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersSubscriptionCapWithRoomForHi
   EXPECT_GT(state(relay_a).refs_per_filter, 100u) << "the filters were widened to fit";
 }
 
+TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersValueBudgetWithRoomForHistory) {
+  // A graspd peer advertising limitation.max_subscription_values 10,000: live coverage keeps 2,000
+  // values (the reserve: a tenth, at least 2,000) free for history fetches. 20 repositories of 250
+  // roots need ~15,000 (#e, #E, #q per root).
+  constexpr std::size_t advertised = 10'000;
+  PeerView peer;
+  auto all_values = [&] {
+    std::size_t n = 0;
+    for (const auto& [id, filters] : peer.open) n += nostr::value_count(filters);
+    return n;
+  };
+  auto answer_all = [&](std::int64_t now) {
+    while (!peer.fresh.empty()) {
+      Commands answers;
+      for (const auto& id : std::vector<std::string>(peer.fresh)) {
+        auto more = plan_.on_eose(relay_a, id, now);
+        answers.insert(answers.end(), more.begin(), more.end());
+      }
+      peer.apply(answers);
+    }
+  };
+  peer.apply(plan_.on_repositories(repos({0}, {relay_a}), t0));
+  peer.apply(plan_.on_connected(relay_a, 1 << 20, 20, t0, std::nullopt, 50, advertised));
+  answer_all(t0);
+  std::set<std::string> every_root;
+  for (int n = 1; n <= 20; ++n) {
+    std::set<EventId> roots;
+    for (std::uint32_t i = 0; i < 250; ++i) {
+      roots.insert(numbered_root(n * 1000 + i));
+      every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
+    }
+    peer.apply(
+        plan_.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, t0 + n));
+    answer_all(t0 + n);
+    ASSERT_LE(all_values(), advertised - 2'000) << "repository " << n;
+  }
+  EXPECT_GT(all_values(), advertised - 2'000 - 400) << "the budget is used, not wasted";
+  auto covered = peer.values('e');
+  EXPECT_EQ(peer.values('E'), covered);
+  EXPECT_LT(covered.size(), every_root.size());
+  const auto& refused = state(relay_a).refused;
+  EXPECT_EQ(refused.roots.size(), every_root.size() - covered.size())
+      << "the rest waits for a fresh sync";
+  EXPECT_EQ(refused.repos.size(), 21u - peer.values('a').size());
+  EXPECT_EQ(plan_.totals().over_value_budget, refused.roots.size() + refused.repos.size());
+  // Nothing is asked again until then: another report of the same repositories opens nothing.
+  peer.apply(plan_.on_repositories(repos({0}, {relay_a}), t0 + 100));
+  EXPECT_TRUE(peer.fresh.empty());
+
+  // The daily fresh sync asks for everything at once: repositories come before any root.
+  peer.apply(plan_.on_daily_tick(relay_a, daily_generation(relay_a), t0 + 100));
+  answer_all(t0 + 100);
+  EXPECT_LE(all_values(), advertised - 2'000);
+  EXPECT_EQ(peer.values('a').size(), 21u);
+
+  // Without an advertised budget nothing is held back.
+  RelayState plain;
+  EXPECT_FALSE(plan_.value_budget(plain));
+  plain.max_subscription_values = 1'000;
+  EXPECT_EQ(plan_.value_budget(plain), 500u) << "the reserve is never more than half";
+  plain.max_subscription_values = 100'000;
+  EXPECT_EQ(plan_.value_budget(plain), 90'000u) << "a tenth";
+}
+
 TEST_F(SyncPlanTest, SmallBatchesAreRepackedRatherThanPiledUpPastTheCap) {
   // Each batch of 30 roots fits one REQ at the configured width, so widening alone would not
   // help: the batches' REQs are merged by consolidation instead.

@@ -9,6 +9,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/nip19.hpp"
+#include "runtime/relay_client.hpp"
 #include "runtime/version.hpp"
 
 namespace graspd::runtime {
@@ -74,6 +75,21 @@ TEST(Nip11, DocumentFromDefaults) {
   EXPECT_NE(std::string(document["repo_acceptance_criteria"].GetString()).find("30617"),
             std::string::npos);
   EXPECT_EQ(document["limitation"]["max_message_length"].GetInt64(), 1048576);
+}
+
+TEST(Nip11, ASyncingGraspdReadsTheLimitsThisOneAdvertises) {
+  auto limits =
+      parse_peer_limits(build_nip11_document(config_with({{"NGIT_MAX_SUBSCRIPTION_VALUES", "5000"},
+                                                          {"NGIT_MAX_SUBSCRIPTIONS", "30"},
+                                                          {"NGIT_MAX_FILTERS", "7"}})));
+  EXPECT_EQ(limits.max_subscription_values, 5000u);
+  EXPECT_EQ(limits.max_subscriptions, 30u);
+  EXPECT_EQ(limits.max_filters, 7u);
+  EXPECT_EQ(limits.nip77, true);
+  EXPECT_EQ(parse_peer_limits(R"({"limitation": {"max_subscription_values": -1}})")
+                .max_subscription_values,
+            0u)
+      << "a value that is not a count is not advertised";
 }
 
 TEST(Nip11, ConfiguredFields) {
