@@ -209,6 +209,46 @@ TEST(SyncE2E, UrlVariantsAreOneRelayAndPrivateAddressesAreNotDialledByDefault) {
   EXPECT_EQ(node.stop(), 0);
 }
 
+TEST(SyncE2E, LiveCoverageKeepsToThePeersAdvertisedValueBudgetAndItsHistoryGetsThrough) {
+  // The peer closes REQs past 2,000 filter values per connection and says so in NIP-11; 700 threads
+  // need ~2,100 (#e, #E, #q per root) before any fetch. The node keeps its live coverage within
+  // 1,000 (half is left for fetches), so every thread it covers gets its comment by history, and
+  // counts the ones it left out.
+  GraspdProcess peer{GraspdOptions{
+      {{"NGIT_SYNC_ENABLED", "false"}, {"NGIT_MAX_SUBSCRIPTION_VALUES", "2000"}}, {}}};
+  ASSERT_TRUE(peer.start()) << peer.stderr_text();
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+  constexpr int threads = 700;
+  auto repo = build_repo({node.relay_url(), peer.relay_url()}, threads, 1);
+  publish_all(peer.port(), everything(repo));
+  publish_all(node.port(), {repo.announcement});
+
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), repo.issues) == threads; }, 30s))
+      << sync_status(node.port());
+  std::int64_t covered = 0, left_out = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        covered = relay_figure(node.port(), peer.relay_url(), "roots_confirmed");
+        left_out = sync_total(node.port(), "over_value_budget");
+        return covered + left_out == threads &&
+               relay_figure(node.port(), peer.relay_url(), "pending_batches") == 0;
+      },
+      30s))
+      << sync_status(node.port());
+  EXPECT_GT(left_out, 0);
+  EXPECT_GT(covered, 250) << "the budget is used";
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return static_cast<std::int64_t>(stored_count(node.port(), repo.comments)) == covered;
+      },
+      20s))
+      << stored_count(node.port(), repo.comments) << " comments for " << covered << " threads\n"
+      << sync_status(node.port());
+  EXPECT_EQ(node.stop(), 0);
+  EXPECT_EQ(peer.stop(), 0);
+}
+
 TEST(SyncE2E, ConsolidationBoundsOpenSubscriptionsOnThePeer) {
   FaultPeer peer;
   ASSERT_NE(peer.port(), 0);

@@ -207,6 +207,16 @@ inline std::int64_t relay_figure(std::uint16_t port, const std::string& relay, c
   return -1;
 }
 
+/// A top-level count of graspd's /api/sync (e.g. "over_value_budget"), or -1.
+inline std::int64_t sync_total(std::uint16_t port, const char* key) {
+  rapidjson::Document doc;
+  auto body = sync_status(port);
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember(key) || !doc[key].IsInt64())
+    return -1;
+  return doc[key].GetInt64();
+}
+
 /// The `history_method` of `relay` in graspd's /api/sync ("negentropy", "req", "unknown"), or ""
 /// when the relay is not listed.
 inline std::string relay_history_method(std::uint16_t port, const std::string& relay) {
