@@ -96,11 +96,36 @@ struct PeerView {
   }
 };
 
+/// Answers every subscription opened by the last commands with EOSE, then what those answers open,
+/// until nothing new opens.
+void answer_every_eose(SyncPlan& plan, PeerView& peer, const RelayUrl& relay, std::int64_t now) {
+  while (!peer.fresh.empty()) {
+    Commands answers;
+    for (const auto& id : std::vector<std::string>(peer.fresh)) {
+      auto more = plan.on_eose(relay, id, now);
+      answers.insert(answers.end(), more.begin(), more.end());
+    }
+    peer.apply(answers);
+  }
+}
+
 EventId numbered_root(std::uint32_t n) {
   EventId id{};
   for (int i = 0; i < 4; ++i) id[i] = static_cast<std::uint8_t>(n >> (8 * i));
   id[31] = 0x5a;
   return id;
+}
+
+/// Reports repository `n` on relay_a with `count` roots (numbered n * 1000 + i), each added to
+/// `every_root` as hex.
+Commands report_repository(SyncPlan& plan, int n, std::uint32_t count,
+                           std::set<std::string>& every_root, std::int64_t now) {
+  std::set<EventId> roots;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    roots.insert(numbered_root(n * 1000 + i));
+    every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
+  }
+  return plan.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, now);
 }
 
 TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersSubscriptionCapWithRoomForHistory) {
@@ -113,22 +138,8 @@ TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersSubscriptionCapWithRoomForHi
   // 40 repositories of 250 roots each, arriving one by one as the self-subscriber reports them;
   // the peer answers every subscription with EOSE at once.
   for (int n = 1; n <= 40; ++n) {
-    std::set<EventId> roots;
-    for (std::uint32_t i = 0; i < 250; ++i) {
-      roots.insert(numbered_root(n * 1000 + i));
-      every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
-    }
-    peer.apply(
-        plan_.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, t0 + n));
-    while (!peer.fresh.empty()) {
-      auto fresh = peer.fresh;
-      Commands answers;
-      for (const auto& id : fresh) {
-        auto more = plan_.on_eose(relay_a, id, t0 + n);
-        answers.insert(answers.end(), more.begin(), more.end());
-      }
-      peer.apply(answers);
-    }
+    peer.apply(report_repository(plan_, n, 250, every_root, t0 + n));
+    answer_every_eose(plan_, peer, relay_a, t0 + n);
     ASSERT_LE(peer.open.size(), cap - 2) << "repository " << n << ": two slots stay free";
   }
   EXPECT_EQ(peer.values('e'), every_root) << "every root is still covered";
@@ -147,28 +158,13 @@ TEST_F(SyncPlanTest, LiveCoverageStaysWithinThePeersValueBudgetWithRoomForHistor
     for (const auto& [id, filters] : peer.open) n += nostr::value_count(filters);
     return n;
   };
-  auto answer_all = [&](std::int64_t now) {
-    while (!peer.fresh.empty()) {
-      Commands answers;
-      for (const auto& id : std::vector<std::string>(peer.fresh)) {
-        auto more = plan_.on_eose(relay_a, id, now);
-        answers.insert(answers.end(), more.begin(), more.end());
-      }
-      peer.apply(answers);
-    }
-  };
+  auto answer_all = [&](std::int64_t now) { answer_every_eose(plan_, peer, relay_a, now); };
   peer.apply(plan_.on_repositories(repos({0}, {relay_a}), t0));
   peer.apply(plan_.on_connected(relay_a, 1 << 20, 20, t0, std::nullopt, 50, advertised));
   answer_all(t0);
   std::set<std::string> every_root;
   for (int n = 1; n <= 20; ++n) {
-    std::set<EventId> roots;
-    for (std::uint32_t i = 0; i < 250; ++i) {
-      roots.insert(numbered_root(n * 1000 + i));
-      every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
-    }
-    peer.apply(
-        plan_.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, t0 + n));
+    peer.apply(report_repository(plan_, n, 250, every_root, t0 + n));
     answer_all(t0 + n);
     ASSERT_LE(all_values(), advertised - 2'000) << "repository " << n;
   }
@@ -210,21 +206,8 @@ TEST_F(SyncPlanTest, SmallBatchesAreRepackedRatherThanPiledUpPastTheCap) {
   for (const auto& id : peer.fresh) peer.apply(plan_.on_eose(relay_a, id, t0));
   std::set<std::string> every_root;
   for (int n = 1; n <= 20; ++n) {
-    std::set<EventId> roots;
-    for (std::uint32_t i = 0; i < 30; ++i) {
-      roots.insert(numbered_root(n * 1000 + i));
-      every_root.insert(nostr::to_hex(numbered_root(n * 1000 + i)));
-    }
-    peer.apply(
-        plan_.on_repositories({RepoUpdate{repo(n), std::set<RelayUrl>{relay_a}, roots}}, t0 + n));
-    while (!peer.fresh.empty()) {
-      Commands answers;
-      for (const auto& id : std::vector<std::string>(peer.fresh)) {
-        auto more = plan_.on_eose(relay_a, id, t0 + n);
-        answers.insert(answers.end(), more.begin(), more.end());
-      }
-      peer.apply(answers);
-    }
+    peer.apply(report_repository(plan_, n, 30, every_root, t0 + n));
+    answer_every_eose(plan_, peer, relay_a, t0 + n);
     ASSERT_LE(peer.open.size(), cap - 2) << "repository " << n;
   }
   EXPECT_EQ(peer.values('e'), every_root);
