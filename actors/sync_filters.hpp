@@ -29,6 +29,7 @@ struct SyncItems {
   std::set<RepoRef> states;
 
   bool empty() const { return repos.empty() && roots.empty() && states.empty(); }
+  std::size_t size() const { return repos.size() + roots.size() + states.size(); }
   void merge(const SyncItems& other);
   /// Items of *this that are in neither `a` nor `b`.
   SyncItems minus(const SyncItems& a, const SyncItems& b) const;

@@ -268,8 +268,11 @@ caf::result<FetchOutcome> on_fetch(Self self, RelayFetch& request) {
   ++st.fetch_counts.fetches;
   count_fetch(self, "plus_fetches");
   auto& fetch = st.fetches[id];
-  fetch = PlusFetch{
-      relay, std::move(request.filters), promise, request.role, false, {}, {}, now(self), false};
+  fetch = PlusFetch{.relay = relay,
+                    .filters = std::move(request.filters),
+                    .promise = promise,
+                    .role = request.role,
+                    .started = now(self)};
   if (!connected) {
     st.control[relay] = ControlConnection{request.role, 0};
     ++st.fetch_counts.control_dials;

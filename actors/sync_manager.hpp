@@ -77,8 +77,8 @@ struct PlusFetch {
   bool sent = false;
   /// Its subscriptions still open: the filters packed to the peer's NIP-11 limits, `<id>` alone
   /// or `<id>.<k>` when they need more than one REQ.
-  std::set<std::string> parts;
-  std::set<std::string> done_parts;
+  std::set<std::string> parts{};
+  std::set<std::string> done_parts{};
   /// When it was asked for (unix seconds), and whether its relay progressed since the last
   /// FetchTimeout: a large paginated fetch lives on while pages come.
   std::int64_t started = 0;

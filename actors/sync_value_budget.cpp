@@ -11,11 +11,7 @@ namespace graspd::sync {
 
 namespace {
 
-std::size_t item_count(const SyncItems& items) {
-  return items.repos.size() + items.states.size() + items.roots.size();
-}
-
-/// Moves up to `n` elements of `from` into `to`; returns how many.
+/// Copies up to `n` elements of `from` into `to`; returns how many.
 template <class Set>
 std::size_t take(const Set& from, Set& to, std::size_t n) {
   auto end = std::next(from.begin(), static_cast<std::ptrdiff_t>(std::min(n, from.size())));
@@ -61,7 +57,7 @@ SyncItems SyncPlan::within_value_budget(RelayState& state, SyncItems items) {
   };
   if (fits(items)) return items;
   // The longest prefix that fits: filter costs grow with the items, one filter per 100 at a time.
-  std::size_t low = 0, high = item_count(items);
+  std::size_t low = 0, high = items.size();
   while (low < high) {
     const auto mid = (low + high + 1) / 2;
     if (fits(first_items(items, mid)))
@@ -71,7 +67,7 @@ SyncItems SyncPlan::within_value_budget(RelayState& state, SyncItems items) {
   }
   auto admitted = first_items(items, low);
   state.refused.merge(items.minus(admitted, SyncItems{}));
-  totals_.over_value_budget += item_count(items) - low;
+  totals_.over_value_budget += items.size() - low;
   return admitted;
 }
 
