@@ -94,8 +94,13 @@ TEST(SyncPlusE2E, TheIndexLeadsToTheOutboxAndItsReplyArrives) {
   EXPECT_GT(outbox.stat("reqs"), 0);
   EXPECT_EQ(nip11_grasps(node.port()),
             (std::vector<std::string>{"GRASP-01", "GRASP-02", "GRASP-03"}));
-  auto roles = plus_roles(node.port(), outbox.url());
-  EXPECT_NE(std::find(roles.begin(), roles.end(), "history"), roles.end())
+  // /api/sync follows within a status interval (1 s) of the fetch that stored the reply.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        auto roles = plus_roles(node.port(), outbox.url());
+        return std::find(roles.begin(), roles.end(), "history") != roles.end();
+      },
+      10s))
       << sync_status(node.port());
   EXPECT_EQ(node.stop(), 0);
 }
