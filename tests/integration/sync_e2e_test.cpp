@@ -113,9 +113,9 @@ TEST(SyncE2E, PaginatesPastARemoteCapAndSurvivesHostilePeerBehaviour) {
   EXPECT_EQ(stored_count(node.port(), {forged}), 0u);
   EXPECT_EQ(stored_count(node.port(), {huge}), 0u);
   EXPECT_TRUE(wait_until([&] {
-    return relay_figure(node.port(), peer.url(), "events_invalid") >= 2;
+    return relay_figure(node.port(), peer.url(), "events_invalid") >= 2 &&
+           relay_figure(node.port(), peer.url(), "pages") > 0;
   })) << sync_status(node.port());
-  EXPECT_GT(relay_figure(node.port(), peer.url(), "pages"), 0);
 
   // Drop every connection and refuse new ones for a while; events published
   // meanwhile (the gap) arrive after the quick reconnect.
@@ -127,7 +127,9 @@ TEST(SyncE2E, PaginatesPastARemoteCapAndSurvivesHostilePeerBehaviour) {
   for (const auto& ev : gap) ASSERT_TRUE(peer.seed(ev));
   EXPECT_TRUE(wait_until([&] { return stored_count(node.port(), gap) == gap.size(); }, 30s))
       << sync_status(node.port());
-  EXPECT_GE(relay_figure(node.port(), peer.url(), "connection_attempts"), 2);
+  EXPECT_TRUE(wait_until([&] {
+    return relay_figure(node.port(), peer.url(), "connection_attempts") >= 2;
+  })) << sync_status(node.port());
   EXPECT_EQ(node.stop(), 0) << node.stderr_text();
 }
 
@@ -180,8 +182,10 @@ TEST(SyncE2E, DiscoversThroughBootstrapRelayAfterAFailedFirstDial) {
   auto all = everything(repo);
   ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), all) == all.size(); }, 40s))
       << sync_status(node.port()) << node.stderr_text();
-  EXPECT_GE(relay_figure(node.port(), peer.url(), "connection_attempts"), 2)
-      << "the first dial was refused";
+  EXPECT_TRUE(wait_until([&] {
+    return relay_figure(node.port(), peer.url(), "connection_attempts") >= 2;
+  })) << "the first dial was refused\n"
+      << sync_status(node.port());
   EXPECT_NE(sync_status(node.port()).find("\"bootstrap\":true"), std::string::npos);
   EXPECT_EQ(node.stop(), 0);
 }

@@ -172,7 +172,9 @@ TEST(SyncPlusE2E, AnAuthorWithoutARelayListIsProbedOnTheFallbackRelays) {
     return std::find(roles.begin(), roles.end(), "repository") != roles.end() &&
            std::find(roles.begin(), roles.end(), "history") != roles.end();
   })) << sync_status(node.port());
-  EXPECT_GE(relay_figure(node.port(), fallback.url(), "connection_attempts"), 1);
+  EXPECT_TRUE(wait_until([&] {
+    return relay_figure(node.port(), fallback.url(), "connection_attempts") >= 1;
+  })) << sync_status(node.port());
   EXPECT_EQ(node.stop(), 0);
 }
 

@@ -1,6 +1,7 @@
 // Helpers for the GRASP-02 end-to-end tests: the fault-injecting peer relay
 // (tests/interop/fault_peer.mjs under node), a NIP-01 client for graspd and
-// the peer, and waiting for a condition with a deadline.
+// the peer, and reading graspd's /api/sync (which follows within one status interval, 1 s: read
+// its figures inside wait_until).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,19 +21,9 @@
 #include "tests/integration/relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace graspd::test {
-
-/// Polls `condition` until it holds or `deadline` passes.
-inline bool wait_until(const std::function<bool()>& condition,
-                       std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
-  auto until = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return condition();
-}
 
 /// A script of tests/interop run with node for one test. It prints "listening <port>" once ready
 /// (port() stays 0 when it did not start) and is killed when this object goes.
