@@ -148,8 +148,9 @@ TEST(DaemonLifecycle, OpenConnectionsDoNotDelayShutdown) {
   ASSERT_TRUE(half_request.connected());
   // Let graspd answer the first and start waiting on both.
   EXPECT_EQ(http_get(graspd.port(), "/healthz").status, 200);
+  // Waiting on them would take the 30 s keep-alive idle timeout: exiting by itself within 5 s
+  // (stop() returns -1 after killing it) shows it did not, without timing a loaded machine closer.
   EXPECT_EQ(graspd.stop(std::chrono::seconds(5)), 0) << graspd.stderr_text();
-  EXPECT_LT(graspd.last_stop_duration(), std::chrono::seconds(2));
 }
 
 TEST(DaemonLifecycle, SigintAlsoStopsCleanly) {
