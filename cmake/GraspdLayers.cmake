@@ -1,25 +1,69 @@
-# The layers (see the top-level CMakeLists.txt) link in one direction; this also keeps a layer from
-# including the headers of one above it, which no link error would report.
-#
-# graspd_forbid_includes(DIRECTORIES dir... [EXCEPT file...] PREFIXES prefix...)
-# Fails the configure step when a .hpp/.cpp directly in one of `dirs` has `#include "<prefix>...`.
-# (Checked when CMake runs: on a fresh configure, and when a source is added or removed.)
+# The layers (see the top-level CMakeLists.txt) link in one direction; these checks also keep a layer
+# from including the headers of one above it, which no link error would report, and keep the pure
+# engines pure. (Checked when CMake runs: on a fresh configure, and when a source is added or removed.)
+
+# graspd_layer_sources(<var> <dir> [EXCLUDE <subdir>...])
+# Every .cpp under <dir>, its rooms included, except those under an excluded subdirectory.
+function(graspd_layer_sources var dir)
+  cmake_parse_arguments(L "" "" "EXCLUDE" ${ARGN})
+  file(GLOB_RECURSE found CONFIGURE_DEPENDS ${dir}/*.cpp)
+  set(kept)
+  foreach(file IN LISTS found)
+    set(skip FALSE)
+    foreach(sub IN LISTS L_EXCLUDE)
+      if(file MATCHES "^${dir}/${sub}/")
+        set(skip TRUE)
+      endif()
+    endforeach()
+    if(NOT skip)
+      list(APPEND kept ${file})
+    endif()
+  endforeach()
+  set(${var} ${kept} PARENT_SCOPE)
+endfunction()
+
+# graspd_forbid_includes(DIRECTORIES dir... [RECURSE] [EXCEPT file...] PREFIXES prefix...)
+# Fails the configure step when a .hpp/.cpp in one of `dirs` (and, with RECURSE, below it) has
+# `#include "<prefix>...` or `#include <<prefix>...`.
 function(graspd_forbid_includes)
-  cmake_parse_arguments(L "" "" "DIRECTORIES;EXCEPT;PREFIXES" ${ARGN})
+  cmake_parse_arguments(L "RECURSE" "" "DIRECTORIES;EXCEPT;PREFIXES" ${ARGN})
   foreach(dir IN LISTS L_DIRECTORIES)
-    file(GLOB files CONFIGURE_DEPENDS ${dir}/*.hpp ${dir}/*.cpp)
+    if(L_RECURSE)
+      file(GLOB_RECURSE files CONFIGURE_DEPENDS ${dir}/*.hpp ${dir}/*.cpp)
+    else()
+      file(GLOB files CONFIGURE_DEPENDS ${dir}/*.hpp ${dir}/*.cpp)
+    endif()
     foreach(file IN LISTS files)
       get_filename_component(name ${file} NAME)
       if(name IN_LIST L_EXCEPT)
         continue()
       endif()
       foreach(prefix IN LISTS L_PREFIXES)
-        file(STRINGS ${file} hits REGEX "^[ \t]*#[ \t]*include[ \t]+\"${prefix}")
+        file(STRINGS ${file} hits REGEX "^[ \t]*#[ \t]*include[ \t]+[\"<]${prefix}")
         if(hits)
           file(RELATIVE_PATH shown ${PROJECT_SOURCE_DIR} ${file})
-          message(FATAL_ERROR "${shown} includes ${prefix} (a layer above its own): ${hits}")
+          message(FATAL_ERROR "${shown} includes ${prefix} (not allowed here): ${hits}")
         endif()
       endforeach()
     endforeach()
+  endforeach()
+endfunction()
+
+# graspd_pure_engines(<dir>...)
+# A pure engine decides and holds no I/O: no CAF, no Asio or Beast, no LMDB, no store writer and no
+# filesystem. Everything in an `engine/` folder below the given directories is checked.
+function(graspd_pure_engines)
+  foreach(dir IN LISTS ARGN)
+    file(GLOB_RECURSE engine_files CONFIGURE_DEPENDS ${dir}/*/engine/*.hpp ${dir}/*/engine/*.cpp)
+    set(engine_dirs)
+    foreach(file IN LISTS engine_files)
+      get_filename_component(parent ${file} DIRECTORY)
+      list(APPEND engine_dirs ${parent})
+    endforeach()
+    list(REMOVE_DUPLICATES engine_dirs)
+    if(engine_dirs)
+      graspd_forbid_includes(DIRECTORIES ${engine_dirs}
+                             PREFIXES caf/ boost/ lmdb.h filesystem fstream actors/store/)
+    endif()
   endforeach()
 endfunction()

@@ -6,11 +6,11 @@
 
 #include "runtime/boot/daemon.hpp"
 #include "runtime/boot/sync_command.hpp"
-#include "runtime/check_config.hpp"
-#include "runtime/config.hpp"
-#include "runtime/log.hpp"
-#include "runtime/store_commands.hpp"
-#include "runtime/version.hpp"
+#include "runtime/cli/check_config.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/cli/store_commands.hpp"
+#include "runtime/ops/version.hpp"
 
 namespace {
 

@@ -28,13 +28,13 @@
 #include "runtime/boot/wire_status.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
-#include "runtime/http_server.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/nip11.hpp"
-#include "runtime/status_board.hpp"
-#include "runtime/status_page.hpp"
-#include "runtime/version.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/ops/metrics.hpp"
+#include "runtime/net/nip11.hpp"
+#include "runtime/ops/status_board.hpp"
+#include "runtime/ops/status_page.hpp"
+#include "runtime/ops/version.hpp"
 
 namespace graspd::boot {
 

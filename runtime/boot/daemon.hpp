@@ -3,7 +3,7 @@
 // then shuts everything down in order. Keep CAF and Beast out of this header.
 #pragma once
 
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace graspd::boot {
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace boost::asio {
 class io_context;

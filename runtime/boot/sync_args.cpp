@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "messages/nostr/negentropy.hpp"
-#include "runtime/progress.hpp"
+#include "runtime/ops/progress.hpp"
 
 namespace graspd::boot {
 

@@ -13,7 +13,7 @@
 
 #include "messages/nostr/filter.hpp"
 #include "messages/nostr/json.hpp"
-#include "runtime/config_values.hpp"
+#include "runtime/config/config_values.hpp"
 
 namespace graspd::boot {
 

@@ -17,8 +17,8 @@
 #include "runtime/boot/sync_ingest.hpp"
 #include "runtime/boot/sync_session.hpp"
 #include "runtime/boot/wire_policy.hpp"
-#include "runtime/config.hpp"
-#include "store/event_store.hpp"
+#include "runtime/config/config.hpp"
+#include "store/lmdb/event_store.hpp"
 
 namespace graspd::boot {
 

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "messages/nostr/event.hpp"
-#include "store/acceptance_policy.hpp"
-#include "store/event_store.hpp"
-#include "store/retry_cache.hpp"
-#include "store/store_view.hpp"
+#include "store/policy/acceptance_policy.hpp"
+#include "store/lmdb/event_store.hpp"
+#include "store/policy/retry_cache.hpp"
+#include "store/lmdb/store_view.hpp"
 
 namespace graspd::boot {
 

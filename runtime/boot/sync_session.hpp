@@ -21,8 +21,8 @@
 #include "messages/nostr/relay_message.hpp"
 #include "runtime/boot/sync_args.hpp"
 #include "runtime/boot/sync_ingest.hpp"
-#include "runtime/relay_client.hpp"
-#include "store/event_store.hpp"
+#include "runtime/net/relay_client.hpp"
+#include "store/lmdb/event_store.hpp"
 
 namespace graspd::boot {
 

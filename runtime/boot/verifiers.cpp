@@ -4,7 +4,7 @@
 #include <caf/scheduler/abstract_coordinator.hpp>
 #include <caf/send.hpp>
 
-#include "actors/verifier.hpp"
+#include "actors/relay/verifier.hpp"
 
 namespace graspd::boot {
 

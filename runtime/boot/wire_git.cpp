@@ -5,16 +5,16 @@
 #include <set>
 
 #include "messages/nostr/nip34.hpp"
-#include "runtime/git_http.hpp"
-#include "runtime/git_pr_refs.hpp"
-#include "runtime/git_repository.hpp"
-#include "runtime/git_state_sync.hpp"
-#include "runtime/http_server.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/nip11.hpp"
-#include "store/git_push.hpp"
-#include "store/store_view.hpp"
+#include "runtime/git/git_http.hpp"
+#include "runtime/git/git_pr_refs.hpp"
+#include "runtime/git/git_repository.hpp"
+#include "runtime/git/git_state_sync.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/ops/metrics.hpp"
+#include "runtime/net/nip11.hpp"
+#include "store/git/git_push.hpp"
+#include "store/lmdb/store_view.hpp"
 
 namespace graspd::boot {
 

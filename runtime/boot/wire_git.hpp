@@ -9,12 +9,12 @@
 #include <mutex>
 #include <string_view>
 
-#include "actors/acceptance.hpp"
+#include "actors/policy/acceptance.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/relay_messages.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/wire_store.hpp"
-#include "store/acceptance_policy.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 namespace graspd::runtime::git {
 class GitHttp;

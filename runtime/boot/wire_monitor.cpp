@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "actors/process_monitor.hpp"
-#include "runtime/metrics.hpp"
+#include "actors/ops/process_monitor.hpp"
+#include "runtime/ops/metrics.hpp"
 
 namespace graspd::boot {
 

@@ -7,8 +7,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
 
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/ops/metrics.hpp"
 
 namespace graspd::boot {
 

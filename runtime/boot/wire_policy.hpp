@@ -3,11 +3,11 @@
 // stored.
 #pragma once
 
-#include "actors/acceptance.hpp"
+#include "actors/policy/acceptance.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/wire_store.hpp"
-#include "store/acceptance_policy.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 namespace graspd::boot {
 

@@ -4,10 +4,10 @@
 #include <utility>  // before Asio, see toolchain.md §1
 
 #include "runtime/boot/wire_git.hpp"
-#include "runtime/git_pr_refs.hpp"
-#include "runtime/git_repository.hpp"
-#include "runtime/git_state_sync.hpp"
-#include "store/pull_requests.hpp"
+#include "runtime/git/git_pr_refs.hpp"
+#include "runtime/git/git_repository.hpp"
+#include "runtime/git/git_state_sync.hpp"
+#include "store/git/pull_requests.hpp"
 
 namespace graspd::boot {
 

@@ -5,12 +5,12 @@
 
 #include <algorithm>
 
-#include "actors/client_session.hpp"
-#include "actors/fanout.hpp"
+#include "actors/relay/client_session.hpp"
+#include "actors/relay/fanout.hpp"
 #include "messages/nostr/relay_message.hpp"
-#include "runtime/http_server.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/ws_metrics.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/ops/metrics.hpp"
+#include "runtime/net/ws_metrics.hpp"
 
 namespace graspd::boot {
 

@@ -10,8 +10,8 @@
 #include "runtime/boot/verifiers.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_store.hpp"
-#include "runtime/relay_limits.hpp"
-#include "runtime/ws_session.hpp"
+#include "runtime/net/relay_limits.hpp"
+#include "runtime/net/ws_session.hpp"
 
 namespace graspd::boot {
 

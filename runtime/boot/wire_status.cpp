@@ -5,10 +5,10 @@
 
 #include <chrono>
 
-#include "actors/status_history.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/status_board.hpp"
-#include "runtime/store_metrics.hpp"
+#include "actors/ops/status_history.hpp"
+#include "runtime/ops/metrics.hpp"
+#include "runtime/ops/status_board.hpp"
+#include "runtime/ops/store_metrics.hpp"
 
 namespace graspd::boot {
 

@@ -7,11 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "actors/store_writer.hpp"
+#include "actors/store/store_writer.hpp"
 #include "messages/atoms.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/store_metrics.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/ops/metrics.hpp"
+#include "runtime/ops/store_metrics.hpp"
 
 namespace graspd::boot {
 

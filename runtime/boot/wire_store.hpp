@@ -6,8 +6,8 @@
 
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
-#include "runtime/file_change_watch.hpp"
-#include "store/event_store.hpp"
+#include "runtime/ops/file_change_watch.hpp"
+#include "store/lmdb/event_store.hpp"
 
 namespace graspd::boot {
 

@@ -6,9 +6,9 @@
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
 
-#include "actors/self_subscriber.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
+#include "actors/sync/self_subscriber.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/ops/metrics.hpp"
 
 namespace graspd::boot {
 

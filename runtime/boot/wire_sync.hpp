@@ -9,15 +9,15 @@
 #include <set>
 #include <string>
 
-#include "actors/relay_connection.hpp"
-#include "actors/sync_manager.hpp"
-#include "actors/sync_plus.hpp"
+#include "actors/sync/relay_connection.hpp"
+#include "actors/sync/sync_manager.hpp"
+#include "actors/plus/sync_plus.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/verifiers.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_store.hpp"
-#include "runtime/relay_client.hpp"
+#include "runtime/net/relay_client.hpp"
 
 namespace boost::asio {
 class io_context;

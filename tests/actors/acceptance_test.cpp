@@ -3,7 +3,7 @@
 // accepted but not yet committed, writes leave in decision order, a dependency that is not stored
 // after all sends its dependants back to the policy, and the retry cache parks, releases and
 // expires on the test's clock.
-#include "actors/acceptance.hpp"
+#include "actors/policy/acceptance.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <set>
 
 #include "messages/nostr/json.hpp"
-#include "runtime/log.hpp"
-#include "store/store_view.hpp"
+#include "runtime/ops/log.hpp"
+#include "store/lmdb/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
 

@@ -1,4 +1,4 @@
-#include "actors/arrival_order.hpp"
+#include "actors/relay/engine/arrival_order.hpp"
 
 #include <gtest/gtest.h>
 

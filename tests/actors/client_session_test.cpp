@@ -2,7 +2,7 @@
 // writer and fan-out under CAF's test_coordinator: OK only after the writer
 // replied, REQ = stored events + EOSE then live, refusals with prefixes,
 // the EVENT rate bucket, the acceptance hook and disconnect cleanup.
-#include "actors/client_session.hpp"
+#include "actors/relay/client_session.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <caf/all.hpp>
 #include <optional>
 
-#include "actors/fanout.hpp"
-#include "actors/store_writer.hpp"
-#include "actors/verifier.hpp"
+#include "actors/relay/fanout.hpp"
+#include "actors/store/store_writer.hpp"
+#include "actors/relay/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "tests/store/store_test_util.hpp"

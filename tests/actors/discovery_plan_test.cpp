@@ -1,6 +1,6 @@
 // GRASP-03 identity discovery decisions (sync::DiscoveryPlan): batching, one batch in flight,
 // one new source per maintenance pass, the 24 h / 5 min cadences and outbox following.
-#include "actors/discovery_plan.hpp"
+#include "actors/plus/engine/discovery_plan.hpp"
 
 #include <gtest/gtest.h>
 

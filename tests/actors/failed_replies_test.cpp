@@ -1,6 +1,6 @@
 // FailedReplies alone: the first failure is logged at once, later ones at most once per interval
 // with how many went unreported, and every one is counted.
-#include "actors/failed_replies.hpp"
+#include "actors/ops/failed_replies.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/log.hpp"
+#include "runtime/ops/log.hpp"
 
 namespace graspd {
 namespace {

@@ -1,7 +1,7 @@
 // Deterministic tests of the fan-out actor: buffering between registration
 // and going live (no loss, no duplicate of what the stored query sent),
 // delivery only to matching subscriptions, CLOSE and disconnect.
-#include "actors/fanout.hpp"
+#include "actors/relay/fanout.hpp"
 
 #include <gtest/gtest.h>
 

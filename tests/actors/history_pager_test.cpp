@@ -1,4 +1,4 @@
-#include "actors/history_pager.hpp"
+#include "actors/sync/engine/history_pager.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // GRASP-03 history-only probes (sync::HistoryPlan): admission of one relay per pass, the 32-worker
 // ceiling, cursor advance on failure, the cadences and the cursor kept modulo on changes.
-#include "actors/history_plan.hpp"
+#include "actors/plus/engine/history_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The history worker against strict mocks of the Sync+ controller and the sync manager: it asks
 // for a group, fetches it, reports the outcome with its next ask and quits when told it is done.
-#include "actors/history_worker.hpp"
+#include "actors/plus/history_worker.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // GRASP-03 target hygiene and the four-relay bound (sync::select_mailboxes), against hostile
 // relay lists.
-#include "actors/mailboxes.hpp"
+#include "actors/plus/engine/mailboxes.hpp"
 
 #include <gtest/gtest.h>
 

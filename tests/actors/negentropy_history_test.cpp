@@ -1,7 +1,7 @@
 // NegentropyHistory against a simulated peer that answers NIP-77 with our own
 // responder and caps every REQ filter's answer: only missing events are
 // fetched, in bounded batches; refusals split the window or fall back to REQ.
-#include "actors/negentropy_history.hpp"
+#include "actors/sync/engine/negentropy_history.hpp"
 
 #include <gtest/gtest.h>
 

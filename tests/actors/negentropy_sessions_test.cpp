@@ -1,6 +1,6 @@
 // The NIP-77 server side of one connection (NegentropySessions), driven by our own initiator: every
 // answer is checked by parsing it and reconciling, never by substring.
-#include "actors/negentropy_sessions.hpp"
+#include "actors/relay/engine/negentropy_sessions.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>

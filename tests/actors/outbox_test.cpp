@@ -1,6 +1,6 @@
 // Outbox: one scheduled flush per batch, frames in order (one alone, several as one batch), the
 // consumed bytes before the frames, and nothing for an empty flush.
-#include "actors/outbox.hpp"
+#include "actors/relay/engine/outbox.hpp"
 
 #include <gtest/gtest.h>
 

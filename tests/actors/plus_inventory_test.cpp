@@ -1,6 +1,6 @@
 // The GRASP-03 inventory rules (sync::PlusInventory): accepted roots, descendants with root
 // provenance through id and address references, and exactly who is eligible.
-#include "actors/plus_inventory.hpp"
+#include "actors/plus/engine/plus_inventory.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "actors/process_monitor.hpp"
+#include "actors/ops/process_monitor.hpp"
 
 #include <gtest/gtest.h>
 

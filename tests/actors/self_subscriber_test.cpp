@@ -4,9 +4,9 @@
 // actor's held feed).
 #include <gtest/gtest.h>
 
-#include "actors/acceptance.hpp"
-#include "actors/self_subscriber.hpp"
-#include "actors/store_writer.hpp"
+#include "actors/policy/acceptance.hpp"
+#include "actors/sync/self_subscriber.hpp"
+#include "actors/store/store_writer.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/nostr_builders.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -1,4 +1,4 @@
-#include "actors/status_history.hpp"
+#include "actors/ops/status_history.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Deterministic tests of the store writer actor under CAF's test_coordinator:
 // batching per write transaction, replies after commit, the change feed
 // (once, in commit order, dead subscribers dropped) and the expiration sweep.
-#include "actors/store_writer.hpp"
+#include "actors/store/store_writer.hpp"
 
 #include <gtest/gtest.h>
 #include <caf/all.hpp>

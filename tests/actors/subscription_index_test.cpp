@@ -1,6 +1,6 @@
 // The fan-out index must report exactly the subscriptions a brute-force scan
 // with Filter::matches reports (each once), while visiting few candidates.
-#include "actors/subscription_index.hpp"
+#include "actors/relay/engine/subscription_index.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "actors/sync_plan.hpp"
+#include "actors/sync/engine/sync_plan.hpp"
 
 #include <gtest/gtest.h>
 

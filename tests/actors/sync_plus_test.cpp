@@ -1,12 +1,12 @@
 // Deterministic tests of the GRASP-03 Sync+ controller and its history workers, with the real
 // sync manager, relay connections, self-subscriber and store under the test coordinator; remote
 // relays are scripted peers (sync_fixture.hpp).
-#include "actors/sync_plus.hpp"
+#include "actors/plus/sync_plus.hpp"
 
 #include <gtest/gtest.h>
 
-#include "actors/history_worker.hpp"
-#include "actors/self_subscriber.hpp"
+#include "actors/plus/history_worker.hpp"
+#include "actors/sync/self_subscriber.hpp"
 #include "tests/actors/sync_fixture.hpp"
 
 namespace graspd {

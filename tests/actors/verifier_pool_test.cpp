@@ -1,7 +1,7 @@
 // Deterministic tests of VerifierPool inside a small owner actor: the verifiers are taken in turn,
 // no more than the cap is ever out, waiting checks go out as answers come back, checks run inline
 // without verifiers, and a verifier that is gone answers "failed" without stalling the rest.
-#include "actors/verifier_pool.hpp"
+#include "actors/relay/verifier_pool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/verifier.hpp"
+#include "actors/relay/verifier.hpp"
 #include "tests/messages/nostr_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"

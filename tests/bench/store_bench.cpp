@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "store/event_store.hpp"
+#include "store/lmdb/event_store.hpp"
 
 namespace graspd::store {
 namespace {

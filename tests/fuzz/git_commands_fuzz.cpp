@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/git_push.hpp"
+#include "store/git/git_push.hpp"
 
 using namespace graspd::git;
 

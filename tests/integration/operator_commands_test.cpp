@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "store/event_store.hpp"
+#include "store/lmdb/event_store.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/nostr_builders.hpp"
 #include "tests/support/temp_dir.hpp"

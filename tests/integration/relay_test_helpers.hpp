@@ -13,7 +13,7 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
-#include "runtime/ws_client.hpp"
+#include "runtime/net/ws_client.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/nostr_builders.hpp"
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "messages/nostr/json.hpp"
-#include "store/event_store.hpp"
+#include "store/lmdb/event_store.hpp"
 #include "tests/support/nostr_builders.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -35,7 +35,7 @@
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/verify.hpp"
 #include "messages/relay_url.hpp"
-#include "runtime/ws_client.hpp"
+#include "runtime/net/ws_client.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // BasicCoalescingStream over a scripted next layer: the test decides when (and how far) each socket
 // write completes, so merging, back-pressure, failures and teardown ordering are deterministic.
-#include "runtime/coalescing_stream.hpp"
+#include "runtime/net/coalescing_stream.hpp"
 
 #include <gtest/gtest.h>
 

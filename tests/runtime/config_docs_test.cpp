@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace graspd::runtime {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The value parsers behind the option table: each turns one option's text into the type the
 // component that reads the option uses.
-#include "runtime/config_values.hpp"
+#include "runtime/config/config_values.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/nip19.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace graspd::runtime {
 namespace {

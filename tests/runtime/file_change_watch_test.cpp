@@ -1,7 +1,7 @@
 // The file watch that tells the store writer about other processes' commits: a write to the
 // watched file calls back on the io thread, a burst of writes folds into at most two calls per
 // gap, and a quiet file never calls.
-#include "runtime/file_change_watch.hpp"
+#include "runtime/ops/file_change_watch.hpp"
 
 #include <gtest/gtest.h>
 

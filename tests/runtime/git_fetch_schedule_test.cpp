@@ -1,6 +1,6 @@
 // FetchSchedule (runtime/git_fetch_schedule.hpp): every rule of git data fetch scheduling, with the
 // time passed in by the test.
-#include "runtime/git_fetch_schedule.hpp"
+#include "runtime/git/engine/git_fetch_schedule.hpp"
 
 #include <gtest/gtest.h>
 

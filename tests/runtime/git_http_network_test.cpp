@@ -21,9 +21,9 @@
 #include <thread>
 
 #include "messages/nostr/nip19.hpp"
-#include "runtime/git_http.hpp"
-#include "runtime/git_repository.hpp"
-#include "runtime/http_server.hpp"
+#include "runtime/git/git_http.hpp"
+#include "runtime/git/git_repository.hpp"
+#include "runtime/net/http_server.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::runtime::git {

@@ -1,6 +1,6 @@
 // The git process cap's line: requests beyond the cap wait, oldest first, and a freed slot passes
 // straight to the oldest waiter.
-#include "runtime/git_process_slots.hpp"
+#include "runtime/git/git_process_slots.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/git_repository.hpp"
+#include "runtime/git/git_repository.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "messages/nostr/nip19.hpp"
-#include "runtime/git_http.hpp"
-#include "runtime/git_state_sync.hpp"
+#include "runtime/git/git_http.hpp"
+#include "runtime/git/git_state_sync.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::runtime::git {

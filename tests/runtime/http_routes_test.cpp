@@ -1,4 +1,4 @@
-#include "runtime/http_routes.hpp"
+#include "runtime/net/http_routes.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // and stop().
 #include <utility>  // before Asio, see toolchain.md §1
 
-#include "runtime/http_server.hpp"
+#include "runtime/net/http_server.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/log.hpp"
+#include "runtime/ops/log.hpp"
 
 #include <gtest/gtest.h>
 

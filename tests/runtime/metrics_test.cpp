@@ -1,9 +1,9 @@
-#include "runtime/metrics.hpp"
+#include "runtime/ops/metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <prometheus/counter.h>
 
-#include "runtime/process_stats.hpp"
+#include "runtime/ops/process_stats.hpp"
 #include "tests/support/http_client.hpp"
 
 namespace graspd::runtime {

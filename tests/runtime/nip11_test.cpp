@@ -1,4 +1,4 @@
-#include "runtime/nip11.hpp"
+#include "runtime/net/nip11.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -9,8 +9,8 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/nip19.hpp"
-#include "runtime/relay_client.hpp"
-#include "runtime/version.hpp"
+#include "runtime/net/relay_client.hpp"
+#include "runtime/ops/version.hpp"
 
 namespace graspd::runtime {
 namespace {

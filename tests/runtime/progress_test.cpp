@@ -1,4 +1,4 @@
-#include "runtime/progress.hpp"
+#include "runtime/ops/progress.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // cannot grow our memory at line rate; a handler that keeps up receives everything.
 #include <utility>  // before Asio, see toolchain.md §1
 
-#include "runtime/relay_client.hpp"
+#include "runtime/net/relay_client.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 #include <optional>
 #include <thread>
 
-#include "runtime/http_server.hpp"
-#include "runtime/ws_session.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/net/ws_session.hpp"
 #include "tests/support/loopback_ws_server.hpp"
 #include "tests/support/wait_until.hpp"
 

@@ -1,4 +1,4 @@
-#include "runtime/status_page.hpp"
+#include "runtime/ops/status_page.hpp"
 
 #include <gtest/gtest.h>
 

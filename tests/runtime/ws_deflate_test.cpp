@@ -1,7 +1,7 @@
 // The server's permessage-deflate frames, read back the way RFC 7692 clients read them: one raw
 // inflate stream per connection (context takeover) or one per message, `00 00 ff ff` appended to
 // every compressed payload.
-#include "runtime/ws_deflate.hpp"
+#include "runtime/net/ws_deflate.hpp"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -2,7 +2,7 @@
 // that falls behind stops the reads (inbound back-pressure) until it reports the text consumed.
 #include <utility>  // before Asio, see toolchain.md §1
 
-#include "runtime/ws_session.hpp"
+#include "runtime/net/ws_session.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/http_server.hpp"
-#include "runtime/ws_client.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/net/ws_client.hpp"
 #include "tests/support/loopback_ws_server.hpp"
 #include "tests/support/wait_until.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/log.hpp"
+#include "runtime/ops/log.hpp"
 #include "tests/sim/world.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "actors/negentropy_sessions.hpp"
+#include "actors/relay/engine/negentropy_sessions.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/relay_connection.hpp"
+#include "actors/sync/relay_connection.hpp"
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
-#include "runtime/relay_client.hpp"
+#include "runtime/net/relay_client.hpp"
 
 namespace graspd::sim {
 

@@ -7,14 +7,14 @@
 #include <map>
 #include <stdexcept>
 
-#include "actors/acceptance.hpp"
-#include "actors/self_subscriber.hpp"
-#include "actors/store_writer.hpp"
-#include "actors/sync_manager.hpp"
+#include "actors/policy/acceptance.hpp"
+#include "actors/sync/self_subscriber.hpp"
+#include "actors/store/store_writer.hpp"
+#include "actors/sync/sync_manager.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
-#include "runtime/status_board.hpp"
+#include "runtime/ops/status_board.hpp"
 #include "tests/sim/schedule.hpp"
 
 namespace graspd::sim {

@@ -12,11 +12,11 @@
 #include <set>
 #include <string>
 
-#include "actors/relay_connection.hpp"
-#include "actors/sync_plan.hpp"
+#include "actors/sync/relay_connection.hpp"
+#include "actors/sync/engine/sync_plan.hpp"
 #include "messages/interfaces.hpp"
-#include "runtime/config.hpp"
-#include "store/event_store.hpp"
+#include "runtime/config/config.hpp"
+#include "store/lmdb/event_store.hpp"
 
 namespace graspd::sim {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "messages/nostr/event.hpp"
-#include "store/acceptance_policy.hpp"
+#include "store/policy/acceptance_policy.hpp"
 #include "tests/sim/network.hpp"
 
 namespace graspd::sim {

@@ -4,8 +4,8 @@
 // the sim_seeds_* ctest entries.
 #include <gtest/gtest.h>
 
-#include "runtime/log.hpp"
-#include "store/acceptance_policy.hpp"
+#include "runtime/ops/log.hpp"
+#include "store/policy/acceptance_policy.hpp"
 #include "tests/sim/network.hpp"
 #include "tests/sim/oracle.hpp"
 #include "tests/sim/world.hpp"

@@ -1,4 +1,4 @@
-#include "store/acceptance_policy.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 #include <gtest/gtest.h>
 

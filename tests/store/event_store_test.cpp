@@ -1,6 +1,6 @@
 // EventStore write rules (NIP-01 replaceable/addressable, NIP-09, NIP-40,
 // ephemeral), query basics, schema version and map growth.
-#include "store/event_store.hpp"
+#include "store/lmdb/event_store.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include <fstream>
 
-#include "store/record.hpp"
+#include "store/lmdb/record.hpp"
 #include "tests/store/store_test_util.hpp"
 
 namespace graspd::store {

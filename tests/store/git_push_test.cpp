@@ -1,10 +1,10 @@
-#include "store/git_push.hpp"
+#include "store/git/git_push.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "store/store_view.hpp"
+#include "store/lmdb/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/store/vector_store.hpp"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "store/event_store.hpp"
-#include "store/record.hpp"
+#include "store/lmdb/event_store.hpp"
+#include "store/lmdb/record.hpp"
 #include "tests/store/store_test_util.hpp"
 
 namespace graspd::store {

@@ -1,14 +1,14 @@
 // Purgatory (git-hosting.md §6): the pure rules, their LMDB records across a reopen, and what the
 // acceptance policy sees of held announcements (§1.3).
-#include "store/purgatory.hpp"
+#include "store/git/purgatory.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <thread>
 
-#include "store/event_store.hpp"
-#include "store/store_view.hpp"
+#include "store/lmdb/event_store.hpp"
+#include "store/lmdb/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/store/vector_store.hpp"
 

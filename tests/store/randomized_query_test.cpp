@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "store/event_store.hpp"
+#include "store/lmdb/event_store.hpp"
 #include "tests/store/store_test_util.hpp"
 
 namespace graspd::store {

@@ -1,7 +1,7 @@
 // `graspd export` / `graspd import` (runtime/store_commands) on in-memory
 // streams: verification of every imported event, the summary, JSONL export
 // with and without a filter, and clear usage errors.
-#include "runtime/store_commands.hpp"
+#include "runtime/cli/store_commands.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "messages/nostr/event.hpp"
-#include "store/event_store.hpp"
+#include "store/lmdb/event_store.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::store::test {

@@ -8,7 +8,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
-#include "store/acceptance_policy.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 namespace graspd::test {
 

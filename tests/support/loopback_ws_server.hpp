@@ -10,8 +10,8 @@
 #include <memory>
 #include <thread>
 
-#include "runtime/http_server.hpp"
-#include "runtime/ws_session.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/net/ws_session.hpp"
 #include "tests/support/wait_until.hpp"
 
 namespace graspd::test {

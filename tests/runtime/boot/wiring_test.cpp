@@ -17,9 +17,9 @@
 #include "runtime/boot/wire_relay.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
-#include "runtime/http_server.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/status_board.hpp"
+#include "runtime/net/http_server.hpp"
+#include "runtime/ops/metrics.hpp"
+#include "runtime/ops/status_board.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::boot {

@@ -1,0 +1,502 @@
+#include "actors/policy/acceptance.hpp"
+#include "actors/policy/acceptance_metrics.hpp"
+#include "actors/policy/acceptance_steps.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <iostream>
+
+#include "messages/nostr/nip34.hpp"
+#include "runtime/ops/log.hpp"
+#include "runtime/ops/progress.hpp"
+#include "store/lmdb/event_store.hpp"
+#include "store/lmdb/store_view.hpp"
+
+namespace graspd {
+
+namespace acceptance_steps {
+namespace {
+
+/// A dependency that keeps failing (deleted, replaced) is judged again at most this often before
+/// the event is refused; each round waits for one commit, so this cannot spin.
+constexpr int max_write_attempts = 4;
+
+/// Parked events are bounded by an estimate of their size; exact JSON length
+/// would cost a serialization per refusal.
+std::size_t approximate_bytes(const nostr::Event& ev) {
+  std::size_t bytes = 256 + ev.content.size();
+  for (const auto& tag : ev.tags)
+    for (const auto& value : tag) bytes += value.size() + 4;
+  return bytes;
+}
+
+void update_gauges(Self self) {
+  auto& st = self->state;
+  if (st.metrics) st.metrics->update(*st.retry, st.counts, st.policy->pending_count());
+}
+
+policy::Decision decide(Self self, const nostr::Event& ev) {
+  auto& st = self->state;
+  auto decision = st.policy->evaluate(ev);
+  // A stored event is answered by the store ("duplicate:"), never refused by rules whose inputs
+  // may have changed since it was accepted. Checked only on refusal: accepted events (the common
+  // case) do not pay the extra lookup. A pending copy counts too: this one stores only if it does.
+  if (!decision.accepted()) {
+    const bool pending = st.policy->is_pending(ev.id);
+    if (pending || st.store->contains(ev.id)) {
+      policy::Decision already;
+      already.verdict = policy::Verdict::accept;
+      if (pending) already.depends_on = {ev.id};
+      return already;
+    }
+  }
+  ++st.decisions[static_cast<std::size_t>(decision.rule)];
+  if (!decision.depends_on.empty()) ++st.counts.accepted_on_pending;
+  if (st.metrics) st.metrics->count(policy::kind_group(ev.kind), decision);
+  return decision;
+}
+
+/// Parks an event refused for a missing dependency and returns the refusal the client sees.
+AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision& decision) {
+  auto& st = self->state;
+  const auto& ev = submission.event;
+  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.unix_now(), submission.source);
+  update_gauges(self);
+  // Say so: the client should not resend, and may see the event stored later.
+  decision.message += "; held for " + std::to_string(st.retry_ttl_minutes) +
+                      " min and stored if what it depends on arrives";
+  return AcceptanceVerdict{false, decision.message, WriteOutcome::error};
+}
+
+void judge(Self self, Submission submission);
+void resubmit_released(Self self, const std::vector<std::string>& keys);
+bool try_hold(Self self, const Submission& submission, policy::Rule rule);
+
+void on_written(Self self, Submission submission, WriteOutcome outcome) {
+  auto& st = self->state;
+  const auto& id = submission.event->id;
+  if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older) {
+    st.policy->on_written(id);  // visible until the change feed reports the commit
+    if (submission.event->kind == nostr::nip34::kind::repo_state && st.state_stored)
+      st.state_stored(submission.event);
+    if (submission.event->kind == nostr::nip34::kind::deletion && st.purgatory)
+      withdraw_held(self, *submission.event);
+    return submission.reply(AcceptanceVerdict{true, {}, outcome});
+  }
+  st.policy->on_not_stored(id, outcome == WriteOutcome::duplicate);
+  if (outcome != WriteOutcome::dependency_missing)
+    return submission.reply(AcceptanceVerdict{true, {}, outcome});
+  ++st.counts.rejudged;
+  if (++submission.attempt >= max_write_attempts)
+    return submission.reply(
+        AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
+  judge(self, std::move(submission));
+}
+
+/// The writer did not answer: the event counts as not stored, the asker gets "error:" and the
+/// failure is logged.
+void on_write_failed(Self self, const Submission& submission, const caf::error& error) {
+  auto& st = self->state;
+  st.write_failures.report(self, error);
+  st.policy->on_not_stored(submission.event->id, false);
+  submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::error});
+}
+
+}  // namespace
+
+/// Stores an accepted event. Writes leave in decision order, so what an event depends on is
+/// committed before it or earlier in the same transaction.
+void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on) {
+  auto& st = self->state;
+  auto ev = submission.event;
+  st.policy->on_accepted(ev, depends_on);
+  auto shared = std::make_shared<Submission>(std::move(submission));
+  self->request(st.writer, caf::infinite, StoreWrite{ev, std::move(depends_on)})
+      .then([self, shared](WriteOutcome outcome) { on_written(self, std::move(*shared), outcome); },
+            [self, shared](caf::error& error) { on_write_failed(self, *shared, error); });
+}
+
+namespace {
+
+/// Decides an event and acts on it: refuse, park, or store and answer after the commit.
+void judge(Self self, Submission submission) {
+  const auto& ev = submission.event;
+  auto decision = decide(self, *ev);
+  if (decision.verdict == policy::Verdict::refuse_missing_dependency)
+    return submission.reply(park(self, submission, decision));
+  if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
+  if (nostr::is_ephemeral(ev->kind))
+    return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  if (try_hold(self, submission, decision.rule)) return;
+  auto& st = self->state;
+  if (decision.rule == policy::Rule::announcement_lists_service && st.create_repository)
+    st.create_repository(*ev);
+  write(self, std::move(submission), std::move(decision.depends_on));
+}
+
+void resubmit_released(Self self, const std::vector<std::string>& keys) {
+  auto& st = self->state;
+  auto count_stored = [self](const AcceptanceVerdict& verdict) {
+    if (verdict.accepted && store::is_accepted(verdict.outcome))
+      ++self->state.counts.accepted_after_retry;
+  };
+  for (auto& ev : st.retry->release(keys)) judge(self, Submission{ev, {}, count_stored, 0});
+  update_gauges(self);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- purgatory (git-hosting.md §6)
+
+void publish_purgatory(Self self) {
+  auto& st = self->state;
+  if (st.metrics) st.metrics->update(*st.purgatory, st.held_total);
+  if (!st.purgatory_figures) return;
+  auto counts = st.purgatory->counts();
+  for (std::size_t i = 0; i < counts.size(); ++i) st.purgatory_figures->held[i] = counts[i];
+  st.purgatory_figures->released = st.purgatory->stats().released;
+  st.purgatory_figures->expired = st.purgatory->stats().expired;
+}
+
+/// Tells the held feed about announcements whose repository changed level (StateOnly sync while
+/// held, Full once released, nothing once dropped).
+void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
+                    HeldRepositories::Change change) {
+  HeldRepositories message;
+  for (const auto& ev : events)
+    if (ev->kind == nostr::nip34::kind::repo_announcement) message.entries.push_back({ev, change});
+  if (message.entries.empty()) return;
+  for (const auto& subscriber : self->state.held_feed) self->send(subscriber, message);
+}
+
+/// A new follower gets every held announcement now, then each change.
+void subscribe_held_feed(Self self, held_feed_actor subscriber) {
+  auto& st = self->state;
+  st.held_feed.push_back(subscriber);
+  if (!st.purgatory) return;
+  nostr::Filter announcements;
+  announcements.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  HeldRepositories snapshot;
+  st.purgatory->scan({announcements}, [&](const nostr::Event& ev) {
+    snapshot.entries.push_back({st.purgatory->find(ev.id)->event, HeldRepositories::Change::held});
+    return true;
+  });
+  if (!snapshot.entries.empty()) self->send(subscriber, std::move(snapshot));
+}
+
+/// Writes purgatory records; false (logged and counted) when they could not be written.
+bool persist(Self self, const std::function<void(store::EventStore&)>& write_records) {
+  try {
+    write_records(*self->state.purgatory_store);
+    return true;
+  } catch (const store::StoreError& error) {
+    self->state.persist_failures.report(error.what(), self->clock().now());
+    return false;
+  }
+}
+
+bool record_hold(Self self, const Submission& submission,
+                 const policy::Purgatory::HoldResult& result) {
+  auto& st = self->state;
+  const auto& ev = submission.event;
+  // OK true promises the event survives a restart: without its record it is not held at all.
+  if (!persist(self, [&](store::EventStore& s) {
+        s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
+      })) {
+    st.purgatory->undo_hold(ev->id, result.replaced);
+    submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
+    return false;
+  }
+  ++st.held_total;
+  // Only now: a failed put above leaves the replaced version's record, and a record left here by a
+  // failed erase loses to the newer one when read back (Purgatory::restore).
+  if (result.replaced)
+    persist(self, [&](store::EventStore& s) { s.erase_held(result.replaced->event->id); });
+  return true;
+}
+
+/// The held events a stored deletion names leave purgatory unremembered (the deletion itself keeps
+/// them out of the store), and a held announcement's repository goes (§4.6).
+void withdraw_held(Self self, const nostr::Event& deletion) {
+  auto& st = self->state;
+  auto withdrawn = st.purgatory->withdraw(deletion);
+  if (withdrawn.empty()) return;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& entry : withdrawn) s.erase_held(entry.event->id);
+  });
+  std::vector<nostr::EventPtr> dropped;
+  for (const auto& entry : withdrawn) {
+    if (entry.kind != policy::HeldKind::announcement) continue;
+    dropped.push_back(entry.event);
+    if (st.announcement_expired) st.announcement_expired(*entry.event);
+  }
+  tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
+  publish_purgatory(self);
+}
+
+void write_released(Self self, nostr::EventPtr ev, Reply then) {
+  // Push authorisation reads held records and the store together (§5.11): erasing the record
+  // before the commit would leave a moment in which neither holds the event.
+  auto forget_record = [self, ev, then = std::move(then)](AcceptanceVerdict verdict) {
+    if (verdict.outcome != WriteOutcome::error)
+      persist(self, [&](store::EventStore& s) { s.erase_held(ev->id); });
+    then(std::move(verdict));
+  };
+  write(self, Submission{std::move(ev), {}, std::move(forget_record), 0}, {});
+}
+
+namespace {
+
+/// Full when the store holds the released announcement (or a newer version of it); forgotten when
+/// it was refused (deleted, expired) or its write failed: it has left purgatory either way.
+HeldRepositories::Change level_after_release(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+    case WriteOutcome::duplicate:
+    case WriteOutcome::replaced_older:
+    case WriteOutcome::rejected_older_version:
+      return HeldRepositories::Change::released;
+    default:
+      return HeldRepositories::Change::dropped;
+  }
+}
+
+/// Restarts the holds of repository `identifier` (§6.3) and persists their new expiry.
+void restart_holds(Self self, std::string_view identifier) {
+  auto refreshed = self->state.purgatory->refresh(identifier, self->state.unix_now());
+  if (refreshed.empty()) return;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& entry : refreshed) s.put_held(entry.event->id, store::encode_held(entry));
+  });
+}
+
+/// An announcement already served (stored) for this owner and identifier: a replacement of it is
+/// stored at once (§1.1).
+bool serves_announcement(const AcceptanceState& st, const nostr::Event& ev) {
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  f.authors = std::vector<nostr::Pubkey>{ev.pubkey};
+  f.tags['d'] = {std::string(ev.d_tag())};
+  f.normalize();
+  return st.view->exists({f});
+}
+
+/// What purgatory holds (§6.1): a new announcement listing this service, a maintainer's state for
+/// an identifier with a repository here, a PR event (hold_pull_request decides whether it waits).
+/// Everything else is stored as usual.
+std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr::Event& ev,
+                                          policy::Rule rule) {
+  if (!st.purgatory || st.store->contains(ev.id)) return std::nullopt;
+  if (rule == policy::Rule::announcement_lists_service) {
+    if (!st.purgatory->contains(ev.id) && serves_announcement(st, ev)) return std::nullopt;
+    return policy::HeldKind::announcement;
+  }
+  if (rule == policy::Rule::state_maintainer && st.repository_exists &&
+      st.repository_exists(ev.d_tag()))
+    return policy::HeldKind::state;
+  if (policy::is_pull_request_kind(ev.kind)) return policy::HeldKind::pull_request;
+  return std::nullopt;
+}
+
+/// Holds an accepted event when purgatory says so and answers; false when it is to be stored.
+bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
+  auto& st = self->state;
+  const auto& ev = submission.event;
+  auto kind = held_kind(st, *ev, rule);
+  if (!kind) return false;
+  if (st.purgatory->contains(ev->id)) {
+    submission.reply(AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
+    return true;
+  }
+  if (st.purgatory->expired_recently(ev->id)) {
+    // Sync would bring it back every pass; a client resubmitting it means it.
+    if (submission.source.rfind("relay:", 0) == 0) {
+      submission.reply(AcceptanceVerdict{
+          false, "blocked: it waited in purgatory for git data until it expired", {}});
+      return true;
+    }
+    st.purgatory->forget_expired(ev->id);
+  }
+  if (*kind == policy::HeldKind::pull_request) return hold_pull_request(self, submission);
+  restart_holds(self, ev->d_tag());
+  auto result = st.purgatory->hold(ev, *kind, st.unix_now());
+  using Hold = policy::Purgatory::Hold;
+  if (result.outcome == Hold::duplicate) {  // a newer version of its address is held
+    submission.reply(AcceptanceVerdict{true, "duplicate: an older version (a newer one is held)",
+                                       WriteOutcome::rejected_older_version});
+    return true;
+  }
+  if (result.outcome == Hold::full) {
+    submission.reply(AcceptanceVerdict{
+        false, "error: too many events are waiting for git data here; try again later", {}});
+    return true;
+  }
+  if (!record_hold(self, submission, result)) return true;
+  if (*kind == policy::HeldKind::announcement) {
+    if (st.create_repository) st.create_repository(*ev);
+    tell_held_feed(self, {ev}, HeldRepositories::Change::held);
+    // A held announcement counts for the maintainer closure: what waited for it is judged again.
+    resubmit_released(self, {policy::wait_key::identifier(ev->d_tag())});
+  } else if (st.state_stored) {
+    st.state_stored(ev);  // git hosting applies it when its objects are here, else fetches them
+  }
+  publish_purgatory(self);
+  submission.reply(AcceptanceVerdict{true, std::string(store::ok_message(WriteOutcome::held)),
+                                     WriteOutcome::held});
+  return true;
+}
+
+/// Git data arrived for a repository: its holds restart, and the states whose objects are all
+/// there leave purgatory with the owner's announcement (stored announcement first, §5.9).
+void on_git_data(Self self, const GitDataArrived& arrived) {
+  auto& st = self->state;
+  if (!st.purgatory) return;
+  restart_holds(self, arrived.identifier);
+  std::vector<nostr::EventPtr> released;
+  for (const auto& state : arrived.states)
+    for (auto& ev : st.purgatory->release(arrived.owner, arrived.identifier, state))
+      released.push_back(std::move(ev));
+  on_pull_request_git_data(self, arrived);
+  if (released.empty()) return;
+  // Sync follows what the store holds: each released announcement's level changes once its write is
+  // answered. Write failures are counted by on_write_failed.
+  for (auto& ev : released)
+    write_released(self, ev, [self, ev](AcceptanceVerdict verdict) {
+      tell_held_feed(self, {ev}, level_after_release(verdict.outcome));
+    });
+  publish_purgatory(self);
+}
+
+/// Ends holds past their time (§6.3): the events are forgotten but their ids remembered, and an
+/// expired announcement's repository goes (§4.7).
+void expire_purgatory(Self self) {
+  auto& st = self->state;
+  auto now = st.unix_now();
+  expire_placeholders(self, now);
+  auto expired = st.purgatory->expire(now);
+  if (expired.events.empty() && expired.forgotten.empty()) return;
+  auto remember_until = now + st.purgatory->limits().remember_seconds;
+  persist(self, [&](store::EventStore& s) {
+    for (const auto& id : expired.forgotten) s.erase_held(id);
+    for (const auto& entry : expired.events)
+      s.put_held(entry.event->id, store::encode_expired(remember_until));
+  });
+  std::vector<nostr::EventPtr> dropped;
+  for (const auto& entry : expired.events) {
+    if (entry.kind != policy::HeldKind::announcement) continue;
+    dropped.push_back(entry.event);
+    if (st.announcement_expired) st.announcement_expired(*entry.event);
+  }
+  tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
+  publish_purgatory(self);
+}
+
+/// Reads the held events back (§6.5) and hands the held states to git hosting again: the fetches
+/// they were waiting for did not survive the restart.
+void start_purgatory(Self self, AcceptanceConfig& config) {
+  auto& st = self->state;
+  if (!config.purgatory_enabled || !config.purgatory_store) return;
+  st.purgatory = std::make_unique<policy::Purgatory>(config.purgatory);
+  st.purgatory_store = std::move(config.purgatory_store);
+  st.repository_exists = std::move(config.repository_exists);
+  st.announcement_expired = std::move(config.announcement_expired);
+  st.purgatory_figures = std::move(config.purgatory_figures);
+  if (st.purgatory_figures) st.purgatory_figures->enabled = true;
+  if (st.metrics) st.metrics->enable_purgatory(*st.registry);
+  start_pull_requests(self, std::move(config.pull_requests), config.purgatory.hold_seconds);
+  try {
+    store::load_purgatory(*st.purgatory_store, *st.purgatory, st.placeholders.get());
+  } catch (const store::StoreError& error) {
+    st.persist_failures.report(error.what(), self->clock().now());
+  }
+  st.policy->set_held_announcements(&st.purgatory->announcements());
+  nostr::Filter states;
+  states.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_state};
+  std::vector<nostr::EventPtr> held_states;
+  st.purgatory->scan({states}, [&](const nostr::Event& ev) {
+    held_states.push_back(st.purgatory->find(ev.id)->event);
+    return true;
+  });
+  if (st.state_stored)
+    for (auto& ev : held_states) st.state_stored(std::move(ev));
+  resume_pull_requests(self);
+  publish_purgatory(self);
+}
+
+/// Judges a client's or a peer's event and answers once it is refused, parked or committed.
+caf::result<AcceptanceVerdict> on_query(Self self, AcceptanceQuery& query) {
+  auto promise = self->make_response_promise<AcceptanceVerdict>();
+  auto deliver = [promise](AcceptanceVerdict verdict) mutable {
+    promise.deliver(std::move(verdict));
+  };
+  judge(self, Submission{std::move(query.event), std::move(query.source), deliver, 0});
+  return promise;
+}
+
+/// Drops parked events past their TTL and pending ones the store will not report, then re-arms.
+void expire(Self self, std::chrono::seconds interval) {
+  auto& st = self->state;
+  st.retry->expire(st.unix_now());
+  st.policy->sweep_pending();
+  if (st.purgatory) expire_purgatory(self);
+  update_gauges(self);
+  self->delayed_send(self, interval, atom::tick::value);
+}
+
+}  // namespace
+}  // namespace acceptance_steps
+
+using namespace acceptance_steps;
+
+acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
+                                           std::shared_ptr<const store::EventStore> store,
+                                           store_writer_actor writer,
+                                           std::shared_ptr<prometheus::Registry> registry) {
+  auto& st = self->state;
+  st.store = store;
+  st.view = std::make_unique<store::EventStoreView>(store);
+  st.policy = std::make_unique<policy::AcceptancePolicy>(config.policy, *st.view);
+  // The startup load: every announcement and thread in the store, so it grows with the store.
+  auto load_started = std::chrono::steady_clock::now();
+  runtime::ProgressLine progress(std::cerr, runtime::stderr_is_terminal(), "startup load",
+                                 "events");
+  st.policy->load_from_store([&](std::uint64_t read) { progress.update(read); });
+  progress.clear();
+  log::info("acceptance", "startup load from the store took ",
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  load_started)
+                .count(),
+            " ms (", st.policy->eligible_author_count(), " eligible authors)");
+  st.retry = std::make_unique<policy::RetryCache>(config.retry);
+  st.retry_ttl_minutes = std::max<std::int64_t>(1, config.retry.ttl_seconds / 60);
+  st.unix_now = config.unix_now ? config.unix_now
+                                : [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+  st.writer = std::move(writer);
+  st.create_repository = std::move(config.create_repository);
+  st.state_stored = std::move(config.state_stored);
+  st.registry = registry;
+  if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
+  start_purgatory(self, config);
+  const auto interval = config.expiry_interval;
+  if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);
+  return {
+      [=](AcceptanceQuery& query) -> caf::result<AcceptanceVerdict> {
+        return on_query(self, query);
+      },
+      [=](StoreCommitted& committed) {
+        resubmit_released(self, self->state.policy->on_committed(*committed.event));
+      },
+      [=](GitDataArrived& arrived) { on_git_data(self, arrived); },
+      [=](atom::feed_subscribe, held_feed_actor& subscriber) {
+        subscribe_held_feed(self, std::move(subscriber));
+      },
+      [=](atom::tick) { expire(self, interval); },
+  };
+}
+
+}  // namespace graspd

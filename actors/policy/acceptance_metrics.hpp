@@ -1,0 +1,117 @@
+// The acceptance actor's Prometheus families (graspd_policy_*, graspd_purgatory_*): internal to
+// actors/acceptance*.cpp, which update them from the policy's, retry cache's and purgatory's
+// counts.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <cstdint>
+
+#include "actors/policy/acceptance.hpp"
+
+namespace graspd {
+
+struct AcceptanceMetrics {
+  explicit AcceptanceMetrics(prometheus::Registry& registry)
+      : decisions(prometheus::BuildCounter()
+                      .Name("graspd_policy_decisions_total")
+                      .Help("GRASP-01 policy decisions by kind group and result")
+                      .Register(registry)),
+        rules(prometheus::BuildCounter()
+                  .Name("graspd_policy_rule_total")
+                  .Help("GRASP-01 policy decisions by the rule that decided")
+                  .Register(registry)),
+        retry_events(prometheus::BuildGauge()
+                         .Name("graspd_policy_retry_cache_events")
+                         .Help("Events parked for a missing dependency")
+                         .Register(registry)
+                         .Add({})),
+        retry_bytes(prometheus::BuildGauge()
+                        .Name("graspd_policy_retry_cache_bytes")
+                        .Help("Approximate bytes of parked events")
+                        .Register(registry)
+                        .Add({})),
+        retry_outcomes(prometheus::BuildCounter()
+                           .Name("graspd_policy_retry_total")
+                           .Help("Events whose dependency was missing at arrival: parked, "
+                                 "released, accepted (after a retry), expired, evicted; "
+                                 "accepted_on_pending (the dependency was accepted but not yet "
+                                 "committed: no retry needed); rejudged (a pending dependency "
+                                 "was not stored after all)")
+                           .Register(registry)),
+        pending_events(prometheus::BuildGauge()
+                           .Name("graspd_policy_pending_events")
+                           .Help("Events accepted and sent to the store writer whose commit the "
+                                 "policy has not seen yet")
+                           .Register(registry)
+                           .Add({})) {}
+
+  /// graspd_purgatory_*: registered only when purgatory is on.
+  void enable_purgatory(prometheus::Registry& registry) {
+    held_events = &prometheus::BuildGauge()
+                       .Name("graspd_purgatory_events")
+                       .Help("Events held in purgatory until their git data arrives, by kind")
+                       .Register(registry);
+    purgatory_outcomes = &prometheus::BuildCounter()
+                              .Name("graspd_purgatory_total")
+                              .Help(
+                                  "Purgatory: events held, released (git data arrived, moved "
+                                  "to the store) and expired (no git data in time)")
+                              .Register(registry);
+  }
+  void update(const policy::Purgatory& purgatory, std::uint64_t held_total) {
+    if (!held_events) return;
+    auto counts = purgatory.counts();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(i))}})
+          .Set(static_cast<double>(counts[i]));
+    set_total(*purgatory_outcomes, "held", held_total);
+    set_total(*purgatory_outcomes, "released", purgatory.stats().released);
+    set_total(*purgatory_outcomes, "expired", purgatory.stats().expired);
+  }
+
+  void count(policy::KindGroup group, const policy::Decision& d) {
+    const char* result = d.accepted() ? "accepted" : "refused";
+    decisions.Add({{"kind_group", policy::to_string(group)}, {"result", result}}).Increment();
+    rules.Add({{"rule", policy::to_string(d.rule)}}).Increment();
+  }
+  void update(const policy::RetryCache& cache, const AcceptanceCounts& counts,
+              std::size_t pending) {
+    retry_events.Set(static_cast<double>(cache.size()));
+    retry_bytes.Set(static_cast<double>(cache.bytes()));
+    pending_events.Set(static_cast<double>(pending));
+    const auto& s = cache.stats();
+    set_counter("parked", s.parked);
+    set_counter("released", s.released);
+    set_counter("accepted", counts.accepted_after_retry);
+    set_counter("expired", s.expired);
+    set_counter("evicted", s.evicted);
+    set_counter("accepted_on_pending", counts.accepted_on_pending);
+    set_counter("rejudged", counts.rejudged);
+  }
+
+ private:
+  void set_counter(const char* outcome, std::uint64_t value) {
+    set_total(retry_outcomes, outcome, value);
+  }
+  static void set_total(prometheus::Family<prometheus::Counter>& family, const char* outcome,
+                        std::uint64_t value) {
+    auto& c = family.Add({{"outcome", outcome}});
+    if (auto delta = static_cast<double>(value) - c.Value(); delta > 0) c.Increment(delta);
+  }
+
+ public:
+  prometheus::Family<prometheus::Counter>& decisions;
+  prometheus::Family<prometheus::Counter>& rules;
+  prometheus::Gauge& retry_events;
+  prometheus::Gauge& retry_bytes;
+  prometheus::Family<prometheus::Counter>& retry_outcomes;
+  prometheus::Gauge& pending_events;
+  prometheus::Family<prometheus::Gauge>* held_events = nullptr;
+  prometheus::Family<prometheus::Counter>* purgatory_outcomes = nullptr;
+};
+
+}  // namespace graspd

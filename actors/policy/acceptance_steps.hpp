@@ -1,0 +1,69 @@
+// Internal to the acceptance actor (actors/acceptance*.cpp): the steps its two source files share.
+// acceptance.cpp judges, writes and holds announcements and states; acceptance_pr.cpp holds pull
+// requests and keeps the refs/nostr placeholders (git-hosting.md §6–§7).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/policy/acceptance.hpp"
+
+namespace graspd::acceptance_steps {
+
+using Self = acceptance_actor::stateful_pointer<AcceptanceState>;
+/// Where the outcome of an accepted event goes: the asking session, or nowhere for a retry.
+using Reply = std::function<void(AcceptanceVerdict)>;
+
+/// One event on its way through the policy and the writer.
+struct Submission {
+  nostr::EventPtr event;
+  /// Who sent it (a client's address, a sync peer): its share of the retry cache.
+  std::string source;
+  Reply reply;
+  /// Rounds judged again because a dependency was not stored after all.
+  int attempt = 0;
+};
+
+// acceptance.cpp
+
+/// Stores an accepted event and answers after the commit; writes leave in decision order.
+void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on);
+/// Writes purgatory records; false when they could not be written (logged and counted, the state
+/// in memory stays).
+bool persist(Self self, const std::function<void(store::EventStore&)>& write_records);
+/// The answer to an event whose hold could not be recorded.
+inline constexpr std::string_view unrecorded_hold_message =
+    "error: could not record the event while it waits for git data; try again later";
+/// Writes the record of a hold purgatory just took (erasing the one of the version it replaced);
+/// when that fails the hold is undone, the submitter gets unrecorded_hold_message and the answer
+/// is false.
+bool record_hold(Self self, const Submission& submission,
+                 const policy::Purgatory::HoldResult& result);
+/// Held counts to metrics and /api/sync.
+void publish_purgatory(Self self);
+/// A stored deletion request (kind 5) ends the holds of the events it names (git-hosting.md §4.6).
+void withdraw_held(Self self, const nostr::Event& deletion);
+/// Stores an event released from purgatory; its purgatory record goes only once the store answered
+/// (kept when the write failed, so a restart holds it again), and `then` gets the answer.
+void write_released(Self self, nostr::EventPtr ev, Reply then);
+
+// acceptance_pr.cpp
+
+/// An accepted PR event with purgatory on: false when it is to be stored now (no repository here
+/// that it `a`-tags, or a placeholder ref already names its commit, §7.4); else it was held or
+/// refused (no `c` tag) and answered.
+bool hold_pull_request(Self self, const Submission& submission);
+/// Git data arrived: pushed refs/nostr refs release held PR events or become placeholders, found
+/// commits release the PR events naming them, and other arrivals have held ones looked for again.
+void on_pull_request_git_data(Self self, const GitDataArrived& arrived);
+/// Placeholders past their time: their refs are deleted (§7.3).
+void expire_placeholders(Self self, std::int64_t now);
+/// Start-up: the placeholders are read with the held events; held PR events go to git hosting
+/// again (their fetches did not survive).
+void start_pull_requests(Self self, PullRequestHooks hooks, std::int64_t hold_seconds);
+/// Hands the held PR events to git hosting again (start-up).
+void resume_pull_requests(Self self);
+
+}  // namespace graspd::acceptance_steps

@@ -1,0 +1,577 @@
+#include "actors/relay/client_session.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <span>
+
+#include "actors/relay/engine/arrival_order.hpp"
+#include "actors/relay/engine/outbox.hpp"
+#include "actors/relay/verifier_pool.hpp"
+#include "messages/nostr/client_message.hpp"
+#include "messages/nostr/event_frame.hpp"
+#include "messages/nostr/relay_message.hpp"
+#include "messages/nostr/verify.hpp"
+#include "runtime/net/ws_metrics.hpp"
+#include "store/lmdb/event_store.hpp"
+
+namespace graspd {
+
+nostr::ParseLimits RelayContext::parse_limits() const {
+  nostr::ParseLimits p;
+  p.max_message_bytes = limits.max_message_bytes;
+  p.max_event_bytes = limits.max_event_bytes;
+  p.max_tags = limits.max_event_tags;
+  p.max_content_bytes = limits.max_content_length;
+  p.max_subscription_id_length = limits.max_subid_length;
+  p.max_filters_per_req = limits.max_filters;
+  return p;
+}
+
+namespace {
+
+using runtime::ClientMessageType;
+using runtime::EventResult;
+using Clock = std::chrono::steady_clock;
+
+Frame frame(std::string text) {
+  return std::make_shared<const std::string>(std::move(text));
+}
+
+EventResult result_of(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::stored:
+      return EventResult::stored;
+    case WriteOutcome::duplicate:
+      return EventResult::duplicate;
+    case WriteOutcome::replaced_older:
+      return EventResult::replaced;
+    case WriteOutcome::ephemeral_not_stored:
+      return EventResult::ephemeral;
+    case WriteOutcome::rejected_older_version:
+    case WriteOutcome::deleted:
+    case WriteOutcome::expired:
+    case WriteOutcome::dependency_missing:
+      return EventResult::rejected;
+    case WriteOutcome::held:
+      return EventResult::held;
+    case WriteOutcome::error:
+      break;
+  }
+  return EventResult::error;
+}
+
+struct SessionState {
+  static inline const char* name = "client_session";
+
+  client_session_actor::pointer self = nullptr;
+  std::shared_ptr<const RelayContext> ctx;
+  nostr::ParseLimits parse_limits;
+  std::uint64_t connection_id = 0;
+  /// The client's address, as the acceptance actor's retry cache accounts it.
+  std::string source;
+  FrameSinkPtr sink;
+  runtime::TokenBucket bucket{1, 1};
+  /// Open subscriptions and the generation of their latest REQ, so a stale
+  /// fan-out acknowledgement (REQ replaced or CLOSEd meanwhile) is ignored.
+  std::map<std::string, std::uint64_t> subscriptions;
+  /// Filter values each open subscription holds in the fan-out's index, and their sum: the
+  /// connection's budget of subscription state.
+  std::map<std::string, std::size_t> subscription_values;
+  std::size_t open_values = 0;
+  std::uint64_t generation = 0;
+  bool closed = false;
+  Outbox outbox;
+  /// Inbound back-pressure: the transport stops reading while too much of the client's text is
+  /// not reported consumed. A frame counts until handled; an EVENT until its check is done.
+  std::size_t frame_bytes = 0;
+  bool frame_kept = false;
+  /// EVENTs from arrival to the end of their signature check: a client's events reach the
+  /// acceptance hook and the store in the order it sent them, whatever order the checks end in.
+  struct Checked {
+    nostr::EventPtr event;
+    std::size_t frame_bytes = 0;  // reported consumed once the check is done
+    VerifierPool::Answer check;
+  };
+  ArrivalOrder<Checked> arrivals;
+  /// At most `verifications_per_session` checks out on the shared verifiers: a flooding connection
+  /// may not fill the mailboxes every other connection's checks go through.
+  VerifierPool verifiers;
+  /// NIP-77 reconciliations of this connection, one per NEG subscription id.
+  std::unique_ptr<NegentropySessions> negentropy;
+  /// Stored answers of REQs, oldest first. Each leaves in chunks of `chunk_bytes`: the next chunk
+  /// is loaded only once the transport's queue is down to `chunk_bytes` again (ws_drained), so one
+  /// REQ over a huge result holds at most about two chunks, never the whole answer.
+  struct Answer {
+    std::string subid;
+    std::uint64_t generation = 0;
+    store::QueryAnswer query;
+    std::size_t next = 0;  // the first reference not loaded yet
+    std::vector<nostr::EventId> delivered;
+    Clock::time_point started;
+  };
+  std::deque<Answer> answers;
+  std::size_t chunk_bytes = 0;
+  bool awaiting_drain = false;
+
+  runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
+  void count(ClientMessageType type) const {
+    if (auto* m = metrics()) m->message(type);
+  }
+  void count(EventResult result) const {
+    if (auto* m = metrics()) m->event_result(result);
+  }
+  void send(std::string text) { outbox.send(frame(std::move(text))); }
+  void release_input(std::size_t bytes) { outbox.consumed(bytes); }
+  void notice(std::string_view message) { send(nostr::relay_notice(message)); }
+
+  void on_text(const std::string& text) {
+    frame_bytes = text.size();
+    frame_kept = false;
+    auto parsed = nostr::parse_client_message(text, parse_limits);
+    if (!parsed) {
+      on_parse_error(parsed.error());
+    } else {
+      std::visit([this](auto& msg) { handle(msg); }, parsed.value());
+    }
+    if (!frame_kept) release_input(frame_bytes);
+  }
+
+  void on_parse_error(const nostr::ClientMessageError& error) {
+    using Kind = nostr::ClientMessageError::Kind;
+    switch (error.kind) {
+      case Kind::invalid_event:
+        count(ClientMessageType::event);
+        count(EventResult::invalid);
+        if (error.event_id) return send(nostr::relay_ok(*error.event_id, false, error.message));
+        return notice(error.message);
+      case Kind::invalid_filter:
+        count(ClientMessageType::req);
+        return send(nostr::relay_closed(error.subscription_id, error.message));
+      case Kind::invalid_negentropy:
+        count(error.verb == "NEG-OPEN" ? ClientMessageType::neg_open : ClientMessageType::neg_msg);
+        // Through answer_negentropy, so closing an open session also moves the sessions gauge.
+        return answer_negentropy([&] {
+          negentropy->close(error.subscription_id);
+          return NegentropySessions::Answer{
+              nostr::relay_neg_err(error.subscription_id, error.message),
+              NegentropyError::malformed, 0};
+        });
+      case Kind::malformed:
+      case Kind::unknown_verb:
+        break;
+    }
+    count(ClientMessageType::malformed);
+    notice(error.message);
+  }
+
+  void handle(nostr::ClientEvent& msg) {
+    count(ClientMessageType::event);
+    if (auto* m = metrics()) m->event_received();
+    auto event = std::make_shared<const nostr::Event>(std::move(msg.event));
+    if (!bucket.try_take(ctx->now())) {
+      count(EventResult::rate_limited);
+      return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
+    }
+    auto ticket = arrivals.reserve();
+    frame_kept = true;
+    verifiers.check(self, VerifyEvent{event},
+                    [this, ticket, event, bytes = frame_bytes](VerifierPool::Answer check) {
+                      arrivals.complete(ticket, {event, bytes, check});
+                      arrivals.drain([this](Checked&& done) {
+                        release_input(done.frame_bytes);
+                        after_check(done.event, done.check);
+                      });
+                    });
+  }
+
+  void after_check(const nostr::EventPtr& event, std::optional<nostr::EventCheck> check) {
+    if (!check) {
+      count(EventResult::error);
+      return send(nostr::relay_ok(event->id, false, "error: could not verify the event"));
+    }
+    if (*check != nostr::EventCheck::ok) {
+      count(EventResult::invalid);
+      return send(nostr::relay_ok(event->id, false, nostr::describe(*check)));
+    }
+    if (!ctx->acceptance) return store(event);
+    // The acceptance actor stores what it accepts and answers after the commit.
+    self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event, source})
+        .then(
+            [this, event](const AcceptanceVerdict& verdict) {
+              if (!verdict.accepted) {
+                count(EventResult::blocked);
+                return send(nostr::relay_ok(event->id, false, verdict.message));
+              }
+              if (verdict.outcome == WriteOutcome::ephemeral_not_stored) return broadcast(event);
+              acknowledge(event->id, verdict.outcome, verdict.message);
+            },
+            [this, event](const caf::error&) {
+              count(EventResult::error);
+              send(nostr::relay_ok(event->id, false, "error: acceptance check failed"));
+            });
+  }
+
+  /// Ephemeral events are never stored: broadcast and acknowledge at once.
+  void broadcast(const nostr::EventPtr& event) {
+    self->send(ctx->fanout, FanoutEphemeral{event, std::make_shared<const std::string>(
+                                                       nostr::serialize_event(*event))});
+    count(EventResult::ephemeral);
+    send(nostr::relay_ok(event->id, true, ""));
+  }
+
+  /// `message` overrides the outcome's usual text (purgatory names what it waits for).
+  void acknowledge(const nostr::EventId& id, WriteOutcome outcome, std::string_view message = {}) {
+    count(result_of(outcome));
+    send(nostr::relay_ok(id, store::is_accepted(outcome),
+                         message.empty() ? store::ok_message(outcome) : message));
+  }
+
+  void store(nostr::EventPtr event) {
+    if (nostr::is_ephemeral(event->kind)) return broadcast(event);
+    self->request(ctx->writer, caf::infinite, StoreWrite{event, {}})
+        .then([this, event](WriteOutcome outcome) { acknowledge(event->id, outcome); },
+              [this, event](const caf::error&) {
+                count(EventResult::error);
+                send(nostr::relay_ok(event->id, false, "error: could not store the event"));
+              });
+  }
+
+  void handle(nostr::ClientReq& msg) {
+    count(ClientMessageType::req);
+    const auto& limits = ctx->limits;
+    if (!subscriptions.count(msg.subscription_id) &&
+        subscriptions.size() >= limits.max_subscriptions) {
+      return send(nostr::relay_closed(msg.subscription_id,
+                                      "rate-limited: too many open subscriptions (max " +
+                                          std::to_string(limits.max_subscriptions) + ")"));
+    }
+    const auto values = nostr::value_count(msg.filters);
+    const auto replaced = held_values(msg.subscription_id);
+    if (open_values - replaced + values > limits.max_subscription_values) {
+      return send(nostr::relay_closed(msg.subscription_id,
+                                      "rate-limited: this connection's subscriptions would hold " +
+                                          std::to_string(open_values - replaced + values) +
+                                          " filter values (max " +
+                                          std::to_string(limits.max_subscription_values) + ")"));
+    }
+    for (auto& filter : msg.filters)
+      filter.limit = std::min(filter.limit.value_or(limits.default_limit), limits.max_limit);
+    auto gen = ++generation;
+    subscriptions[msg.subscription_id] = gen;
+    open_values = open_values - replaced + values;
+    subscription_values[msg.subscription_id] = values;
+    auto started = ctx->now();
+    auto subid = msg.subscription_id;
+    auto filters = std::make_shared<const nostr::Filters>(msg.filters);
+    self->request(ctx->fanout, caf::infinite,
+                  FanoutSubscribe{connection_id, subid, std::move(msg.filters), sink})
+        .then([this, gen, subid, filters, started](bool) {
+          auto it = subscriptions.find(subid);
+          if (it == subscriptions.end() || it->second != gen || closed) return;
+          run_stored_query(subid, gen, *filters, started);
+        });
+  }
+
+  std::size_t held_values(const std::string& subid) const {
+    auto it = subscription_values.find(subid);
+    return it == subscription_values.end() ? 0 : it->second;
+  }
+  void forget_subscription(const std::string& subid) {
+    subscriptions.erase(subid);
+    open_values -= held_values(subid);
+    subscription_values.erase(subid);
+  }
+
+  /// Selects the answer (references, in one read transaction, with the JSON of a first chunk when
+  /// nothing is queued before it) and queues what is left behind the answers still being sent.
+  void run_stored_query(const std::string& subid, std::uint64_t gen, const nostr::Filters& filters,
+                        Clock::time_point started) {
+    Answer answer{subid, gen, {}, 0, {}, started};
+    const bool send_now = answers.empty() && !awaiting_drain;
+    std::size_t budget = chunk_bytes;
+    try {
+      store::QueryOptions options;
+      options.max_limit = ctx->limits.max_limit;
+      answer.query = ctx->store->query_refs(
+          filters, options, send_now ? sender(answer, budget) : store::AnswerSink{});
+    } catch (const std::exception&) {
+      return fail_query(subid);
+    }
+    answer.next = answer.query.loaded;
+    answers.push_back(std::move(answer));
+    if (!awaiting_drain) continue_answers(budget);
+  }
+
+  void fail_query(const std::string& subid) {
+    forget_subscription(subid);
+    self->send(ctx->fanout, FanoutUnsubscribe{connection_id, subid});
+    send(nostr::relay_closed(subid, "error: could not run the query"));
+  }
+
+  /// Sends stored events, up to `budget` bytes for all queued answers together, then waits for
+  /// the transport to drain. An answer whose REQ was replaced or CLOSEd meanwhile is dropped.
+  void continue_answers(std::size_t budget) {
+    while (!answers.empty()) {
+      auto& answer = answers.front();
+      auto it = subscriptions.find(answer.subid);
+      if (closed || it == subscriptions.end() || it->second != answer.generation) {
+        answers.pop_front();
+        continue;
+      }
+      bool done = false;
+      try {
+        done = send_chunk(answer, budget);
+      } catch (const std::exception&) {
+        fail_query(answer.subid);
+        answers.pop_front();
+        continue;
+      }
+      if (!done) return wait_for_drain();
+      finish_answer(answer);
+      answers.pop_front();
+    }
+  }
+
+  /// Sends one event of `answer` and charges it to `budget`; false once the budget is spent.
+  store::AnswerSink sender(Answer& answer, std::size_t& budget) {
+    return [this, &answer, &budget](const store::AnswerRef& ref, std::string_view json) {
+      answer.delivered.push_back(ref.id);
+      // In pieces, as the fan-out sends it: a compressing connection reuses the event's
+      // compressed JSON (runtime/ws_deflate.hpp).
+      outbox.send(
+          nostr::relay_event_frame(answer.subid, std::make_shared<const std::string>(json)));
+      budget -= std::min(budget, json.size());
+      return budget > 0;
+    };
+  }
+
+  /// Loads and sends the answer's next events until `budget` is spent; true when the answer is
+  /// complete.
+  bool send_chunk(Answer& answer, std::size_t& budget) {
+    const auto& refs = answer.query.refs;
+    if (budget == 0 || answer.next == refs.size()) return answer.next == refs.size();
+    answer.next +=
+        ctx->store->load_answer(std::span(refs).subspan(answer.next), sender(answer, budget));
+    return answer.next == refs.size();
+  }
+
+  void wait_for_drain() {
+    awaiting_drain = true;
+    outbox.flush();
+    sink->when_drained(chunk_bytes, [session = caf::actor_cast<client_session_actor>(self)] {
+      caf::anon_send(session, atom::ws_drained::value);
+    });
+  }
+
+  void on_drained() {
+    awaiting_drain = false;
+    continue_answers(chunk_bytes);
+  }
+
+  void finish_answer(Answer& answer) {
+    // Observed before EOSE leaves, so a client reading metrics after EOSE sees it.
+    if (auto* m = metrics())
+      m->req_latency(std::chrono::duration<double>(ctx->now() - answer.started).count());
+    send(nostr::relay_eose(answer.subid));
+    // EOSE must be on its way before the fan-out may send live events to the sink directly.
+    outbox.flush();
+    self->send(ctx->fanout, FanoutLive{connection_id, answer.subid, std::move(answer.delivered),
+                                       answer.query.horizon});
+  }
+
+  void handle(nostr::ClientClose& msg) {
+    count(ClientMessageType::close);
+    if (!subscriptions.count(msg.subscription_id)) return;
+    forget_subscription(msg.subscription_id);
+    self->send(ctx->fanout, FanoutUnsubscribe{connection_id, msg.subscription_id});
+  }
+
+  void handle(nostr::ClientCount& msg) {
+    count(ClientMessageType::count);
+    try {
+      auto counted = ctx->store->count_bounded(msg.filters, ctx->limits.max_count_examined);
+      send(nostr::relay_count(msg.subscription_id, counted.count, counted.approximate));
+    } catch (const std::exception&) {
+      send(nostr::relay_closed(msg.subscription_id, "error: could not count"));
+    }
+  }
+
+  void handle(nostr::ClientNegOpen& msg) {
+    count(ClientMessageType::neg_open);
+    answer_negentropy([&] {
+      return negentropy->open(msg, [this](const nostr::Filter& filter, std::uint64_t max) {
+        return ctx->store->negentropy_items(filter, max);
+      });
+    });
+  }
+
+  void handle(nostr::ClientNegMsg& msg) {
+    count(ClientMessageType::neg_msg);
+    answer_negentropy([&] { return negentropy->message(msg); });
+  }
+
+  void handle(nostr::ClientNegClose& msg) {
+    count(ClientMessageType::neg_close);
+    answer_negentropy([&] {
+      negentropy->close(msg.subscription_id);
+      return NegentropySessions::Answer{};
+    });
+  }
+
+  /// Runs one NEG-* step, sends its answer and keeps the metrics in step.
+  template <class Step>
+  void answer_negentropy(Step&& step) {
+    const auto before = negentropy->open_sessions();
+    auto answer = step();
+    if (auto* m = metrics()) {
+      m->negentropy_sessions(static_cast<long>(negentropy->open_sessions()) -
+                             static_cast<long>(before));
+      if (answer.error)
+        m->negentropy_error(to_string(*answer.error));
+      else if (!answer.frame.empty())
+        m->negentropy_round(answer.items);
+    }
+    if (!answer.frame.empty()) send(std::move(answer.frame));
+  }
+
+  void on_closed() {
+    closed = true;
+    if (auto* m = metrics())
+      m->negentropy_sessions(-static_cast<long>(negentropy->open_sessions()));
+    negentropy->clear();
+    subscriptions.clear();
+    subscription_values.clear();
+    answers.clear();
+    open_values = 0;
+    self->send(ctx->fanout, FanoutDisconnect{connection_id});
+  }
+};
+
+client_session_actor::behavior_type client_session(
+    client_session_actor::stateful_pointer<SessionState> self,
+    std::shared_ptr<const RelayContext> ctx, std::uint64_t connection_id, FrameSinkPtr sink,
+    std::string source) {
+  auto& st = self->state;
+  st.source = std::move(source);
+  st.self = self;
+  st.parse_limits = ctx->parse_limits();
+  st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
+  st.verifiers = VerifierPool(ctx->verifiers, ctx->limits.verifications_per_session);
+  st.negentropy = std::make_unique<NegentropySessions>(
+      NegentropyLimits{ctx->limits.negentropy_max_sync_events, ctx->limits.negentropy_max_sessions},
+      ctx->negentropy_budget);
+  st.ctx = std::move(ctx);
+  st.connection_id = connection_id;
+  st.sink = std::move(sink);
+  // At most a quarter of the outbound bound, so a chunk, the one before it still draining and the
+  // live events beside them stay well inside it for a client that reads.
+  st.chunk_bytes = std::max<std::size_t>(
+      1, std::min(st.ctx->limits.answer_chunk_bytes, st.ctx->limits.max_outbound_bytes / 4));
+  // Queued behind the messages already waiting (e.g. the other replies of one commit).
+  st.outbox = Outbox(st.sink, [self] { self->send(self, atom::ws_flush::value); });
+  return {
+      [self](atom::ws_text, const std::string& text) { self->state.on_text(text); },
+      [self](atom::ws_binary) {
+        self->state.count(ClientMessageType::binary);
+        self->state.notice("invalid: binary frames are not supported, send JSON text");
+      },
+      [self](atom::ws_oversize) {
+        self->state.count(ClientMessageType::oversize);
+        self->state.notice("invalid: message too large (max " +
+                           std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
+      },
+      [self](atom::ws_flush) { self->state.outbox.flush(); },
+      [self](atom::ws_drained) { self->state.on_drained(); },
+      [self](atom::ws_closed) {
+        self->state.on_closed();
+        // Pending store replies still arrive (their OK is dropped by the
+        // closed transport); quitting now is fine, the writer stores anyway.
+        self->quit();
+      },
+  };
+}
+
+/// FrameSink over the transport's connection handle. Weak on purpose: the
+/// connection owns the session actor's bridge, so a strong reference here
+/// would keep both alive after the transport is torn down (shutdown hang).
+class ConnectionSink final : public FrameSink {
+ public:
+  explicit ConnectionSink(const std::shared_ptr<runtime::WsConnection>& connection)
+      : connection_(connection) {}
+  void send(Frame frame) override {
+    if (auto connection = connection_.lock()) connection->send(std::move(frame));
+  }
+  void send_batch(std::vector<Frame> frames) override {
+    if (auto connection = connection_.lock()) connection->send_batch(std::move(frames));
+  }
+  void consumed(std::size_t bytes) override {
+    if (auto connection = connection_.lock()) connection->consumed(bytes);
+  }
+  void when_drained(std::size_t bytes, std::function<void()> ready) override {
+    if (auto connection = connection_.lock()) connection->when_drained(bytes, std::move(ready));
+  }
+  void close(Frame last_frame) override {
+    if (auto connection = connection_.lock()) connection->close(std::move(last_frame));
+  }
+
+ private:
+  std::weak_ptr<runtime::WsConnection> connection_;
+};
+
+/// The transport-facing bridge: forwards each connection's frames to its
+/// session actor in order (anon_send is thread-safe and FIFO per sender).
+class SessionBridge final : public runtime::WsSessionHandler {
+ public:
+  SessionBridge(caf::actor_system& system, std::shared_ptr<const RelayContext> ctx)
+      : system_(system), ctx_(std::move(ctx)) {}
+  ~SessionBridge() override { on_close(); }
+
+  void on_open(std::shared_ptr<runtime::WsConnection> connection) override {
+    auto id = connection->id();
+    auto source = "ip:" + connection->remote_ip();
+    actor_ = spawn_client_session(system_, ctx_, id,
+                                  std::make_shared<ConnectionSink>(std::move(connection)),
+                                  std::move(source));
+  }
+  void on_text(std::string&& text) override {
+    caf::anon_send(actor_, atom::ws_text::value, std::move(text));
+  }
+  void on_binary() override { caf::anon_send(actor_, atom::ws_binary::value); }
+  void on_oversize() override { caf::anon_send(actor_, atom::ws_oversize::value); }
+  void on_close() override {
+    if (!actor_) return;
+    caf::anon_send(actor_, atom::ws_closed::value);
+    actor_ = nullptr;
+  }
+
+ private:
+  caf::actor_system& system_;
+  std::shared_ptr<const RelayContext> ctx_;
+  client_session_actor actor_;
+};
+
+}  // namespace
+
+client_session_actor spawn_client_session(caf::actor_system& system,
+                                          std::shared_ptr<const RelayContext> context,
+                                          std::uint64_t connection_id, FrameSinkPtr sink,
+                                          std::string source) {
+  return system.spawn(client_session, std::move(context), connection_id, std::move(sink),
+                      std::move(source));
+}
+
+runtime::WsHandlerFactory make_client_session_factory(caf::actor_system& system,
+                                                      std::shared_ptr<const RelayContext> context) {
+  return [&system, context](const std::string&) -> std::unique_ptr<runtime::WsSessionHandler> {
+    return std::make_unique<SessionBridge>(system, context);
+  };
+}
+
+}  // namespace graspd

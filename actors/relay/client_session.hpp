@@ -1,0 +1,69 @@
+// One actor per WebSocket connection: the NIP-01 state of that client
+// (subscriptions, EVENT rate bucket) mutated serially. EVENT: parse -> id and
+// signature check (on the verifier pool, so even one connection's events are
+// verified on every core; results are taken back in arrival order) -> acceptance
+// hook -> store writer -> OK after commit. REQ:
+// register with the fan-out (buffering), stored query, EOSE, then live.
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "actors/relay/engine/negentropy_sessions.hpp"
+#include "messages/interfaces.hpp"
+#include "messages/nostr/json.hpp"
+#include "runtime/net/relay_limits.hpp"
+#include "runtime/net/ws_session.hpp"
+
+namespace graspd {
+
+namespace store {
+class EventStore;
+}
+namespace runtime {
+class RelayMetrics;
+}
+
+/// What every session shares; immutable after boot.
+struct RelayContext {
+  std::shared_ptr<const store::EventStore> store;
+  /// Answers StoreWrite with a WriteOutcome after commit.
+  store_writer_actor writer;
+  fanout_actor fanout;
+  /// Optional: without a hook every valid event is accepted.
+  acceptance_actor acceptance;
+  /// Signature checks off the session's core; empty = the session verifies itself.
+  std::vector<verifier_actor> verifiers;
+  runtime::RelayLimits limits;
+  /// Null in tests that do not look at metrics.
+  std::shared_ptr<runtime::RelayMetrics> metrics;
+  /// Monotonic time for the EVENT rate bucket and REQ latency; empty = steady_clock (tests pass
+  /// the test coordinator's clock).
+  std::function<std::chrono::steady_clock::time_point()> monotonic_now;
+  std::chrono::steady_clock::time_point now() const {
+    return monotonic_now ? monotonic_now() : std::chrono::steady_clock::now();
+  }
+  /// Records every connection's negentropy sessions hold together; null = unbounded (tests).
+  std::shared_ptr<NegentropyBudget> negentropy_budget;
+
+  /// Parser bounds derived from `limits`.
+  nostr::ParseLimits parse_limits() const;
+};
+
+client_session_actor spawn_client_session(caf::actor_system& system,
+                                          std::shared_ptr<const RelayContext> context,
+                                          std::uint64_t connection_id, FrameSinkPtr sink,
+                                          std::string source = {});
+
+/// Bridges the WebSocket transport to client session actors: the transport
+/// calls the returned factory for each new connection.
+runtime::WsHandlerFactory make_client_session_factory(caf::actor_system& system,
+                                                      std::shared_ptr<const RelayContext> context);
+
+}  // namespace graspd

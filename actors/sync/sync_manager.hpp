@@ -1,0 +1,150 @@
+// The SYNC MANAGER actor (GRASP-02): owns the SyncPlan (RepoSyncIndex,
+// RelaySyncIndex, PendingSyncIndex) and is the only place they change. It
+// turns the plan's commands into actions: spawning one RelayConnection per
+// relay it dials, forwarding subscribe/close, and arming per-relay retry and
+// daily timers as delayed messages. It receives RepoDiscovery from the
+// SelfSubscriber and reports from its connections, publishes the /api/sync
+// snapshot to the StatusBoard and keeps the sync metrics.
+#pragma once
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+
+#include "actors/sync/relay_connection.hpp"
+#include "actors/sync/engine/sync_plan.hpp"
+#include "messages/interfaces.hpp"
+#include "runtime/ops/status_board.hpp"
+#include "store/git/purgatory.hpp"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace graspd {
+
+struct SyncManagerConfig {
+  sync::SyncConfig plan;
+  RelayConnectionConfig connection;
+  /// Operator-configured relays: trusted (may be private), never dropped.
+  std::optional<std::string> bootstrap_relay;
+  std::chrono::seconds daily_min{82800};
+  std::chrono::seconds daily_max{90000};
+  std::chrono::seconds disconnect_check_interval{60};
+  std::chrono::milliseconds status_interval{1000};
+  /// Where the confirmed sync state survives restarts; empty = not persisted.
+  std::string state_file;
+  std::chrono::seconds state_save_interval{30};
+  /// Unix time in seconds (injectable: tests drive it from the test clock).
+  std::function<std::int64_t()> unix_now;
+  std::uint64_t random_seed = std::random_device{}();
+  /// GRASP-03 fetches (RelayFetch): how long one may go without progress from its relay (a page,
+  /// a NIP-77 round, a requested event), the longest one may take in all however it progresses,
+  /// and how long a connection opened only for fetches stays open without one before it retires.
+  std::chrono::seconds fetch_timeout{30};
+  std::chrono::seconds fetch_max_duration{300};
+  std::chrono::seconds control_idle{10};
+  /// Purgatory's held counts, shown in /api/sync; null = no purgatory section.
+  std::shared_ptr<const policy::PurgatoryFigures> purgatory;
+};
+
+struct SyncMetrics;
+
+/// Per-relay figures that are not planning state (for /api/sync).
+struct RelayFigures : TrafficCounters {
+  std::uint64_t connection_attempts = 0;
+  std::optional<std::int64_t> last_connect;
+  std::optional<std::int64_t> last_disconnect;
+  std::string last_error;
+};
+
+/// A GRASP-03 fetch in flight (RelayFetch), by subscription id.
+struct PlusFetch {
+  std::string relay;
+  nostr::Filters filters;
+  caf::typed_response_promise<FetchOutcome> promise;
+  FetchRole role = FetchRole::discovery;
+  /// The subscription went to the connection (it was open).
+  bool sent = false;
+  /// Its subscriptions still open: the filters packed to the peer's NIP-11 limits, `<id>` alone
+  /// or `<id>.<k>` when they need more than one REQ.
+  std::set<std::string> parts{};
+  std::set<std::string> done_parts{};
+  /// When it was asked for (unix seconds), and whether its relay progressed since the last
+  /// FetchTimeout: a large paginated fetch lives on while pages come.
+  std::int64_t started = 0;
+  bool progressed = false;
+};
+
+/// A connection opened for fetches only, not tracked by the plan (a control-plane connection):
+/// promoted to the ordinary lifecycle when the plan dials the same relay.
+struct ControlConnection {
+  FetchRole role = FetchRole::discovery;
+  /// Bumped by every new fetch: a FetchIdle of an older generation is stale.
+  std::uint64_t generation = 0;
+};
+
+/// What the fetch path counted (metrics `graspd_sync_total`, /api/sync).
+struct FetchCounts {
+  std::uint64_t fetches = 0;
+  std::uint64_t fetch_failures = 0;
+  std::uint64_t control_dials = 0;
+  std::uint64_t promotions = 0;
+  std::uint64_t control_retired = 0;
+};
+
+struct SyncManagerState {
+  static inline const char* name = "sync_manager";
+
+  SyncManagerConfig config;
+  std::unique_ptr<sync::SyncPlan> plan;
+  acceptance_actor acceptance;
+  store_writer_actor writer;
+  RelayClientFactory clients;
+  std::shared_ptr<runtime::StatusBoard> board;
+  std::shared_ptr<SyncMetrics> metrics;
+  std::map<std::string, relay_connection_actor> connections;
+  std::map<std::string, RelayFigures> figures;
+  std::mt19937_64 rng;
+  /// The plan's totals already added to the metrics.
+  sync::SyncTotals reported;
+  bool status_dirty = true;
+  bool state_dirty = false;
+  /// A publish message is on its way: at most one, and none while there is nothing to refresh.
+  bool publish_armed = false;
+  /// Unix time of the last state-file save.
+  std::int64_t last_state_save = 0;
+  // -- GRASP-03 fetch path --
+  std::map<std::string, PlusFetch> fetches;
+  /// The fetch each open part subscription belongs to.
+  std::map<std::string, std::string> fetch_parts;
+  std::map<std::string, ControlConnection> control;
+  /// The RelayUp of every open connection (a promoted control connection is already open).
+  std::map<std::string, RelayUp> open_connections;
+  std::uint64_t next_fetch = 1;
+  FetchCounts fetch_counts;
+  /// The Sync+ section of /api/sync (SyncPlusStatus); empty while Sync+ does not run.
+  std::string plus_status;
+  /// The purgatory figures last written to /api/sync (a change makes the status dirty).
+  std::array<std::uint64_t, policy::held_kind_count + 2> purgatory_shown{};
+};
+
+sync_manager_actor::behavior_type sync_manager(
+    sync_manager_actor::stateful_pointer<SyncManagerState> self, SyncManagerConfig config,
+    acceptance_actor acceptance, store_writer_actor writer, RelayClientFactory clients,
+    std::shared_ptr<runtime::StatusBoard> board, std::shared_ptr<prometheus::Registry> registry);
+
+/// The /api/sync document: the plan's totals and one entry per relay
+/// (sync_status.cpp).
+std::string sync_status_json(const SyncManagerState& state, std::int64_t now);
+
+}  // namespace graspd

@@ -1,0 +1,341 @@
+// git hosting's internals shared by its translation units: the metrics, the state shared by every
+// request (GitHttp::Shared), and Exchange, one HTTP request's life with its git child
+// (git_exchange.cpp: answers, processes and streaming; git_exchange_rpc.cpp: the endpoints and
+// receive-pack's authorisation). Not for use outside runtime/git_*.
+#pragma once
+
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/git/git_http.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include "messages/nostr/nip19.hpp"
+#include "runtime/git/git_process.hpp"
+#include "runtime/git/git_process_slots.hpp"
+#include "runtime/net/http_routes.hpp"
+#include "runtime/ops/log.hpp"
+
+namespace graspd::runtime::git {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace fs = std::filesystem;
+using ::graspd::git::ParseStatus;
+using ::graspd::git::PushDecision;
+
+inline constexpr std::string_view component = "git";
+inline constexpr std::size_t io_chunk = 64 * 1024;
+/// A push's command list larger than this is refused (a few thousand refs).
+inline constexpr std::size_t max_command_list = 1024 * 1024;
+/// Refs listed by for-each-ref at most (bytes of output).
+inline constexpr std::size_t max_ref_listing = 16 * 1024 * 1024;
+inline constexpr std::size_t max_stderr = 2048;
+
+class Exchange;
+
+/// The Prometheus side of GitHttpCounters (fixed labels only).
+struct GitMetrics {
+  explicit GitMetrics(prometheus::Registry& registry)
+      : requests(&prometheus::BuildCounter()
+                      .Name("graspd_git_requests_total")
+                      .Help("Git HTTP requests (every answer under /<npub>/)")
+                      .Register(registry)
+                      .Add({})),
+        processes(prometheus::BuildGauge()
+                      .Name("graspd_git_processes")
+                      .Help("Git processes running for clients")
+                      .Register(registry)
+                      .Add({})),
+        refusals(prometheus::BuildCounter()
+                     .Name("graspd_git_refused_total")
+                     .Help("Git requests refused for a limit: busy (process cap or a push in "
+                           "progress, 503), too_large (413), timeout (killed)")
+                     .Register(registry)),
+        pushes(prometheus::BuildCounter()
+                   .Name("graspd_git_pushes_total")
+                   .Help("Pushes by result: accepted (applied) or refused (authorisation or an "
+                         "invalid command list)")
+                   .Register(registry)),
+        busy(&refusals.Add({{"reason", "busy"}})),
+        too_large(&refusals.Add({{"reason", "too_large"}})),
+        timeouts(&refusals.Add({{"reason", "timeout"}})),
+        accepted(&pushes.Add({{"result", "accepted"}})),
+        refused(&pushes.Add({{"result", "refused"}})) {}
+
+  prometheus::Counter* requests;
+  prometheus::Gauge& processes;
+  prometheus::Family<prometheus::Counter>& refusals;
+  prometheus::Family<prometheus::Counter>& pushes;
+  prometheus::Counter* busy;
+  prometheus::Counter* too_large;
+  prometheus::Counter* timeouts;
+  prometheus::Counter* accepted;
+  prometheus::Counter* refused;
+};
+
+struct GitHttp::Shared {
+  Repositories repositories;
+  GitHttpOptions options;
+  GitHttpHooks hooks;
+  GitHttpCounters counters;
+  std::unique_ptr<GitMetrics> metrics;
+  std::string git;
+  std::mutex mutex;
+  std::set<std::string> pushing;                   // repository paths; guarded by mutex
+  std::vector<std::weak_ptr<Exchange>> exchanges;  // guarded by mutex
+  bool stopping = false;                           // guarded by mutex
+  ProcessSlots slots;
+
+  Shared(Repositories r, GitHttpOptions o, GitHttpHooks h)
+      : repositories(std::move(r)),
+        options(std::move(o)),
+        hooks(std::move(h)),
+        slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0) {}
+
+  /// Requests waiting for a git process at most (each holds only its connection meanwhile).
+  static constexpr std::size_t kMaxQueuedRequests = 1024;
+
+  /// A process slot now (taken), or `on_slot` in line for one (queued), or full (503).
+  ProcessSlots::Grant take_slot(std::function<void()> on_slot) {
+    auto grant = slots.take_or_queue(std::move(on_slot));
+    if (grant == ProcessSlots::Grant::taken) count_process(+1);
+    return grant;
+  }
+  /// Frees a slot or passes it to the oldest waiter (then the count does not change).
+  void give_slot() {
+    if (!slots.give()) count_process(-1);
+  }
+  void count_process(int delta) {
+    counters.processes_running += delta;
+    if (metrics) metrics->processes.Increment(delta);
+  }
+  /// Counts one event in the counter and in its Prometheus twin.
+  void bump(std::atomic<std::uint64_t>& counter, prometheus::Counter* GitMetrics::*twin) {
+    ++counter;
+    if (metrics) (metrics.get()->*twin)->Increment();
+  }
+};
+
+class Exchange : public std::enable_shared_from_this<Exchange> {
+ public:
+  Exchange(std::shared_ptr<GitHttp::Shared> shared, beast::tcp_stream&& stream,
+           std::unique_ptr<HeaderParser> header, beast::flat_buffer&& buffer,
+           std::string remote_ip);
+
+  ~Exchange();
+
+  void start();
+
+  /// Kills the git process and closes the connection (server shutdown). Any thread.
+  void cancel();
+
+  GitTarget target;
+
+ private:
+  // ---------------------------------------------------------------- simple answers
+
+  template <class Body>
+  void add_common_headers(http::response<Body>& response) {
+    response.set(http::field::server, "graspd");
+    for (const auto& [name, value] : cors_headers()) response.set(name, value);
+    response.keep_alive(false);
+  }
+
+  void respond(unsigned status, std::string content_type, std::string body,
+               std::vector<std::pair<std::string, std::string>> headers = {});
+
+  void respond_text(unsigned status, std::string body,
+                    std::vector<std::pair<std::string, std::string>> headers = {});
+
+  void respond_busy();
+
+  void respond_page(unsigned status);
+
+  void method_not_allowed();
+
+  /// After an answer: stop sending, discard what the client may still send (bounded), close; a
+  /// close with unread input would reset the connection and could destroy the answer.
+  void linger();
+
+  void discard_more();
+
+  void close();
+
+  void abort();
+
+  // ---------------------------------------------------------------- processes
+
+  std::vector<std::string> git_argv(std::vector<std::string> command) const;
+
+  std::vector<std::string> git_environment(bool with_protocol) const;
+
+  /// Spawns git; false (logged) when it cannot be started.
+  bool spawn(std::vector<std::string> command, bool with_protocol);
+
+  void read_stderr();
+
+  /// Calls `done(exit_code)` once the current child has exited (pidfd readable, then reaped).
+  void wait_exit(std::function<void(int)> done);
+
+  void arm_deadline();
+
+  /// Runs `next` once a git process slot is this request's: at once, or after waiting in line
+  /// (at most NGIT_GIT_QUEUE_SECS); 503 when the line is full or the wait is over.
+  void with_slot(std::function<void()> next);
+
+  void on_slot_granted(const std::function<void()>& next);
+
+  /// The answer is complete (its last bytes may still be in flight): the slot is free again. A
+  /// process still running at this point is killed first, so the cap stays true.
+  void release_slot();
+
+  // ---------------------------------------------------------------- request bodies
+
+  enum class BodyError { none, too_large, bad, gone };
+
+  using BodyHandler = std::function<void(BodyError, std::string_view data)>;
+
+  static BodyError body_error_of(const beast::error_code& error);
+
+  void send_continue_once(std::function<void()> next);
+
+  /// Next raw body bytes into raw_; `n` = 0 and done at the end.
+  void read_raw(std::function<void(BodyError, std::size_t n, bool done)> handler);
+
+  /// Next decoded body bytes; an empty view at the end. Bounded by max_body_bytes after decoding.
+  void next_decoded(BodyHandler handler);
+
+  /// Sets up decoding from Content-Encoding; false (answered) when it is not supported.
+  bool prepare_decoding();
+
+  void answer_body_error(BodyError error);
+
+  // ---------------------------------------------------------------- streaming to git
+
+  /// Streams the rest of the request body into git. The answer is completed only once the body
+  /// has been read to its end (or refused), so a limit is answered even when git exits early.
+  void pump_body();
+
+  void write_stdin(std::string_view data, std::function<void()> next);
+
+  // ---------------------------------------------------------------- streaming from git
+
+  void pump_output();
+
+  void send_headers(std::function<void()> next);
+
+  void write_chunk(std::string_view data, std::function<void()> next);
+
+  void send_chunk(std::string_view data, std::function<void()> next);
+
+  void finish_response();
+
+  void on_output_end();
+
+  void on_exit(int code);
+
+  void complete(int code);
+
+  // ---------------------------------------------------------------- endpoints
+
+  void start_info_refs();
+
+  void start_rpc();
+
+  /// Pushes to one repository take turns: a push waits (up to ~5 s) for the one before it, or for
+  /// the state applier, rather than failing; after that it gets 503.
+  void wait_for_push_lock(int attempt);
+
+  // ---------------------------------------------------------------- receive-pack
+
+  bool lock_push();
+
+  void unlock_push();
+
+  void read_commands();
+
+  void on_commands(::graspd::git::CommandList list);
+
+  void read_refs(const std::string& path);
+
+  void on_refs(int code);
+
+  void refuse_push();
+
+  void drain_then(std::function<void()> next);
+
+  void after_push(int code);
+
+  std::shared_ptr<GitHttp::Shared> shared_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::string remote_ip_;
+  net::steady_timer deadline_;
+  std::optional<http::request_parser<http::buffer_body>> parser_;
+  http::verb method_ = http::verb::unknown;
+  unsigned version_ = 11;
+  std::string target_;
+  std::string content_type_;
+  std::string content_encoding_;
+  std::string git_protocol_;
+  std::string accept_;
+  bool expect_continue_ = false;
+  boost::optional<std::uint64_t> content_length_;
+  bool slot_ = false;
+  bool waiting_for_slot_ = false;
+  std::shared_ptr<net::steady_timer> slot_timer_;
+  std::string push_lock_;
+  std::unique_ptr<Child> child_;
+  std::array<char, io_chunk> raw_{};
+  std::array<char, io_chunk> out_{};
+  std::vector<char> decoded_ = std::vector<char>(io_chunk);
+  struct ZDeleter {
+    void operator()(z_stream* z) const {
+      ::inflateEnd(z);
+      delete z;
+    }
+  };
+  std::unique_ptr<z_stream, ZDeleter> inflater_;
+  bool inflate_ended_ = false;
+  std::uint64_t decoded_total_ = 0;
+  std::string result_type_;
+  std::string prefix_;
+  bool headers_sent_ = false;
+  bool answered_ = false;
+  bool pumping_body_ = false;
+  bool body_done_ = false;
+  bool stdin_broken_ = false;
+  std::optional<int> exit_code_;  ///< an answer (or the close) is under way: nothing else is sent
+  std::unique_ptr<http::response<http::empty_body>> response_;
+  std::unique_ptr<http::response_serializer<http::empty_body>> serializer_;
+  std::string head_;
+  std::string refs_text_;
+  ::graspd::git::CommandList commands_;
+  PushDecision decision_;
+  std::optional<::graspd::git::StateRefs> state_;
+  std::size_t discarded_ = 0;
+};
+
+}  // namespace graspd::runtime::git

@@ -1,0 +1,199 @@
+// The git endpoints (info/refs, upload-pack, receive-pack) and the authorisation of a push.
+#include "runtime/git/git_exchange.hpp"
+
+namespace graspd::runtime::git {
+
+void Exchange::start_info_refs() {
+  if (method_ != http::verb::get && method_ != http::verb::head) return method_not_allowed();
+  result_type_ = "application/x-" + target.service + "-advertisement";
+  bool v2 = target.service == "git-upload-pack" &&
+            git_protocol_.find("version=2") != std::string::npos &&
+            is_valid_git_protocol(git_protocol_);
+  if (method_ == http::verb::head) {
+    return respond(200, result_type_, "",
+                   {{"Cache-Control", "no-cache, max-age=0, must-revalidate"},
+                    {"Pragma", "no-cache"},
+                    {"Expires", "Fri, 01 Jan 1980 00:00:00 GMT"}});
+  }
+  // As `git http-backend`: the service line for v0, none for protocol v2 (§3.2).
+  if (!v2) prefix_ = pkt_line("# service=" + target.service + "\n") + "0000";
+  with_slot([this] {
+    auto path = shared_->repositories.path_of(target.repository).string();
+    if (!spawn({target.service.substr(4), "--stateless-rpc", "--advertise-refs", path}, true))
+      return respond_text(500, "git failed\n");
+    beast::error_code ignored;
+    child_->in.close(ignored);
+    arm_deadline();
+    pump_output();
+  });
+}
+
+void Exchange::start_rpc() {
+  if (method_ != http::verb::post) return method_not_allowed();
+  auto expected = "application/x-" + target.service + "-request";
+  if (!beast::iequals(content_type_, expected))
+    return respond_text(415, "unsupported content type\n");
+  if (content_length_ && *content_length_ > shared_->options.max_body_bytes)
+    return respond_text(413, "request body too large\n");
+  result_type_ = "application/x-" + target.service + "-result";
+  if (!prepare_decoding()) return;
+  with_slot([this] {
+    arm_deadline();
+    if (target.endpoint != GitEndpoint::upload_pack) return wait_for_push_lock(0);
+    auto path = shared_->repositories.path_of(target.repository).string();
+    if (!spawn({"upload-pack", "--stateless-rpc", path}, true))
+      return respond_text(500, "git failed\n");
+    pump_body();
+    pump_output();
+  });
+}
+
+void Exchange::wait_for_push_lock(int attempt) {
+  if (lock_push()) return read_commands();
+  constexpr int max_attempts = 100;
+  if (attempt >= max_attempts) return respond_busy();
+  auto timer = std::make_shared<net::steady_timer>(stream_.get_executor());
+  timer->expires_after(std::chrono::milliseconds(50));
+  timer->async_wait([self = shared_from_this(), timer, attempt](beast::error_code error) {
+    if (error || self->answered_) return;
+    self->wait_for_push_lock(attempt + 1);
+  });
+}
+
+bool Exchange::lock_push() {
+  auto key = shared_->repositories.path_of(target.repository).string();
+  std::lock_guard lock{shared_->mutex};
+  if (!shared_->pushing.insert(key).second) return false;
+  push_lock_ = key;
+  return true;
+}
+
+void Exchange::unlock_push() {
+  if (push_lock_.empty()) return;
+  std::lock_guard lock{shared_->mutex};
+  shared_->pushing.erase(push_lock_);
+  push_lock_.clear();
+}
+
+void Exchange::read_commands() {
+  next_decoded([self = shared_from_this()](BodyError error, std::string_view data) {
+    if (error != BodyError::none) return self->answer_body_error(error);
+    self->head_.append(data);
+    auto parsed = ::graspd::git::parse_command_list(self->head_);
+    if (parsed.status == ParseStatus::invalid) {
+      log::info(component, "push from ", self->remote_ip_, " refused: ", parsed.error);
+      self->shared_->bump(self->shared_->counters.pushes_refused, &GitMetrics::refused);
+      return self->respond_text(400, "invalid push: " + parsed.error + "\n");
+    }
+    if (parsed.status == ParseStatus::complete) return self->on_commands(std::move(parsed.list));
+    if (data.empty() || self->head_.size() > max_command_list) {
+      self->shared_->bump(self->shared_->counters.pushes_refused, &GitMetrics::refused);
+      return self->respond_text(400, "invalid push: incomplete command list\n");
+    }
+    self->read_commands();
+  });
+}
+
+void Exchange::on_commands(::graspd::git::CommandList list) {
+  commands_ = std::move(list);
+  if (commands_.updates.empty()) {
+    // The probe a client sends before a large push (§3.6): 200, empty result.
+    return drain_then([self = shared_from_this()] { self->finish_response(); });
+  }
+  auto path = shared_->repositories.path_of(target.repository).string();
+  if (!spawn({"--git-dir=" + path, "for-each-ref", "--format=%(objectname) %(refname)",
+              "refs/heads", "refs/tags", "refs/nostr"},
+             false))
+    return respond_text(500, "git failed\n");
+  beast::error_code ignored;
+  child_->in.close(ignored);
+  read_refs(path);
+}
+
+void Exchange::read_refs(const std::string& path) {
+  child_->out.async_read_some(
+      net::buffer(out_), [self = shared_from_this(), path](beast::error_code error, std::size_t n) {
+        self->refs_text_.append(self->out_.data(), n);
+        if (self->refs_text_.size() > max_ref_listing) {
+          self->child_->kill_and_forget();
+          return self->respond_text(500, "too many refs\n");
+        }
+        if (!error) return self->read_refs(path);
+        self->wait_exit([self](int code) { self->on_refs(code); });
+      });
+}
+
+void Exchange::on_refs(int code) {
+  if (code != 0) {
+    log::warn(component, "for-each-ref failed (", code, "): ", child_->stderr_text);
+    return respond_text(500, "git failed\n");
+  }
+  child_.reset();
+  ::graspd::git::RefMap current;
+  std::string_view text = refs_text_;
+  while (!text.empty()) {
+    auto eol = text.find('\n');
+    auto line = text.substr(0, eol);
+    auto space = line.find(' ');
+    if (space != std::string_view::npos)
+      current.emplace(std::string(line.substr(space + 1)), std::string(line.substr(0, space)));
+    if (eol == std::string_view::npos) break;
+    text.remove_prefix(eol + 1);
+  }
+  std::vector<std::string> pr_ids;
+  for (const auto& u : commands_.updates)
+    if (u.ref.rfind("refs/nostr/", 0) == 0) pr_ids.push_back(u.ref.substr(11));
+  ::graspd::git::PushAuthority authority;
+  if (shared_->hooks.authority)
+    authority =
+        shared_->hooks.authority(target.repository.owner, target.repository.identifier, pr_ids);
+  decision_ = ::graspd::git::authorise_push(commands_.updates, current, authority);
+  state_ = authority.state;
+  if (!decision_.accepted) return refuse_push();
+  auto path = shared_->repositories.path_of(target.repository).string();
+  if (!spawn({"receive-pack", "--stateless-rpc", path}, false))
+    return respond_text(500, "git failed\n");
+  // What was read to find the command list goes first, then the rest of the body. Updates whose
+  // ref is already where they want it are rebased on the current value (a no-op for git).
+  if (::graspd::git::rebase_satisfied_updates(commands_, current))
+    head_ = ::graspd::git::encode_command_list(commands_) + head_.substr(commands_.consumed);
+  auto head = std::make_shared<std::string>(std::move(head_));
+  head_.clear();
+  write_stdin(*head, [self = shared_from_this(), head] { self->pump_body(); });
+  pump_output();
+}
+
+void Exchange::refuse_push() {
+  shared_->bump(shared_->counters.pushes_refused, &GitMetrics::refused);
+  log::info(component, "push to ", nostr::encode_npub(target.repository.owner), "/",
+            target.repository.identifier, " from ", remote_ip_, " refused: ", decision_.reason);
+  bool side_band = commands_.capabilities.count("side-band-64k") > 0;
+  auto report = std::make_shared<std::string>(refusal_report(decision_, side_band));
+  // Read the pack the client is sending (bounded as any body), then answer: clients read the
+  // answer only once their request is sent.
+  drain_then([self = shared_from_this(), report] {
+    self->send_chunk(*report, [self, report] { self->finish_response(); });
+  });
+}
+
+void Exchange::drain_then(std::function<void()> next) {
+  next_decoded([self = shared_from_this(), next](BodyError error, std::string_view data) {
+    if (error != BodyError::none) return self->answer_body_error(error);
+    if (data.empty()) return next();
+    self->drain_then(next);
+  });
+}
+
+void Exchange::after_push(int code) {
+  auto repository = target.repository;
+  unlock_push();
+  if (code != 0) return;
+  shared_->bump(shared_->counters.pushes_accepted, &GitMetrics::accepted);
+  if (state_) {
+    if (auto branch = ::graspd::git::head_branch(*state_))
+      shared_->repositories.set_head(repository, *branch);
+  }
+  if (shared_->hooks.pushed) shared_->hooks.pushed(repository, commands_.updates);
+}
+
+}  // namespace graspd::runtime::git

@@ -1,0 +1,272 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/git/git_fetcher.hpp"
+
+#include <boost/asio/post.hpp>
+#include <set>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include "runtime/ops/log.hpp"
+#include "runtime/net/relay_client.hpp"
+
+namespace graspd::runtime::git {
+
+namespace net = boost::asio;
+
+namespace {
+
+constexpr std::string_view component = "git";
+constexpr std::size_t max_listing = 16 * 1024 * 1024;
+constexpr std::chrono::seconds local_timeout{60};
+
+}  // namespace
+
+// ------------------------------------------------------------------ GitRunner
+
+std::vector<std::string> GitRunner::argv(const std::string& path,
+                                         std::vector<std::string> args) const {
+  std::vector<std::string> out{git_binary, "--git-dir=" + path};
+  out.insert(out.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  return out;
+}
+
+void GitRunner::run(std::vector<std::string> argv, std::string input, std::chrono::seconds timeout,
+                    std::uint64_t max_file_bytes, std::function<void(Collected)> done) const {
+  run_collect(executor, std::move(argv), repositories.git_environment(),
+              repositories.root().string(), std::move(input), timeout, max_listing, max_file_bytes,
+              std::move(done));
+}
+
+void GitRunner::missing(const std::string& path, const std::vector<std::string>& ids,
+                        std::function<void(std::optional<std::vector<std::string>>)> done) const {
+  std::string input;
+  for (const auto& id : ids) input += id + "\n";
+  run(argv(path, {"cat-file", "--batch-check"}), std::move(input), local_timeout, 0,
+      [done = std::move(done), path](Collected result) {
+        if (result.exit_code != 0) {
+          log::warn(component, "cat-file failed in ", path, ": ", result.err);
+          return done(std::nullopt);
+        }
+        // One line per id: "<id> <type> <size>" or "<id> missing".
+        std::vector<std::string> out;
+        std::string_view text = result.out;
+        constexpr std::string_view marker = " missing";
+        while (!text.empty()) {
+          auto line = text.substr(0, text.find('\n'));
+          if (line.size() > marker.size() && line.substr(line.size() - marker.size()) == marker)
+            out.emplace_back(line.substr(0, line.size() - marker.size()));
+          text.remove_prefix(std::min(text.size(), line.size() + 1));
+        }
+        done(std::move(out));
+      });
+}
+
+// ------------------------------------------------------------------ GitFetcher
+
+GitFetcher::GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::Registry* registry)
+    : runner_(std::move(runner)),
+      options_(std::move(options)),
+      schedule_(options_.limits),
+      resolver_(runner_.executor),
+      timer_(runner_.executor) {
+  if (!registry) return;
+  outcomes_ = &prometheus::BuildCounter()
+                   .Name("graspd_git_fetches_total")
+                   .Help(
+                       "Git data fetches from other clone URLs. Attempts by outcome: complete, "
+                       "incomplete (objects still missing), not_our_ref (the source lacks an id), "
+                       "failed, unreachable (DNS, connect or TLS: host skipped); requests: "
+                       "backoff (every source failed, retry later), abandoned (expired), "
+                       "dropped (queue full)")
+                   .Register(*registry);
+  for (auto outcome : {"complete", "incomplete", "not_our_ref", "failed", "unreachable", "backoff",
+                       "abandoned", "dropped"})
+    outcomes_->Add({{"outcome", outcome}});
+  auto gauge = [&](const char* name, const char* help) {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry).Add({});
+  };
+  requests_gauge_ =
+      gauge("graspd_git_fetch_requests", "Git data fetch requests queued, waiting or running");
+  running_gauge_ = gauge("graspd_git_fetches_running", "Git data fetches running now");
+  skipped_gauge_ = gauge("graspd_git_fetch_hosts_skipped",
+                         "Hosts skipped by git data fetches after a DNS, connect or TLS failure");
+}
+
+void GitFetcher::request(FetchJob job) {
+  if (stopping_) return;
+  std::vector<FetchSource> sources;
+  std::set<std::string> seen;
+  for (const auto& url : job.urls)
+    if (auto source = fetch_source(url, options_.service); source && seen.insert(url).second)
+      sources.push_back(std::move(*source));
+  auto done = std::move(job.done);
+  auto finish_now = [&](FetchResult result, std::string_view counted) {
+    count(counted);
+    if (done) net::post(runner_.executor, [done = std::move(done), result] { done(result); });
+  };
+  if (sources.empty()) return finish_now(FetchResult::abandoned, "abandoned");
+  auto now = std::chrono::steady_clock::now();
+  FetchRequest request{job.key, std::move(sources), std::move(job.ids), now + job.delay,
+                       now + options_.give_up_after};
+  if (schedule_.add(std::move(request)) == FetchSchedule::Added::dropped)
+    return finish_now(FetchResult::dropped, "dropped");
+  pending_[job.key] = {std::move(job.repository), std::move(job.still_wanted), std::move(done)};
+  pump();
+}
+
+void GitFetcher::stop() {
+  stopping_ = true;
+  pending_.clear();
+  resolver_.cancel();
+  timer_.cancel();
+}
+
+void GitFetcher::pump() {
+  if (stopping_) return;
+  auto now = std::chrono::steady_clock::now();
+  while (auto attempt = schedule_.next(now)) start(std::move(*attempt));
+  for (const auto& key : schedule_.take_abandoned()) end(key, FetchResult::abandoned);
+  count("backoff", schedule_.take_backoffs());
+  if (requests_gauge_) {
+    requests_gauge_->Set(static_cast<double>(schedule_.requests()));
+    running_gauge_->Set(static_cast<double>(schedule_.running()));
+    skipped_gauge_->Set(static_cast<double>(schedule_.skipped_hosts(now)));
+  }
+  arm_timer(now);
+}
+
+void GitFetcher::arm_timer(FetchTime now) {
+  auto at = schedule_.wakeup(now);
+  if (!at || at == timer_at_) return;
+  timer_at_ = at;
+  timer_.expires_at(*at);
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+    if (error) return;  // re-armed or stopped
+    self->timer_at_.reset();
+    self->pump();
+  });
+}
+
+/// Checks the request is still wanted, then resolves the host; the first acceptable address is
+/// pinned for the fetch (no second resolution between check and connect).
+void GitFetcher::start(FetchAttempt attempt) {
+  auto it = pending_.find(attempt.key);
+  if (it == pending_.end() || (it->second.still_wanted && !it->second.still_wanted())) {
+    schedule_.finish(attempt, FetchOutcome::cancelled, std::chrono::steady_clock::now());
+    pending_.erase(attempt.key);
+    return;
+  }
+  auto url = *parse_url(attempt.url);  // fetch_source checked it
+  std::string host = url.host;
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  resolver_.async_resolve(
+      host, std::to_string(url.port),
+      [self = shared_from_this(), attempt = std::move(attempt), url, host](
+          const boost::system::error_code& error,
+          net::ip::tcp::resolver::results_type results) mutable {
+        if (self->stopping_) return;
+        std::string address;
+        if (!error) {
+          for (const auto& entry : results) {
+            auto text = entry.endpoint().address().to_string();
+            if (self->options_.allow_private_addresses || is_public_address(text)) {
+              address = entry.endpoint().address().is_v6() ? "[" + text + "]" : text;
+              break;
+            }
+          }
+        }
+        if (address.empty()) {
+          log::info(component, "fetch from ", attempt.url, ": ",
+                    error ? "cannot resolve " + host : host + " has no public address");
+          self->finish(attempt, FetchOutcome::unreachable);
+          return self->pump();
+        }
+        self->fetch(std::move(attempt), url, host, address);
+      });
+}
+
+void GitFetcher::fetch(FetchAttempt attempt, const ParsedUrl& url, const std::string& host,
+                       const std::string& address) {
+  auto it = pending_.find(attempt.key);
+  if (it == pending_.end()) {
+    finish(attempt, FetchOutcome::cancelled);
+    return pump();
+  }
+  std::vector<std::string> args{
+      "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c",
+      "protocol.http.allow=always", "-c", "http.followRedirects=false", "-c",
+      // The address checked above is the one connected to (no second resolution).
+      "http.curloptResolve=" + host + ":" + std::to_string(url.port) + ":" + address, "-c",
+      "credential.helper=", "-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60", "-c",
+      "fetch.fsckObjects=true", "-c", "core.hooksPath=" + runner_.repositories.hooks_dir().string(),
+      "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", attempt.url};
+  args.insert(args.end(), attempt.ids.begin(), attempt.ids.end());
+  runner_.run(runner_.argv(it->second.repository, std::move(args)), "", options_.fetch_timeout,
+              options_.max_fetch_bytes,
+              [self = shared_from_this(), attempt = std::move(attempt)](Collected result) mutable {
+                if (self->stopping_) return;
+                self->fetched(std::move(attempt), std::move(result));
+              });
+}
+
+/// After a fetch: what is still missing decides the outcome (every wanted id, not only the ones
+/// asked of this source); a failure is classified from git's stderr.
+void GitFetcher::fetched(FetchAttempt attempt, Collected result) {
+  auto it = pending_.find(attempt.key);
+  if (result.exit_code == 0 && it != pending_.end()) {
+    const auto* request = schedule_.find(attempt.key);
+    auto wanted = request ? request->ids : attempt.ids;
+    runner_.missing(it->second.repository, wanted,
+                    [self = shared_from_this(), attempt = std::move(attempt)](
+                        std::optional<std::vector<std::string>> missing) {
+                      if (self->stopping_) return;
+                      if (!missing)
+                        self->finish(attempt, FetchOutcome::failed);
+                      else if (missing->empty())
+                        self->finish(attempt, FetchOutcome::complete);
+                      else
+                        self->finish(attempt, FetchOutcome::incomplete, *missing);
+                      self->pump();
+                    });
+    return;
+  }
+  auto refused = refused_ids(result.err);
+  auto outcome = !refused.empty()                   ? FetchOutcome::not_our_ref
+                 : is_unreachable_error(result.err) ? FetchOutcome::unreachable
+                                                    : FetchOutcome::failed;
+  log::info(component, "fetch from ", attempt.url, " failed (",
+            result.timed_out ? std::string("timeout") : std::to_string(result.exit_code), ", ",
+            outcome_name(outcome), "): ", result.err);
+  finish(attempt, outcome, refused);
+  pump();
+}
+
+void GitFetcher::finish(const FetchAttempt& attempt, FetchOutcome outcome,
+                        const std::vector<std::string>& ids) {
+  if (outcome != FetchOutcome::cancelled) count(outcome_name(outcome));
+  schedule_.finish(attempt, outcome, std::chrono::steady_clock::now(), ids);
+  // A request replaced while this attempt ran is still in the schedule: it goes on.
+  if (schedule_.find(attempt.key)) return;
+  if (outcome == FetchOutcome::complete) return end(attempt.key, FetchResult::complete);
+  if (outcome == FetchOutcome::cancelled) pending_.erase(attempt.key);
+}
+
+void GitFetcher::end(const std::string& key, FetchResult result) {
+  auto it = pending_.find(key);
+  if (it == pending_.end()) return;
+  auto done = std::move(it->second.done);
+  pending_.erase(it);
+  if (result == FetchResult::abandoned) count("abandoned");
+  // Posted: the caller may queue more work from it, which must not re-enter pump().
+  if (done) net::post(runner_.executor, [done = std::move(done), result] { done(result); });
+}
+
+void GitFetcher::count(std::string_view outcome, std::uint64_t n) {
+  if (outcomes_ && n > 0) outcomes_->Add({{"outcome", std::string(outcome)}}).Increment(double(n));
+}
+
+}  // namespace graspd::runtime::git

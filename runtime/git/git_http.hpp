@@ -1,0 +1,127 @@
+// Git Smart HTTP (git-hosting.md §2–§3, §5, §9–§10) on the Beast listener: the handler requests
+// under `/<npub>/...` are handed to (HttpServer::set_handoff_handler). Each request runs
+// `git upload-pack|receive-pack --stateless-rpc` (posix_spawn, fixed argv, cleaned environment,
+// hardened `-c` configuration) driven through non-blocking pipes on the connection's strand:
+// request bodies stream into git (gzip decoded on the way, bounded), git's output streams back
+// chunked. No network thread waits for git, and no actor is involved. A handed-off connection
+// moves onto git hosting's own network thread: streaming clones copy every byte of their packs
+// through graspd, and on the relay's network threads that work made WebSocket answers wait
+// behind it (docs/benchmarks.md, "Git hosting: clone").
+//
+// A receive-pack POST is authorised before git runs: its pkt-line command list is parsed
+// (store/git_push.hpp), the repository's refs are read (`git for-each-ref`, also a child process)
+// and the store is asked for the newest maintainer state (GitHttpHooks::authority, an LMDB read);
+// a refusal is answered as git's own report-status (`ng <ref> <reason>`, side-band when asked),
+// so the user sees `! [remote rejected] <ref> (<reason>)`.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/git/git_repository.hpp"
+#include "runtime/net/http_handoff.hpp"
+#include "store/git/git_push.hpp"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace graspd::runtime::git {
+
+struct GitHttpOptions {
+  /// Largest request body, as sent and after gzip decoding (413 beyond); also receive.maxInputSize.
+  std::uint64_t max_body_bytes = 1ull << 30;
+  /// Wall-clock limit of one request's git work (the process is killed after it).
+  std::chrono::seconds process_timeout{600};
+  /// A connection that sends or takes nothing for this long is closed.
+  std::chrono::seconds idle_timeout{60};
+  /// Git processes at once over all requests; requests beyond wait in line for one.
+  std::size_t max_processes = 8;
+  /// How long a request waits in line for a git process before its 503; 0 = no line.
+  std::chrono::seconds queue_wait{30};
+  /// NGIT_DOMAIN as text, for the repository page's URLs.
+  std::string domain;
+  /// The git executable; empty = looked up in PATH at construction.
+  std::string git_binary;
+  /// The NIP-11 document, served for `Accept: application/nostr+json` on a repository page (§2.3).
+  std::string nip11;
+};
+
+struct GitHttpHooks {
+  /// What the store says about a push to `owner`'s `identifier` (called on a network thread).
+  std::function<::graspd::git::PushAuthority(const nostr::Pubkey& owner,
+                                             const std::string& identifier,
+                                             const std::vector<std::string>& pr_ids)>
+      authority;
+  /// A push was accepted and applied (called on a network thread after git finished), with its
+  /// ref updates.
+  std::function<void(const RepositoryName&, const std::vector<::graspd::git::RefUpdate>&)> pushed;
+};
+
+/// Counters (monotonic unless named otherwise), read by metrics and tests.
+struct GitHttpCounters {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> processes_running{0};  ///< a gauge
+  std::atomic<std::uint64_t> processes_started{0};
+  std::atomic<std::uint64_t> busy{0};  ///< answered 503: process cap or a push in progress
+  std::atomic<std::uint64_t> too_large{0};
+  std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> pushes_accepted{0};
+  std::atomic<std::uint64_t> pushes_refused{0};
+};
+
+class GitHttp {
+ public:
+  /// `registry` may be null (tests): the counters are then kept only in counters().
+  GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
+          prometheus::Registry* registry = nullptr);
+  ~GitHttp();
+  GitHttp(const GitHttp&) = delete;
+  GitHttp& operator=(const GitHttp&) = delete;
+
+  /// For HttpServer::set_handoff_handler.
+  HttpHandoffPredicate predicate() const;
+  HttpHandoffHandler handler();
+
+  /// Kills running git processes, closes their connections and ends the git network thread
+  /// (waiting up to 2 s for it). Thread-safe, but not from a git handler; idempotent.
+  void stop();
+
+  const GitHttpCounters& counters() const;
+  const Repositories& repositories() const;
+  /// The git executable in use, empty when none was found (every git request then gets 503).
+  const std::string& git_binary() const;
+
+  /// The per-repository push lock (keyed by the repository path), for other writers of refs.
+  bool try_lock_repository(const std::string& path);
+  void unlock_repository(const std::string& path);
+
+  struct Shared;
+
+ private:
+  struct Network;  ///< git hosting's network thread (git_http.cpp)
+
+  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<Network> network_;
+};
+
+/// The answer to a refused push (§10.2): report-status with `unpack ok` and one `ng <ref> <reason>`
+/// per ref, wrapped in side-band-64k band 1 (with the reason on band 2) when `side_band`.
+std::string refusal_report(const ::graspd::git::PushDecision& decision, bool side_band);
+
+/// A pkt-line holding `payload`.
+std::string pkt_line(std::string_view payload);
+
+/// The HTML page of a hosted repository (§2.4).
+std::string repository_page_html(const RepositoryName& name, std::string_view domain);
+
+/// True for a `Git-Protocol` header graspd forwards: `:`-joined `key=value` items of
+/// `[A-Za-z0-9._-]`, at most 256 bytes (§9.5).
+bool is_valid_git_protocol(std::string_view value);
+
+}  // namespace graspd::runtime::git

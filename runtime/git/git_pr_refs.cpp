@@ -1,0 +1,170 @@
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/git/git_pr_refs.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <deque>
+
+#include "runtime/git/git_process.hpp"
+#include "runtime/ops/log.hpp"
+#include "store/git/git_push.hpp"
+
+namespace graspd::runtime::git {
+
+namespace net = boost::asio;
+
+namespace {
+
+constexpr std::string_view component = "git";
+/// One process at a time, in the order asked: a deletion and a creation of one ref never swap.
+constexpr std::size_t max_running = 1;
+constexpr std::size_t max_queue = 1024;
+constexpr std::chrono::seconds timeout{60};
+constexpr std::size_t max_output = 1024 * 1024;
+
+bool is_event_id(std::string_view hex) {
+  return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+/// The commits `cat-file --batch-check` reported as present commits (`<id> commit <size>`).
+std::vector<std::string> present_commits(std::string_view out) {
+  std::vector<std::string> present;
+  while (!out.empty()) {
+    auto eol = out.find('\n');
+    auto line = out.substr(0, eol);
+    if (line.size() > 48 && line.substr(40, 8) == " commit ")
+      present.emplace_back(line.substr(0, 40));
+    if (eol == std::string_view::npos) break;
+    out.remove_prefix(eol + 1);
+  }
+  return present;
+}
+
+}  // namespace
+
+struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
+  Impl(net::io_context& io, Repositories r, std::string git)
+      : strand(net::make_strand(io)), repositories(std::move(r)), git_binary(std::move(git)) {}
+
+  struct Job {
+    std::vector<std::string> argv;
+    std::string input;
+    std::function<void(Collected)> done;
+  };
+
+  /// Queues `args` for git in repository `name` (on the strand).
+  void add(const RepositoryName& name, std::vector<std::string> args, std::string input,
+           std::function<void(Collected)> done) {
+    if (stopping) return;
+    if (queue.size() >= max_queue) {
+      ++counters.dropped;
+      return done(Collected{});
+    }
+    std::vector<std::string> argv{git_binary, "--git-dir=" + repositories.path_of(name).string(),
+                                  "-c", "core.hooksPath=" + repositories.hooks_dir().string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    queue.push_back(Job{std::move(argv), std::move(input), std::move(done)});
+    next();
+  }
+
+  void next() {
+    while (!stopping && running < max_running && !queue.empty()) {
+      auto job = std::move(queue.front());
+      queue.pop_front();
+      ++running;
+      run_collect(strand, std::move(job.argv), repositories.git_environment(),
+                  repositories.root().string(), std::move(job.input), timeout, max_output, 0,
+                  [self = shared_from_this(), done = std::move(job.done)](Collected result) {
+                    --self->running;
+                    done(std::move(result));
+                    self->next();
+                  });
+    }
+  }
+
+  /// Runs update-ref with `args`; counts and logs the outcome.
+  void update_ref(const RepositoryName& name, std::vector<std::string> args,
+                  std::atomic<std::uint64_t>& counter) {
+    add(name, std::move(args), "", [&counter](Collected result) {
+      // Exit 128 with an old-value mismatch: the ref moved or exists; that writer wins.
+      if (result.exit_code == 0)
+        ++counter;
+      else
+        log::debug(component, "update-ref of a refs/nostr ref left it (", result.exit_code,
+                   "): ", result.err);
+    });
+  }
+
+  net::strand<net::io_context::executor_type> strand;
+  Repositories repositories;
+  std::string git_binary;
+  GitPrRefsCounters counters;
+  std::deque<Job> queue;
+  std::size_t running = 0;
+  bool stopping = false;
+};
+
+GitPrRefs::GitPrRefs(net::io_context& io, Repositories repositories, std::string git_binary)
+    : impl_(std::make_shared<Impl>(io, std::move(repositories), std::move(git_binary))) {}
+
+GitPrRefs::~GitPrRefs() {
+  stop();
+}
+
+void GitPrRefs::check(const RepositoryName& name, std::vector<std::string> commits,
+                      std::function<void(std::vector<std::string>)> done) {
+  std::string input;
+  for (const auto& commit : commits)
+    if (::graspd::git::is_object_id(commit)) input += commit + "\n";
+  net::post(impl_->strand,
+            [impl = impl_, name, input = std::move(input), done = std::move(done)]() mutable {
+              if (impl->git_binary.empty() || input.empty() || !impl->repositories.exists(name))
+                return done({});
+              ++impl->counters.checks;
+              impl->add(name, {"cat-file", "--batch-check"}, std::move(input),
+                        [done = std::move(done)](Collected result) {
+                          done(result.exit_code == 0 ? present_commits(result.out)
+                                                     : std::vector<std::string>{});
+                        });
+            });
+}
+
+void GitPrRefs::set_ref(const RepositoryName& name, const std::string& id_hex,
+                        const std::string& commit) {
+  if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
+  net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
+    if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
+    // The zero old value: created only where no such ref exists.
+    impl->update_ref(name,
+                     {"update-ref", "-m", "graspd: PR event", "refs/nostr/" + id_hex, commit,
+                      ::graspd::git::zero_id},
+                     impl->counters.refs_set);
+  });
+}
+
+void GitPrRefs::delete_ref(const RepositoryName& name, const std::string& id_hex,
+                           const std::string& commit) {
+  if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
+  net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
+    if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
+    impl->update_ref(name, {"update-ref", "-d", "refs/nostr/" + id_hex, commit},
+                     impl->counters.refs_deleted);
+  });
+}
+
+void GitPrRefs::stop() {
+  net::post(impl_->strand, [impl = impl_] {
+    impl->stopping = true;
+    impl->queue.clear();
+  });
+}
+
+const GitPrRefsCounters& GitPrRefs::counters() const {
+  return impl_->counters;
+}
+
+}  // namespace graspd::runtime::git

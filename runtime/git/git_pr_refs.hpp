@@ -1,0 +1,59 @@
+// The `refs/nostr/<id>` side of held pull requests (git-hosting.md §6.4, §7.3–7.4): whether a
+// commit is in a repository here (`git cat-file`), and the creation or deletion of one
+// `refs/nostr/<id>` ref (`git update-ref`, checked against the value expected, so a push that moved
+// the ref meanwhile wins). Each is a short child process driven without blocking
+// (runtime/git_process.*), one at a time in the order asked, on its own strand; callers (the
+// acceptance actor's hooks) only post work here.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/git/git_repository.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace graspd::runtime::git {
+
+struct GitPrRefsCounters {
+  std::atomic<std::uint64_t> checks{0};        ///< cat-file runs
+  std::atomic<std::uint64_t> refs_set{0};      ///< refs/nostr refs created
+  std::atomic<std::uint64_t> refs_deleted{0};  ///< refs/nostr refs deleted
+  std::atomic<std::uint64_t> dropped{0};       ///< jobs not run (queue full)
+};
+
+class GitPrRefs {
+ public:
+  /// `git_binary` empty = nothing is done (checks find nothing).
+  GitPrRefs(boost::asio::io_context& io, Repositories repositories, std::string git_binary);
+  ~GitPrRefs();
+  GitPrRefs(const GitPrRefs&) = delete;
+  GitPrRefs& operator=(const GitPrRefs&) = delete;
+
+  /// Which of `commits` (40 hex) are commits in `name`; `done` runs on this component's strand
+  /// with them (none when the repository or git is missing). Thread-safe; returns at once.
+  void check(const RepositoryName& name, std::vector<std::string> commits,
+             std::function<void(std::vector<std::string> present)> done);
+
+  /// Creates refs/nostr/<id_hex> at `commit` in `name` unless that ref exists.
+  void set_ref(const RepositoryName& name, const std::string& id_hex, const std::string& commit);
+  /// Deletes refs/nostr/<id_hex> from `name` if it still names `commit`.
+  void delete_ref(const RepositoryName& name, const std::string& id_hex, const std::string& commit);
+
+  /// Drops queued work; running processes end on their own (short timeouts).
+  void stop();
+
+  const GitPrRefsCounters& counters() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace graspd::runtime::git

@@ -1,0 +1,120 @@
+// State events applied to the repositories here (git-hosting.md §5.9, §5.10, §8). When a state
+// event (kind 30618) is stored or a push applied, every repository here with that identifier gets
+// its branches and tags set to its owner's newest authorising state — at once when every object is
+// here (copied from the other repositories here with that identifier first), else after a delay
+// (a push usually follows its state) once the missing objects were fetched by id from the other
+// clone URLs of that repository (https/http only, resolved addresses checked, no redirects, no
+// credentials, bounded in time and size) by runtime/git_fetcher.*, which runs fetches from
+// different hosts at once within the limits of runtime/git_fetch_schedule.hpp. The local steps
+// (cat-file, copies, ref updates) run one at a time, on the applier's strand; every git command is
+// a child process driven without blocking (runtime/git_process.*).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/relay_url.hpp"
+#include "runtime/git/engine/git_fetch_schedule.hpp"
+#include "runtime/git/git_repository.hpp"
+#include "store/git/git_push.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace prometheus {
+class Registry;
+}
+
+namespace graspd::runtime::git {
+
+struct GitStateSyncOptions {
+  /// NGIT_DOMAIN: clone URLs naming it are never fetched from.
+  HostPort service;
+  /// Fetch from loopback/private addresses too (tests; NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES).
+  bool allow_private_addresses = false;
+  /// Fetch missing objects at all (NGIT_GIT_FETCH_ENABLED).
+  bool fetch_enabled = true;
+  /// Wait this long after a state before fetching what it misses (NGIT_GIT_FETCH_DELAY_SECS).
+  std::chrono::seconds fetch_delay{60};
+  /// Wall-clock limit of one fetch (NGIT_GIT_FETCH_TIMEOUT_SECS).
+  std::chrono::seconds fetch_timeout{300};
+  /// Largest file one fetch may write (the pack), RLIMIT_FSIZE.
+  std::uint64_t max_fetch_bytes = 1ull << 30;
+  /// The git executable (absolute path); empty = nothing is done.
+  std::string git_binary;
+  /// Concurrency, rate, backoff and host skipping of fetches (NGIT_GIT_FETCH_*).
+  FetchLimits limits;
+  /// Fetches for a state are retried until this long after it arrived (NGIT_PURGATORY_HOLD_SECS).
+  std::chrono::seconds give_up_after{1800};
+};
+
+struct GitStateSyncHooks {
+  /// The newest authorising state for `owner`'s `identifier` (store lookup).
+  std::function<std::optional<::graspd::git::StateRefs>(const nostr::Pubkey& owner,
+                                                        const std::string& identifier)>
+      newest_state;
+  /// Authors of the stored announcements named `identifier` (whose repositories may be here).
+  std::function<std::vector<nostr::Pubkey>(const std::string& identifier)> owners;
+  /// Every `clone` value of the stored announcements named `identifier`.
+  std::function<std::vector<std::string>(const std::string& identifier)> clone_urls;
+  /// Every object of state `state_id` is in repository `name` (purgatory releases it). Unset =
+  /// nothing.
+  std::function<void(const RepositoryName& name, const nostr::EventId& state_id)> objects_present;
+  /// Commit `commit` asked for by want_commit is in repository `name`. Unset = nothing.
+  std::function<void(const RepositoryName& name, const std::string& commit)> commit_present;
+  /// The per-repository push lock shared with git hosting (path → taken?).
+  std::function<bool(const std::string& path)> try_lock;
+  std::function<void(const std::string& path)> unlock;
+};
+
+struct GitStateSyncCounters {
+  std::atomic<std::uint64_t> applied{0};       ///< repositories whose refs were set from a state
+  std::atomic<std::uint64_t> fetched{0};       ///< fetch requests that brought every missing object
+  std::atomic<std::uint64_t> fetch_failed{0};  ///< states whose objects no source had in time
+  std::atomic<std::uint64_t> dropped{0};       ///< states not handled (queue full)
+};
+
+class GitStateSync {
+ public:
+  /// `registry` may be null (tests): the counters are then kept only in counters().
+  GitStateSync(boost::asio::io_context& io, Repositories repositories, GitStateSyncOptions options,
+               GitStateSyncHooks hooks, prometheus::Registry* registry = nullptr);
+  ~GitStateSync();
+  GitStateSync(const GitStateSync&) = delete;
+  GitStateSync& operator=(const GitStateSync&) = delete;
+
+  /// A state event was stored or held: every repository here with its identifier is brought in line
+  /// with its owner's newest state. Thread-safe; returns at once.
+  void on_state(nostr::EventPtr state);
+
+  /// A push was applied to `name`: the other repositories here with that identifier are brought in
+  /// line too, copying the objects from it (§5.9). Thread-safe; returns at once.
+  void on_pushed(const RepositoryName& name);
+
+  /// A held pull request needs `commit` in `name` (§8.1): checked there, then, after the fetch
+  /// delay, fetched by id from `extra_urls` (the PR's `clone` tags) and the clone URLs of the
+  /// announcements of that identifier, under the same rules as a state's objects; found →
+  /// GitStateSyncHooks::commit_present. Thread-safe; returns at once.
+  void want_commit(const RepositoryName& name, std::string commit,
+                   std::vector<std::string> extra_urls);
+
+  /// Stops: queued and delayed work is dropped, a running git process is killed.
+  void stop();
+
+  const GitStateSyncCounters& counters() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace graspd::runtime::git

@@ -1,0 +1,102 @@
+#include "runtime/net/http_routes.hpp"
+
+#include <cctype>
+
+namespace graspd::runtime {
+
+namespace {
+
+constexpr std::string_view nostr_json = "application/nostr+json";
+
+HttpResponse text_response(unsigned status, std::string body) {
+  return HttpResponse{status, "text/plain; charset=utf-8", std::move(body), {}};
+}
+
+std::string_view path_of(std::string_view target) {
+  return target.substr(0, target.find_first_of("?#"));
+}
+
+HttpResponse method_not_allowed() {
+  auto response = text_response(405, "method not allowed\n");
+  response.headers.emplace_back("Allow", "GET, HEAD, OPTIONS");
+  return response;
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string escaped;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      case '\'':
+        escaped += "&#39;";
+        break;
+      default:
+        escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::string percent_encode(std::string_view text) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>>& cors_headers() {
+  static const std::vector<std::pair<std::string, std::string>> headers{
+      {"Access-Control-Allow-Origin", "*"},
+      {"Access-Control-Allow-Headers",
+       "Authorization, Content-Type, Git-Protocol, Accept, Content-Encoding, X-Requested-With"},
+      {"Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"},
+  };
+  return headers;
+}
+
+HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& content) {
+  auto path = path_of(request.target);
+  std::shared_ptr<const std::string> api;
+  if (path.rfind("/api/", 0) == 0 && content.api_document)
+    api = content.api_document(std::string(path.substr(5)));
+  bool known = path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics) || api;
+  if (!known) return text_response(404, "not found\n");
+  if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
+  if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
+
+  if (path == "/healthz") return text_response(200, "ok\n");
+  if (api) return HttpResponse{200, "application/json", *api, {}};
+  if (path == "/metrics") {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", content.metrics(), {}};
+  }
+  if (request.accept.find(nostr_json) != std::string_view::npos) {
+    return HttpResponse{200, std::string(nostr_json), content.nip11(), {}};
+  }
+  HttpResponse page{200, "text/html; charset=utf-8", content.landing_page(), {}};
+  // Rendered per request from live figures: a browser must not show a stale copy.
+  page.headers.emplace_back("Cache-Control", "no-cache");
+  return page;
+}
+
+}  // namespace graspd::runtime

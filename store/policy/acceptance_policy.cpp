@@ -1,0 +1,580 @@
+#include "store/policy/acceptance_policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include "messages/nostr/nip34.hpp"
+
+namespace graspd::policy {
+
+using nostr::Event;
+using nostr::EventId;
+using nostr::Filter;
+using nostr::Filters;
+using nostr::Pubkey;
+namespace nip34 = nostr::nip34;
+
+namespace {
+
+using nip34::is_identity_kind;
+using nip34::is_root;
+using nip34::is_root_kind;
+constexpr std::uint32_t kind_announcement = nip34::kind::repo_announcement;
+constexpr std::uint32_t kind_state = nip34::kind::repo_state;
+constexpr std::uint32_t kind_deletion = nip34::kind::deletion;
+// How far up a reply chain an event may be from its root and still make its
+// author a thread participant; bounds the lookups per committed event.
+constexpr int max_thread_depth = 8;
+// Events looked at when searching a reply chain for its root; bounds the work
+// a wide reference graph can cause.
+constexpr std::size_t max_thread_visits = 512;
+// Identifiers whose committed maintainer sets are cached at once.
+constexpr std::size_t max_cached_identifiers = 4096;
+// Pending events of one author checked when judging eligibility through them.
+constexpr int max_pending_eligibility_checks = 4;
+constexpr std::size_t max_ids_per_filter = 100;
+
+/// Every value of every tag called `name` (NIP-34 puts many values in one tag
+/// and real clients also repeat the tag).
+std::vector<std::string_view> flattened_values(const Event& ev, std::string_view name) {
+  std::vector<std::string_view> out;
+  for (const auto& tag : ev.tags)
+    if (!tag.empty() && tag[0] == name)
+      for (std::size_t i = 1; i < tag.size(); ++i) out.push_back(tag[i]);
+  return out;
+}
+
+/// The author of an announcement and the keys it lists as maintainers.
+std::vector<Pubkey> members_of(const Event& announcement) {
+  std::vector<Pubkey> out{announcement.pubkey};
+  for (auto value : flattened_values(announcement, "maintainers")) {
+    Pubkey maintainer;
+    if (nostr::from_hex(value, maintainer)) out.push_back(maintainer);
+  }
+  return out;
+}
+
+/// A parsed address and the text it came from (the text is what wait keys use).
+struct Address {
+  nip34::Address parsed;
+  std::string text;
+};
+
+std::optional<Address> parse_address(std::string_view text) {
+  auto parsed = nip34::parse_address(text);
+  if (!parsed) return std::nullopt;
+  return Address{std::move(*parsed), std::string(text)};
+}
+
+struct References {
+  std::vector<EventId> ids;
+  std::vector<Address> addresses;
+};
+
+/// Backward references of §3.5: e/E ids, a/A addresses, q either.
+References references_of(const Event& ev) {
+  References out;
+  for (const auto& tag : ev.tags) {
+    if (tag.size() < 2 || tag[0].size() != 1) continue;
+    char letter = tag[0][0];
+    bool id_tag = letter == 'e' || letter == 'E' || letter == 'q';
+    bool address_tag = letter == 'a' || letter == 'A' || letter == 'q';
+    EventId id;
+    if (id_tag && nostr::from_hex(tag[1], id)) {
+      out.ids.push_back(id);
+    } else if (address_tag) {
+      if (auto address = parse_address(tag[1])) out.addresses.push_back(std::move(*address));
+    }
+  }
+  return out;
+}
+
+Filter address_filter(const Address& address) {
+  Filter f;
+  f.kinds = std::vector<std::uint32_t>{address.parsed.kind};
+  f.authors = std::vector<Pubkey>{address.parsed.author};
+  if (nostr::is_addressable(address.parsed.kind)) f.tags['d'] = {address.parsed.identifier};
+  return f;
+}
+
+bool any_stored(const StoreView& store, Filters filters) {
+  for (auto& f : filters) {
+    f.limit = 1;
+    f.normalize();
+  }
+  return store.exists(filters);
+}
+
+Filters id_filters(const std::vector<EventId>& ids, std::optional<Pubkey> author = std::nullopt) {
+  Filters out;
+  for (std::size_t i = 0; i < ids.size(); i += max_ids_per_filter) {
+    Filter f;
+    f.ids = std::vector<EventId>(ids.begin() + i,
+                                 ids.begin() + std::min(ids.size(), i + max_ids_per_filter));
+    if (author) f.authors = std::vector<Pubkey>{*author};
+    f.normalize();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Filter announcements_named(std::string_view identifier) {
+  Filter f;
+  f.kinds = std::vector<std::uint32_t>{kind_announcement};
+  f.tags['d'] = {std::string(identifier)};
+  return f;
+}
+
+Decision accept(Rule rule) {
+  return Decision{Verdict::accept, rule, {}, {}, {}};
+}
+Decision refuse(Rule rule, std::string message) {
+  return Decision{Verdict::refuse, rule, std::move(message), {}, {}};
+}
+Decision wait_for(Rule rule, std::string message, std::vector<std::string> keys) {
+  return Decision{
+      Verdict::refuse_missing_dependency, rule, std::move(message), std::move(keys), {}};
+}
+
+std::string service_text(const HostPort& service) {
+  return service.port ? service.host + ":" + std::to_string(*service.port) : service.host;
+}
+
+}  // namespace
+
+const char* to_string(Rule rule) {
+  static constexpr std::array<const char*, rule_count> names = {"event_blacklisted",
+                                                                "announcement_lists_service",
+                                                                "announcement_maintainer",
+                                                                "announcement_not_listed",
+                                                                "announcement_bad_identifier",
+                                                                "repository_blacklisted",
+                                                                "repository_not_whitelisted",
+                                                                "state_maintainer",
+                                                                "state_unknown_repository",
+                                                                "state_not_maintainer",
+                                                                "related_backward_address",
+                                                                "related_backward_id",
+                                                                "related_forward",
+                                                                "related_orphan",
+                                                                "deletion_own_target",
+                                                                "deletion_no_own_target",
+                                                                "identity_eligible",
+                                                                "identity_not_eligible",
+                                                                "ephemeral"};
+  return names[static_cast<std::size_t>(rule)];
+}
+
+KindGroup kind_group(std::uint32_t kind) {
+  if (kind == kind_announcement) return KindGroup::announcement;
+  if (kind == kind_state) return KindGroup::state;
+  if (is_root_kind(kind)) return KindGroup::root;
+  if (kind == kind_deletion) return KindGroup::deletion;
+  if (is_identity_kind(kind)) return KindGroup::identity;
+  if (nostr::is_ephemeral(kind)) return KindGroup::ephemeral;
+  return KindGroup::other;
+}
+
+const char* to_string(KindGroup group) {
+  static constexpr std::array<const char*, kind_group_count> names = {
+      "announcement", "state", "root", "deletion", "identity", "ephemeral", "other"};
+  return names[static_cast<std::size_t>(group)];
+}
+
+namespace wait_key {
+std::string event(const EventId& id) {
+  return "e:" + nostr::to_hex(id);
+}
+std::string address(std::string_view address) {
+  return "a:" + std::string(address);
+}
+std::string identifier(std::string_view d) {
+  return "d:" + std::string(d);
+}
+std::string author(const Pubkey& pubkey) {
+  return "p:" + nostr::to_hex(pubkey);
+}
+// A parked event that a later event may reference (forward rule of §3.5).
+std::string referenced(std::string_view id_or_address) {
+  return "r:" + std::string(id_or_address);
+}
+}  // namespace wait_key
+
+AcceptancePolicy::AcceptancePolicy(PolicyConfig config, const StoreView& store)
+    : config_(std::move(config)), store_(store) {}
+
+std::optional<std::vector<EventId>> thread_path(const Event& ev, const StoreView& store) {
+  if (is_root(ev)) return std::vector<EventId>{};
+  // child_of[parent] = the event that referenced it first: the path back from the root.
+  std::map<EventId, EventId> child_of;
+  std::vector<EventId> frontier;
+  for (const auto& id : references_of(ev).ids)
+    if (id != ev.id && child_of.emplace(id, ev.id).second) frontier.push_back(id);
+  std::optional<EventId> root;
+  for (int depth = 0; depth < max_thread_depth && !frontier.empty() && !root; ++depth) {
+    std::vector<EventId> next;
+    store.scan(id_filters(frontier), [&](const Event& parent) {
+      if (is_root(parent)) {
+        root = parent.id;
+        return false;
+      }
+      for (const auto& id : references_of(parent).ids) {
+        if (child_of.size() >= max_thread_visits) break;
+        if (id != ev.id && child_of.emplace(id, parent.id).second) next.push_back(id);
+      }
+      return true;
+    });
+    frontier = std::move(next);
+  }
+  if (!root) return std::nullopt;
+  std::vector<EventId> path;
+  for (auto id = *root; id != ev.id; id = child_of.at(id)) path.push_back(id);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+Decision AcceptancePolicy::evaluate(const Event& ev) const {
+  view_.start_recording();
+  auto decision = evaluate_rules(ev);
+  if (decision.accepted()) decision.depends_on = view_.take_recorded();
+  return decision;
+}
+
+Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
+  if (config_.event_blacklist.count(ev.pubkey))
+    return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
+  if (nostr::is_ephemeral(ev.kind)) return accept(Rule::ephemeral);
+  switch (kind_group(ev.kind)) {
+    case KindGroup::announcement:
+      return evaluate_announcement(ev);
+    case KindGroup::state:
+      return evaluate_state(ev);
+    case KindGroup::deletion:
+      return evaluate_deletion(ev);
+    case KindGroup::identity:
+      return evaluate_identity(ev);
+    default:
+      return evaluate_related(ev);
+  }
+}
+
+std::optional<Decision> AcceptancePolicy::repository_list_refusal(
+    const Pubkey& owner, std::string_view identifier) const {
+  auto covers = [&](const RepositoryRule& rule) { return rule.covers(owner, identifier); };
+  const auto& black = config_.repository_blacklist;
+  if (std::any_of(black.begin(), black.end(), covers))
+    return refuse(Rule::repository_blacklisted, "blocked: repository '" + std::string(identifier) +
+                                                    "' is on this relay's repository blacklist");
+  const auto& white = config_.repository_whitelist;
+  if (!white.empty() && std::none_of(white.begin(), white.end(), covers))
+    return refuse(Rule::repository_not_whitelisted,
+                  "blocked: repository '" + std::string(identifier) +
+                      "' is not on this relay's repository whitelist");
+  return std::nullopt;
+}
+
+bool AcceptancePolicy::lists_service(const Event& announcement) const {
+  auto any_names_service = [&](std::string_view tag, std::string_view scheme_a,
+                               std::string_view scheme_b) {
+    for (auto value : flattened_values(announcement, tag)) {
+      auto url = parse_url(value);
+      if (url && (url->scheme == scheme_a || url->scheme == scheme_b) &&
+          url_names_host(*url, config_.service))
+        return true;
+    }
+    return false;
+  };
+  return any_names_service("clone", "http", "https") && any_names_service("relays", "ws", "wss");
+}
+
+const AcceptancePolicy::MaintainerSet& AcceptancePolicy::committed_maintainers(
+    std::string_view identifier) const {
+  if (auto cached = maintainers_.find(identifier); cached != maintainers_.end())
+    return cached->second;
+  // Bounded: past the cap the cache starts over rather than growing with every identifier.
+  if (maintainers_.size() >= max_cached_identifiers) maintainers_.clear();
+  MaintainerSet set;
+  store_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    set.authors.insert(announcement.pubkey);
+    for (const auto& member : members_of(announcement)) set.members.insert(member);
+    return true;
+  });
+  return maintainers_.emplace(std::string(identifier), std::move(set)).first->second;
+}
+
+bool AcceptancePolicy::in_maintainer_set(const Pubkey& author, std::string_view identifier) const {
+  // Every stored announcement was accepted, so being its author or one of its
+  // listed maintainers puts `author` in the (transitive) maintainer set. The
+  // committed sets are cached per identifier: decoding every announcement of a
+  // popular identifier per check made one check cost tens of milliseconds.
+  if (committed_maintainers(identifier).members.count(author)) return true;
+  auto stopped = pending_.scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    auto members = members_of(announcement);
+    return std::find(members.begin(), members.end(), author) == members.end();
+  });
+  if (stopped) view_.record(*stopped);
+  if (stopped || !held_) return stopped.has_value();
+  bool held_member = false;
+  held_->scan({announcements_named(identifier)}, [&](const Event& announcement) {
+    auto members = members_of(announcement);
+    held_member = std::find(members.begin(), members.end(), author) != members.end();
+    return !held_member;
+  });
+  return held_member;
+}
+
+void AcceptancePolicy::forget_maintainers(const Event& committed) {
+  if (committed.kind == kind_announcement) {
+    maintainers_.erase(std::string(committed.d_tag()));
+  } else if (committed.kind == kind_deletion) {
+    // A deletion removes only its author's announcements: only sets they contributed to change.
+    for (auto it = maintainers_.begin(); it != maintainers_.end();)
+      it = it->second.authors.count(committed.pubkey) ? maintainers_.erase(it) : std::next(it);
+  }
+}
+
+Decision AcceptancePolicy::evaluate_announcement(const Event& ev) const {
+  auto identifier = ev.d_tag();
+  if (!is_valid_identifier(identifier))
+    return refuse(Rule::announcement_bad_identifier,
+                  "invalid: repository identifier (d tag) must not be empty, '.', '..' or contain "
+                  "'/', '\\' or NUL");
+  if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
+  if (lists_service(ev)) return accept(Rule::announcement_lists_service);
+  if (in_maintainer_set(ev.pubkey, identifier)) return accept(Rule::announcement_maintainer);
+  return wait_for(Rule::announcement_not_listed,
+                  "blocked: repository '" + std::string(identifier) + "' does not list " +
+                      service_text(config_.service) +
+                      " in its clone and relays tags, and its author maintains no repository "
+                      "of that name hosted here",
+                  {wait_key::identifier(identifier)});
+}
+
+Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
+  auto identifier = ev.d_tag();
+  if (!is_valid_identifier(identifier))
+    return refuse(Rule::announcement_bad_identifier,
+                  "invalid: repository identifier (d tag) is not valid");
+  if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
+  auto keys = std::vector<std::string>{wait_key::identifier(identifier)};
+  if (!any_stored(view_, {announcements_named(identifier)}) &&
+      !(held_ && held_->exists({announcements_named(identifier)})))
+    return wait_for(Rule::state_unknown_repository,
+                    "restricted: no announcement of repository '" + std::string(identifier) +
+                        "' is hosted here",
+                    std::move(keys));
+  if (!in_maintainer_set(ev.pubkey, identifier))
+    return wait_for(Rule::state_not_maintainer,
+                    "restricted: only maintainers of repository '" + std::string(identifier) +
+                        "' may publish its state",
+                    std::move(keys));
+  return accept(Rule::state_maintainer);
+}
+
+Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
+  auto refs = references_of(ev);
+  Filters targets = id_filters(refs.ids, ev.pubkey);
+  std::vector<std::string> keys;
+  for (const auto& id : refs.ids) keys.push_back(wait_key::event(id));
+  for (const auto& address : refs.addresses) {
+    if (address.parsed.author != ev.pubkey) continue;
+    targets.push_back(address_filter(address));
+    keys.push_back(wait_key::address(address.text));
+  }
+  // A held announcement counts: its owner's deletion ends the hold (git-hosting.md §4.6).
+  if (!targets.empty() && (any_stored(view_, targets) || (held_ && any_stored(*held_, targets))))
+    return accept(Rule::deletion_own_target);
+  return wait_for(Rule::deletion_no_own_target,
+                  "blocked: deletion request names no event of its author stored here",
+                  std::move(keys));
+}
+
+Decision AcceptancePolicy::evaluate_identity(const Event& ev) const {
+  if (is_eligible_identity_author(ev.pubkey) || eligible_through_pending(ev.pubkey))
+    return accept(Rule::identity_eligible);
+  return wait_for(Rule::identity_not_eligible,
+                  "blocked: kind " + std::to_string(ev.kind) +
+                      " is kept only for repository owners, maintainers and thread participants",
+                  {wait_key::author(ev.pubkey)});
+}
+
+Decision AcceptancePolicy::evaluate_related(const Event& ev) const {
+  auto refs = references_of(ev);
+  Filters backward_addresses;
+  for (const auto& address : refs.addresses) backward_addresses.push_back(address_filter(address));
+  if (!backward_addresses.empty() && any_stored(view_, std::move(backward_addresses)))
+    return accept(Rule::related_backward_address);
+  if (!refs.ids.empty() && any_stored(view_, id_filters(refs.ids)))
+    return accept(Rule::related_backward_id);
+
+  const std::string id_hex = nostr::to_hex(ev.id);
+  Filters forward;
+  for (char letter : {'e', 'E', 'q'}) {
+    Filter f;
+    f.tags[letter] = {id_hex};
+    forward.push_back(std::move(f));
+  }
+  const bool has_address = nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind);
+  const std::string own_address = has_address ? nostr::address_of(ev) : std::string{};
+  if (has_address)
+    for (char letter : {'a', 'A', 'q'}) {
+      Filter f;
+      f.tags[letter] = {own_address};
+      forward.push_back(std::move(f));
+    }
+  if (any_stored(view_, std::move(forward))) return accept(Rule::related_forward);
+
+  std::vector<std::string> keys{wait_key::referenced(id_hex)};
+  if (has_address) keys.push_back(wait_key::referenced(own_address));
+  for (const auto& id : refs.ids) keys.push_back(wait_key::event(id));
+  for (const auto& address : refs.addresses) keys.push_back(wait_key::address(address.text));
+  return wait_for(Rule::related_orphan,
+                  "blocked: event references no repository, issue, patch or other event hosted "
+                  "here",
+                  std::move(keys));
+}
+
+bool AcceptancePolicy::is_eligible_identity_author(const Pubkey& author) const {
+  return eligible_authors_.count(author) > 0;
+}
+
+/// True when a pending event would make `author` eligible once committed: an announcement naming
+/// them, or their own event in a repository's thread. Records what it relied on.
+bool AcceptancePolicy::eligible_through_pending(const Pubkey& author) const {
+  if (auto member = pending_members_.find(author); member != pending_members_.end()) {
+    view_.record(member->second);
+    return true;
+  }
+  bool eligible = false;
+  int checks = 0;
+  pending_.for_each_by_author(author, [&](const Event& ev) {
+    if (is_identity_kind(ev.kind) || ev.kind == kind_deletion) return true;
+    if (auto path = thread_path(ev, view_)) {
+      view_.record(ev.id);
+      for (const auto& id : *path)
+        if (pending_.contains(id)) view_.record(id);
+      eligible = true;
+    }
+    return !eligible && ++checks < max_pending_eligibility_checks;
+  });
+  return eligible;
+}
+
+void AcceptancePolicy::on_accepted(nostr::EventPtr ev, std::vector<EventId> depends_on) {
+  if (!ev || pending_.contains(ev->id)) return;
+  if (ev->kind == kind_announcement)
+    for (const auto& member : members_of(*ev)) pending_members_.emplace(member, ev->id);
+  pending_.add(std::move(ev), std::move(depends_on));
+}
+
+void AcceptancePolicy::on_written(const EventId& id) {
+  pending_.mark_committed(id);
+}
+
+void AcceptancePolicy::on_not_stored(const EventId& id, bool in_store) {
+  if (in_store) return forget_pending(id);
+  if (pending_.remove_with_dependants(id).size() > 0) prune_members();
+}
+
+std::size_t AcceptancePolicy::sweep_pending() {
+  auto dropped = pending_.sweep_committed();
+  if (dropped > 0) prune_members();
+  return dropped;
+}
+
+void AcceptancePolicy::prune_members() {
+  for (auto it = pending_members_.begin(); it != pending_members_.end();)
+    it = pending_.contains(it->second) ? std::next(it) : pending_members_.erase(it);
+}
+
+void AcceptancePolicy::forget_pending(const EventId& id) {
+  const Event* ev = pending_.find(id);
+  if (!ev) return;
+  if (ev->kind == kind_announcement)
+    for (const auto& member : members_of(*ev)) {
+      auto [first, last] = pending_members_.equal_range(member);
+      for (auto it = first; it != last;)
+        it = it->second == id ? pending_members_.erase(it) : std::next(it);
+    }
+  pending_.remove(id);
+}
+
+void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::string>& released) {
+  if (eligible_authors_.insert(author).second) released.push_back(wait_key::author(author));
+}
+
+std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
+  if (pending_.contains(ev.id)) forget_pending(ev.id);
+  forget_maintainers(ev);
+  std::vector<std::string> released{wait_key::event(ev.id),
+                                    wait_key::referenced(nostr::to_hex(ev.id))};
+  if (nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind))
+    released.push_back(wait_key::address(nostr::address_of(ev)));
+  auto refs = references_of(ev);
+  for (const auto& id : refs.ids) released.push_back(wait_key::referenced(nostr::to_hex(id)));
+  for (const auto& address : refs.addresses) released.push_back(wait_key::referenced(address.text));
+
+  if (ev.kind == kind_announcement) {
+    released.push_back(wait_key::identifier(ev.d_tag()));
+    for (const auto& member : members_of(ev)) make_eligible(member, released);
+  } else if (!is_identity_kind(ev.kind) && ev.kind != kind_deletion &&
+             !eligible_authors_.count(ev.pubkey) && thread_path(ev, store_)) {
+    make_eligible(ev.pubkey, released);
+  }
+  return released;
+}
+
+void AcceptancePolicy::load_from_store(const std::function<void(std::uint64_t)>& on_progress) {
+  std::uint64_t read = 0;
+  auto count_one = [&] {
+    ++read;
+    if (on_progress && read % progress_every == 0) on_progress(read);
+  };
+  std::vector<std::string> ignored;
+  Filter announcements;
+  announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
+  store_.scan({announcements}, [&](const Event& ev) {
+    count_one();
+    on_committed(ev);
+    return true;
+  });
+  // Roots, then their descendants breadth-first, up to the thread depth.
+  Filter roots;
+  roots.kinds = std::vector<std::uint32_t>(nip34::root_kinds.begin(), nip34::root_kinds.end());
+  std::vector<EventId> frontier;
+  std::set<EventId> visited;
+  store_.scan({roots}, [&](const Event& ev) {
+    count_one();
+    if (!is_root(ev)) return true;
+    make_eligible(ev.pubkey, ignored);
+    if (visited.insert(ev.id).second) frontier.push_back(ev.id);
+    return true;
+  });
+  for (int depth = 0; depth < max_thread_depth && !frontier.empty(); ++depth) {
+    std::vector<EventId> next;
+    for (std::size_t i = 0; i < frontier.size(); i += max_ids_per_filter) {
+      std::vector<std::string> hex;
+      for (std::size_t j = i; j < std::min(frontier.size(), i + max_ids_per_filter); ++j)
+        hex.push_back(nostr::to_hex(frontier[j]));
+      Filters children;
+      for (char letter : {'e', 'E', 'q'}) {
+        Filter f;
+        f.tags[letter] = hex;
+        f.normalize();
+        children.push_back(std::move(f));
+      }
+      store_.scan(children, [&](const Event& child) {
+        count_one();
+        if (is_identity_kind(child.kind) || child.kind == kind_deletion) return true;
+        make_eligible(child.pubkey, ignored);
+        if (visited.insert(child.id).second) next.push_back(child.id);
+        return true;
+      });
+    }
+    frontier = std::move(next);
+  }
+  if (on_progress) on_progress(read);
+}
+
+}  // namespace graspd::policy
