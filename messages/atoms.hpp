@@ -38,6 +38,15 @@ using store_sweep = caf::atom_constant<caf::atom("st_sweep")>;
 /// Store writer timer: publish what other processes committed to the store.
 using store_tail = caf::atom_constant<caf::atom("st_tail")>;
 
+// Git hosting, to itself: what the Smart HTTP transport and git processes report from the
+// io_context's threads.
+/// A push was applied (GitDataArrived with its refs/nostr refs).
+using git_pushed = caf::atom_constant<caf::atom("git_push")>;
+/// A state's objects or a pull request's commit were found (GitDataArrived).
+using git_found = caf::atom_constant<caf::atom("git_found")>;
+/// A held pull request's commit is missing here: fetch it by id.
+using git_fetch = caf::atom_constant<caf::atom("git_fetch")>;
+
 // Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).
 using relay_open = caf::atom_constant<caf::atom("rc_open")>;

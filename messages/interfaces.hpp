@@ -7,6 +7,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/git_messages.hpp"
 #include "messages/nostr/verify.hpp"
 #include "messages/relay_messages.hpp"
 #include "messages/store_messages.hpp"
@@ -56,6 +57,9 @@ using store_feed_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>>;
 using store_writer_actor = caf::typed_actor<
     // Store one event; the reply comes after mdb_txn_commit returned.
     caf::replies_to<StoreWrite>::with<WriteOutcome>,
+    // Apply purgatory record changes in the same transaction as the events batched with them;
+    // true once committed (the acceptance actor's held events and refs/nostr placeholders).
+    caf::replies_to<StoreHeld>::with<bool>,
     // Add a change-feed subscriber (monitored; dropped when it dies).
     caf::reacts_to<atom::feed_subscribe, store_feed_actor>,
     // Internal: commit the pending batch / periodic NIP-40 sweep / periodic look for events
@@ -75,13 +79,46 @@ using acceptance_actor = caf::typed_actor<
     caf::replies_to<AcceptanceQuery>::with<AcceptanceVerdict>,
     // The store's change feed: keeps eligibility current, releases retries.
     caf::reacts_to<StoreCommitted>,
-    // Git hosting: a push (with its refs/nostr refs), a state's objects or a PR's commit arrived;
-    // held events restart or leave purgatory, placeholders are kept.
+    // Git hosting (git_host_actor): a push (with its refs/nostr refs), a state's objects or a
+    // PR's commit arrived; held events restart or leave purgatory, placeholders are kept.
     caf::reacts_to<GitDataArrived>,
     // Add a held-feed subscriber: answered with HeldRepositories (snapshot, then changes).
     caf::reacts_to<atom::feed_subscribe, held_feed_actor>,
     // INTERNAL: periodic expiry of the retry cache.
     caf::reacts_to<atom::tick>>;
+
+// -- Git hosting -------------------------------------------------------------
+
+// Whatever follows git data arriving (the acceptance actor's purgatory).
+using git_data_feed_actor = caf::typed_actor<caf::reacts_to<GitDataArrived>>;
+
+// The GIT HOSTING actor (actors/git/git_host.*): owns the repositories on disk, the state applier,
+// the refs/nostr refs of held pull requests and the fetches of missing git data. The only sender
+// of GitDataArrived.
+using git_host_actor = caf::typed_actor<
+    // An announcement listing this service was accepted: its repository is created before the
+    // reply (true: it exists; false: it could not be created, logged).
+    caf::replies_to<RepoAnnounced>::with<bool>,
+    // A held announcement expired or was withdrawn: its repository is removed.
+    caf::reacts_to<RepoWithdrawn>,
+    // Whether a repository of that identifier exists here (for an announced owner).
+    caf::replies_to<RepoExists>::with<bool>,
+    // Which of the repositories exist here, in the order asked.
+    caf::replies_to<ReposHosted>::with<std::vector<RepositoryRef>>,
+    // A state event was stored or held: applied here, fetching what is missing.
+    caf::reacts_to<StateStored>,
+    // Held pull requests: look for (and fetch) their commits; look again; set or delete their
+    // refs/nostr refs.
+    caf::reacts_to<PrHeld>, caf::reacts_to<PrCommitsCheck>, caf::reacts_to<PrRefChange>,
+    // INTERNAL, from the transport and git processes: a push applied; git data found; a held
+    // pull request's commit to fetch.
+    caf::reacts_to<atom::git_pushed, GitDataArrived>,
+    caf::reacts_to<atom::git_found, GitDataArrived>,
+    caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
+    // Add a subscriber of GitDataArrived.
+    caf::reacts_to<atom::feed_subscribe, git_data_feed_actor>,
+    // Stop the git processes it started (shutdown); true once they were told to stop.
+    caf::replies_to<atom::shutdown>::with<bool>>;
 
 // -- GRASP-02 sync -----------------------------------------------------------
 

@@ -101,36 +101,6 @@ struct AcceptanceVerdict {
   WriteOutcome outcome = WriteOutcome::error;
 };
 
-/// A pushed `refs/nostr/<id>` ref and the commit it now names.
-struct PrRefPushed {
-  nostr::EventId id{};
-  std::string commit;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, PrRefPushed& x) {
-  return f(caf::meta::type_name("PrRefPushed"), x.id, x.commit);
-}
-
-/// Git data arrived for the repository <owner>/<identifier> (git hosting → acceptance actor): a
-/// push was applied (`states` and `commits` empty: its held events' holds restart, held pull
-/// requests are checked again; `pr_refs` are its `refs/nostr/<id>` updates), every object of each
-/// state in `states` is in that repository (they and the owner's held announcement leave
-/// purgatory), or each commit in `commits` is there (the held pull requests naming it leave).
-struct GitDataArrived {
-  nostr::Pubkey owner{};
-  std::string identifier;
-  std::vector<nostr::EventId> states;
-  std::vector<PrRefPushed> pr_refs;
-  std::vector<std::string> commits;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, GitDataArrived& x) {
-  return f(caf::meta::type_name("GitDataArrived"), x.owner, x.identifier, x.states, x.pr_refs,
-           x.commits);
-}
-
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AcceptanceVerdict& x) {
   return f(caf::meta::type_name("AcceptanceVerdict"), x.accepted, x.message, x.outcome);

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "messages/nostr/event.hpp"
@@ -27,6 +29,12 @@ enum class WriteOutcome : std::uint8_t {
   error,                   // the write transaction failed; nothing was committed
 };
 
+/// True for outcomes by which the event was written: it is in the store now, as a new event or as
+/// the newer version of its address.
+constexpr bool wrote(WriteOutcome outcome) {
+  return outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
+}
+
 // Enums travel natively in CAF 0.17 (no inspect needed, one would be ambiguous).
 
 /// Request to store one event; answered with a WriteOutcome after commit.
@@ -38,6 +46,28 @@ struct StoreWrite {
   /// dependency_missing and the policy judges it again.
   std::vector<nostr::EventId> depends_on;
 };
+
+/// Changes to purgatory's records (the store's "held" database, beside the events and never
+/// served): the records to write (id → opaque record, see store/lmdb/store_view.hpp) and the ids
+/// whose record goes. Applied all or nothing.
+struct HeldRecordChanges {
+  std::vector<std::pair<nostr::EventId, std::string>> puts;
+  std::vector<nostr::EventId> erases;
+
+  bool empty() const { return puts.empty() && erases.empty(); }
+};
+
+/// Request to apply HeldRecordChanges in the writer's next transaction; answered true once
+/// committed, false when they could not be written (the events of that transaction are not
+/// affected).
+struct StoreHeld {
+  HeldRecordChanges changes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StoreHeld& x) {
+  return f(caf::meta::type_name("StoreHeld"), x.changes.puts, x.changes.erases);
+}
 
 /// An event committed to the store, published once to every feed subscriber
 /// in commit order. `json` is the exact stored text (what REQ answers send).

@@ -1,4 +1,5 @@
 #include "actors/plus/sync_plus.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -332,8 +333,7 @@ sync_plus_actor::behavior_type sync_plus(Self self, SyncPlusConfig config,
                                          sync_manager_actor manager,
                                          std::shared_ptr<prometheus::Registry> registry) {
   auto& st = self->state;
-  if (!config.unix_now)
-    config.unix_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+  config.unix_now = or_system_clock(std::move(config.unix_now));
   st.config = std::move(config);
   st.manager = std::move(manager);
   st.discovery = std::make_unique<sync::DiscoveryPlan>(st.config.discovery);

@@ -1,4 +1,5 @@
 #include "actors/policy/acceptance.hpp"
+#include "messages/unix_clock.hpp"
 #include "actors/policy/acceptance_metrics.hpp"
 #include "actors/policy/acceptance_steps.hpp"
 
@@ -65,7 +66,8 @@ policy::Decision decide(Self self, const nostr::Event& ev) {
 AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision& decision) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.unix_now(), submission.source);
+  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.config.unix_now(),
+                 submission.source);
   update_gauges(self);
   // Say so: the client should not resend, and may see the event stored later.
   decision.message += "; held for " + std::to_string(st.retry_ttl_minutes) +
@@ -75,15 +77,18 @@ AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision
 
 void judge(Self self, Submission submission);
 void resubmit_released(Self self, const std::vector<std::string>& keys);
-bool try_hold(Self self, const Submission& submission, policy::Rule rule);
+void consider_hold(Self self, Submission submission, policy::Decision decision,
+                   policy::HeldKind kind);
+std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr::Event& ev,
+                                          policy::Rule rule);
 
 void on_written(Self self, Submission submission, WriteOutcome outcome) {
   auto& st = self->state;
   const auto& id = submission.event->id;
-  if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older) {
+  if (wrote(outcome)) {
     st.policy->on_written(id);  // visible until the change feed reports the commit
-    if (submission.event->kind == nostr::nip34::kind::repo_state && st.state_stored)
-      st.state_stored(submission.event);
+    if (submission.event->kind == nostr::nip34::kind::repo_state && st.config.git)
+      self->send(st.config.git, StateStored{submission.event});
     if (submission.event->kind == nostr::nip34::kind::deletion && st.purgatory)
       withdraw_held(self, *submission.event);
     return submission.reply(AcceptanceVerdict{true, {}, outcome});
@@ -121,9 +126,31 @@ void write(Self self, Submission submission, std::vector<nostr::EventId> depends
             [self, shared](caf::error& error) { on_write_failed(self, *shared, error); });
 }
 
+/// Asks git hosting to create the repository of `announcement` and calls `then` once it answered
+/// (whatever the answer: a failure is logged there). Awaited, so that events are still judged and
+/// written in the order they arrived; without git hosting `then` runs at once.
+void create_repository_then(Self self, const nostr::EventPtr& announcement,
+                            std::function<void()> then) {
+  auto& git = self->state.config.git;
+  if (!git) return then();
+  self->request(git, caf::infinite, RepoAnnounced{announcement})
+      .await([then](bool) { then(); }, [then](caf::error&) { then(); });
+}
+
+void store_accepted(Self self, Submission submission, policy::Decision decision) {
+  if (decision.rule != policy::Rule::announcement_lists_service)
+    return write(self, std::move(submission), std::move(decision.depends_on));
+  auto event = submission.event;
+  create_repository_then(
+      self, event,
+      [self, submission = std::move(submission), depends_on = std::move(decision.depends_on)] {
+        write(self, submission, depends_on);
+      });
+}
+
 namespace {
 
-/// Decides an event and acts on it: refuse, park, or store and answer after the commit.
+/// Decides an event and acts on it: refuse, park, hold, or store and answer after the commit.
 void judge(Self self, Submission submission) {
   const auto& ev = submission.event;
   auto decision = decide(self, *ev);
@@ -132,11 +159,22 @@ void judge(Self self, Submission submission) {
   if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
     return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
-  if (try_hold(self, submission, decision.rule)) return;
   auto& st = self->state;
-  if (decision.rule == policy::Rule::announcement_lists_service && st.create_repository)
-    st.create_repository(*ev);
-  write(self, std::move(submission), std::move(decision.depends_on));
+  auto kind = held_kind(st, *ev, decision.rule);
+  if (!kind) return store_accepted(self, std::move(submission), std::move(decision));
+  if (*kind != policy::HeldKind::state)
+    return consider_hold(self, std::move(submission), std::move(decision), *kind);
+  // A state for an identifier with no repository here is stored at once: nothing here could ever
+  // release it. Awaited, like every question to git hosting, to keep the decision order.
+  if (!st.config.git) return store_accepted(self, std::move(submission), std::move(decision));
+  auto identifier = std::string(ev->d_tag());
+  auto go_on = [self, submission, decision](bool exists) mutable {
+    if (!exists) return store_accepted(self, std::move(submission), std::move(decision));
+    consider_hold(self, std::move(submission), std::move(decision), policy::HeldKind::state);
+  };
+  self->request(st.config.git, caf::infinite, RepoExists{std::move(identifier)})
+      .await([go_on](bool exists) mutable { go_on(exists); },
+             [go_on](caf::error&) mutable { go_on(false); });
 }
 
 void resubmit_released(Self self, const std::vector<std::string>& keys) {
@@ -156,11 +194,11 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
 void publish_purgatory(Self self) {
   auto& st = self->state;
   if (st.metrics) st.metrics->update(*st.purgatory, st.held_total);
-  if (!st.purgatory_figures) return;
+  if (!st.config.purgatory_figures) return;
   auto counts = st.purgatory->counts();
-  for (std::size_t i = 0; i < counts.size(); ++i) st.purgatory_figures->held[i] = counts[i];
-  st.purgatory_figures->released = st.purgatory->stats().released;
-  st.purgatory_figures->expired = st.purgatory->stats().expired;
+  for (std::size_t i = 0; i < counts.size(); ++i) st.config.purgatory_figures->held[i] = counts[i];
+  st.config.purgatory_figures->released = st.purgatory->stats().released;
+  st.config.purgatory_figures->expired = st.purgatory->stats().expired;
 }
 
 /// Tells the held feed about announcements whose repository changed level (StateOnly sync while
@@ -189,35 +227,73 @@ void subscribe_held_feed(Self self, held_feed_actor subscriber) {
   if (!snapshot.entries.empty()) self->send(subscriber, std::move(snapshot));
 }
 
-/// Writes purgatory records; false (logged and counted) when they could not be written.
-bool persist(Self self, const std::function<void(store::EventStore&)>& write_records) {
-  try {
-    write_records(*self->state.purgatory_store);
-    return true;
-  } catch (const store::StoreError& error) {
-    self->state.persist_failures.report(error.what(), self->clock().now());
-    return false;
-  }
+void persist(Self self, HeldRecordChanges changes) {
+  if (changes.empty()) return;
+  self->request(self->state.writer, caf::infinite, StoreHeld{std::move(changes)})
+      .then(
+          [self](bool committed) {
+            if (!committed)
+              self->state.persist_failures.report("the store writer could not commit them",
+                                                  self->clock().now());
+          },
+          [self](caf::error& error) { self->state.persist_failures.report(self, error); });
 }
 
-bool record_hold(Self self, const Submission& submission,
-                 const policy::Purgatory::HoldResult& result) {
+/// One record to write.
+HeldRecordChanges put_record(const nostr::EventId& id, std::string record) {
+  HeldRecordChanges changes;
+  changes.puts.emplace_back(id, std::move(record));
+  return changes;
+}
+
+/// Records to erase.
+HeldRecordChanges erase_records(std::vector<nostr::EventId> ids) {
+  HeldRecordChanges changes;
+  changes.erases = std::move(ids);
+  return changes;
+}
+
+void record_hold(Self self, const Submission& submission,
+                 const policy::Purgatory::HoldResult& result, std::function<void()> then) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  // OK true promises the event survives a restart: without its record it is not held at all.
-  if (!persist(self, [&](store::EventStore& s) {
-        s.put_held(ev->id, store::encode_held(*st.purgatory->find(ev->id)));
-      })) {
-    st.purgatory->undo_hold(ev->id, result.replaced);
+  auto undo = [self, submission, replaced = result.replaced] {
+    self->state.purgatory->undo_hold(submission.event->id, replaced);
     submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
-    return false;
+  };
+  auto recorded = [self, replaced = result.replaced, then = std::move(then)] {
+    ++self->state.held_total;
+    // Only now: a failed put leaves the replaced version's record, and a record left here by a
+    // failed erase loses to the newer one when read back (Purgatory::restore).
+    if (replaced) persist(self, erase_records({replaced->event->id}));
+    then();
+  };
+  // OK true promises the event survives a restart: without its record it is not held at all.
+  // Awaited: what is judged next sees the hold as it stands, never one undone behind it.
+  self->request(st.writer, caf::infinite,
+                StoreHeld{put_record(ev->id, store::encode_held(*st.purgatory->find(ev->id)))})
+      .await(
+          [self, undo, recorded](bool committed) {
+            if (committed) return recorded();
+            self->state.persist_failures.report("the store writer could not commit it",
+                                                self->clock().now());
+            undo();
+          },
+          [self, undo](caf::error& error) {
+            self->state.persist_failures.report(self, error);
+            undo();
+          });
+}
+
+/// The repositories of held announcements that left purgatory without git data go (§4.7).
+void withdraw_repositories(Self self, const std::vector<policy::HeldEvent>& entries,
+                           std::vector<nostr::EventPtr>& dropped) {
+  auto& git = self->state.config.git;
+  for (const auto& entry : entries) {
+    if (entry.kind != policy::HeldKind::announcement) continue;
+    dropped.push_back(entry.event);
+    if (git) self->send(git, RepoWithdrawn{entry.event});
   }
-  ++st.held_total;
-  // Only now: a failed put above leaves the replaced version's record, and a record left here by a
-  // failed erase loses to the newer one when read back (Purgatory::restore).
-  if (result.replaced)
-    persist(self, [&](store::EventStore& s) { s.erase_held(result.replaced->event->id); });
-  return true;
 }
 
 /// The held events a stored deletion names leave purgatory unremembered (the deletion itself keeps
@@ -226,15 +302,11 @@ void withdraw_held(Self self, const nostr::Event& deletion) {
   auto& st = self->state;
   auto withdrawn = st.purgatory->withdraw(deletion);
   if (withdrawn.empty()) return;
-  persist(self, [&](store::EventStore& s) {
-    for (const auto& entry : withdrawn) s.erase_held(entry.event->id);
-  });
+  std::vector<nostr::EventId> ids;
+  for (const auto& entry : withdrawn) ids.push_back(entry.event->id);
+  persist(self, erase_records(std::move(ids)));
   std::vector<nostr::EventPtr> dropped;
-  for (const auto& entry : withdrawn) {
-    if (entry.kind != policy::HeldKind::announcement) continue;
-    dropped.push_back(entry.event);
-    if (st.announcement_expired) st.announcement_expired(*entry.event);
-  }
+  withdraw_repositories(self, withdrawn, dropped);
   tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
   publish_purgatory(self);
 }
@@ -243,8 +315,7 @@ void write_released(Self self, nostr::EventPtr ev, Reply then) {
   // Push authorisation reads held records and the store together (§5.11): erasing the record
   // before the commit would leave a moment in which neither holds the event.
   auto forget_record = [self, ev, then = std::move(then)](AcceptanceVerdict verdict) {
-    if (verdict.outcome != WriteOutcome::error)
-      persist(self, [&](store::EventStore& s) { s.erase_held(ev->id); });
+    if (verdict.outcome != WriteOutcome::error) persist(self, erase_records({ev->id}));
     then(std::move(verdict));
   };
   write(self, Submission{std::move(ev), {}, std::move(forget_record), 0}, {});
@@ -268,11 +339,10 @@ HeldRepositories::Change level_after_release(WriteOutcome outcome) {
 
 /// Restarts the holds of repository `identifier` (§6.3) and persists their new expiry.
 void restart_holds(Self self, std::string_view identifier) {
-  auto refreshed = self->state.purgatory->refresh(identifier, self->state.unix_now());
-  if (refreshed.empty()) return;
-  persist(self, [&](store::EventStore& s) {
-    for (const auto& entry : refreshed) s.put_held(entry.event->id, store::encode_held(entry));
-  });
+  auto refreshed = self->state.purgatory->refresh(identifier, self->state.config.unix_now());
+  HeldRecordChanges changes;
+  for (const auto& entry : refreshed) changes.puts.emplace_back(entry.event->id, store::encode_held(entry));
+  persist(self, std::move(changes));
 }
 
 /// An announcement already served (stored) for this owner and identifier: a replacement of it is
@@ -286,9 +356,9 @@ bool serves_announcement(const AcceptanceState& st, const nostr::Event& ev) {
   return st.view->exists({f});
 }
 
-/// What purgatory holds (§6.1): a new announcement listing this service, a maintainer's state for
-/// an identifier with a repository here, a PR event (hold_pull_request decides whether it waits).
-/// Everything else is stored as usual.
+/// What purgatory may hold (§6.1): a new announcement listing this service, a maintainer's state
+/// (held only when a repository of its identifier is here, judge asks git hosting), a PR event
+/// (hold_pull_request decides whether it waits). Everything else is stored as usual.
 std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr::Event& ev,
                                           policy::Rule rule) {
   if (!st.purgatory || st.store->contains(ev.id)) return std::nullopt;
@@ -296,59 +366,63 @@ std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr
     if (!st.purgatory->contains(ev.id) && serves_announcement(st, ev)) return std::nullopt;
     return policy::HeldKind::announcement;
   }
-  if (rule == policy::Rule::state_maintainer && st.repository_exists &&
-      st.repository_exists(ev.d_tag()))
-    return policy::HeldKind::state;
+  if (rule == policy::Rule::state_maintainer) return policy::HeldKind::state;
   if (policy::is_pull_request_kind(ev.kind)) return policy::HeldKind::pull_request;
   return std::nullopt;
 }
 
-/// Holds an accepted event when purgatory says so and answers; false when it is to be stored.
-bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
+/// What follows a hold that was recorded: an announcement's repository is created, the held feed
+/// told and what waited for it judged again; a state goes to git hosting (applied when its objects
+/// are here, else fetched). Then the submitter hears `OK true`.
+void after_hold(Self self, const Submission& submission, policy::HeldKind kind) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  auto kind = held_kind(st, *ev, rule);
-  if (!kind) return false;
-  if (st.purgatory->contains(ev->id)) {
-    submission.reply(AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
-    return true;
+  auto answer = [self, submission] {
+    publish_purgatory(self);
+    submission.reply(AcceptanceVerdict{true, std::string(store::ok_message(WriteOutcome::held)),
+                                       WriteOutcome::held});
+  };
+  if (kind != policy::HeldKind::announcement) {
+    if (st.config.git) self->send(st.config.git, StateStored{ev});
+    return answer();
   }
-  if (st.purgatory->expired_recently(ev->id)) {
-    // Sync would bring it back every pass; a client resubmitting it means it.
-    if (submission.source.rfind("relay:", 0) == 0) {
-      submission.reply(AcceptanceVerdict{
-          false, "blocked: it waited in purgatory for git data until it expired", {}});
-      return true;
-    }
-    st.purgatory->forget_expired(ev->id);
-  }
-  if (*kind == policy::HeldKind::pull_request) return hold_pull_request(self, submission);
-  restart_holds(self, ev->d_tag());
-  auto result = st.purgatory->hold(ev, *kind, st.unix_now());
-  using Hold = policy::Purgatory::Hold;
-  if (result.outcome == Hold::duplicate) {  // a newer version of its address is held
-    submission.reply(AcceptanceVerdict{true, "duplicate: an older version (a newer one is held)",
-                                       WriteOutcome::rejected_older_version});
-    return true;
-  }
-  if (result.outcome == Hold::full) {
-    submission.reply(AcceptanceVerdict{
-        false, "error: too many events are waiting for git data here; try again later", {}});
-    return true;
-  }
-  if (!record_hold(self, submission, result)) return true;
-  if (*kind == policy::HeldKind::announcement) {
-    if (st.create_repository) st.create_repository(*ev);
+  create_repository_then(self, ev, [self, ev, answer] {
     tell_held_feed(self, {ev}, HeldRepositories::Change::held);
     // A held announcement counts for the maintainer closure: what waited for it is judged again.
     resubmit_released(self, {policy::wait_key::identifier(ev->d_tag())});
-  } else if (st.state_stored) {
-    st.state_stored(ev);  // git hosting applies it when its objects are here, else fetches them
+    answer();
+  });
+}
+
+/// Holds an accepted event that purgatory may hold, or stores it, and answers.
+void consider_hold(Self self, Submission submission, policy::Decision decision,
+                   policy::HeldKind kind) {
+  auto& st = self->state;
+  const auto& ev = submission.event;
+  if (st.purgatory->contains(ev->id))
+    return submission.reply(
+        AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
+  if (st.purgatory->expired_recently(ev->id)) {
+    // Sync would bring it back every pass; a client resubmitting it means it.
+    if (submission.source.rfind("relay:", 0) == 0)
+      return submission.reply(AcceptanceVerdict{
+          false, "blocked: it waited in purgatory for git data until it expired", {}});
+    st.purgatory->forget_expired(ev->id);
   }
-  publish_purgatory(self);
-  submission.reply(AcceptanceVerdict{true, std::string(store::ok_message(WriteOutcome::held)),
-                                     WriteOutcome::held});
-  return true;
+  if (kind == policy::HeldKind::pull_request)
+    return hold_pull_request(self, std::move(submission), std::move(decision));
+  restart_holds(self, ev->d_tag());
+  auto result = st.purgatory->hold(ev, kind, st.config.unix_now());
+  using Hold = policy::Purgatory::Hold;
+  if (result.outcome == Hold::duplicate)  // a newer version of its address is held
+    return submission.reply(AcceptanceVerdict{
+        true, "duplicate: an older version (a newer one is held)",
+        WriteOutcome::rejected_older_version});
+  if (result.outcome == Hold::full)
+    return submission.reply(AcceptanceVerdict{
+        false, "error: too many events are waiting for git data here; try again later", {}});
+  record_hold(self, submission, result,
+              [self, submission, kind] { after_hold(self, submission, kind); });
 }
 
 /// Git data arrived for a repository: its holds restart, and the states whose objects are all
@@ -356,10 +430,11 @@ bool try_hold(Self self, const Submission& submission, policy::Rule rule) {
 void on_git_data(Self self, const GitDataArrived& arrived) {
   auto& st = self->state;
   if (!st.purgatory) return;
-  restart_holds(self, arrived.identifier);
+  const auto& repository = arrived.repository;
+  restart_holds(self, repository.identifier);
   std::vector<nostr::EventPtr> released;
   for (const auto& state : arrived.states)
-    for (auto& ev : st.purgatory->release(arrived.owner, arrived.identifier, state))
+    for (auto& ev : st.purgatory->release(repository.owner, repository.identifier, state))
       released.push_back(std::move(ev));
   on_pull_request_git_data(self, arrived);
   if (released.empty()) return;
@@ -376,41 +451,32 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
 /// expired announcement's repository goes (§4.7).
 void expire_purgatory(Self self) {
   auto& st = self->state;
-  auto now = st.unix_now();
+  auto now = st.config.unix_now();
   expire_placeholders(self, now);
   auto expired = st.purgatory->expire(now);
   if (expired.events.empty() && expired.forgotten.empty()) return;
   auto remember_until = now + st.purgatory->limits().remember_seconds;
-  persist(self, [&](store::EventStore& s) {
-    for (const auto& id : expired.forgotten) s.erase_held(id);
-    for (const auto& entry : expired.events)
-      s.put_held(entry.event->id, store::encode_expired(remember_until));
-  });
+  auto changes = erase_records(expired.forgotten);
+  for (const auto& entry : expired.events)
+    changes.puts.emplace_back(entry.event->id, store::encode_expired(remember_until));
+  persist(self, std::move(changes));
   std::vector<nostr::EventPtr> dropped;
-  for (const auto& entry : expired.events) {
-    if (entry.kind != policy::HeldKind::announcement) continue;
-    dropped.push_back(entry.event);
-    if (st.announcement_expired) st.announcement_expired(*entry.event);
-  }
+  withdraw_repositories(self, expired.events, dropped);
   tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
   publish_purgatory(self);
 }
 
 /// Reads the held events back (§6.5) and hands the held states to git hosting again: the fetches
 /// they were waiting for did not survive the restart.
-void start_purgatory(Self self, AcceptanceConfig& config) {
+void start_purgatory(Self self) {
   auto& st = self->state;
-  if (!config.purgatory_enabled || !config.purgatory_store) return;
+  auto& config = st.config;
+  if (!config.purgatory_enabled) return;
   st.purgatory = std::make_unique<policy::Purgatory>(config.purgatory);
-  st.purgatory_store = std::move(config.purgatory_store);
-  st.repository_exists = std::move(config.repository_exists);
-  st.announcement_expired = std::move(config.announcement_expired);
-  st.purgatory_figures = std::move(config.purgatory_figures);
-  if (st.purgatory_figures) st.purgatory_figures->enabled = true;
-  if (st.metrics) st.metrics->enable_purgatory(*st.registry);
-  start_pull_requests(self, std::move(config.pull_requests), config.purgatory.hold_seconds);
+  if (config.purgatory_figures) config.purgatory_figures->enabled = true;
+  start_pull_requests(self, config.purgatory.hold_seconds);
   try {
-    store::load_purgatory(*st.purgatory_store, *st.purgatory, st.placeholders.get());
+    store::load_purgatory(*st.store, *st.purgatory, st.placeholders.get());
   } catch (const store::StoreError& error) {
     st.persist_failures.report(error.what(), self->clock().now());
   }
@@ -422,8 +488,8 @@ void start_purgatory(Self self, AcceptanceConfig& config) {
     held_states.push_back(st.purgatory->find(ev.id)->event);
     return true;
   });
-  if (st.state_stored)
-    for (auto& ev : held_states) st.state_stored(std::move(ev));
+  if (config.git)
+    for (auto& ev : held_states) self->send(config.git, StateStored{std::move(ev)});
   resume_pull_requests(self);
   publish_purgatory(self);
 }
@@ -441,7 +507,7 @@ caf::result<AcceptanceVerdict> on_query(Self self, AcceptanceQuery& query) {
 /// Drops parked events past their TTL and pending ones the store will not report, then re-arms.
 void expire(Self self, std::chrono::seconds interval) {
   auto& st = self->state;
-  st.retry->expire(st.unix_now());
+  st.retry->expire(st.config.unix_now());
   st.policy->sweep_pending();
   if (st.purgatory) expire_purgatory(self);
   update_gauges(self);
@@ -474,15 +540,20 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
             " ms (", st.policy->eligible_author_count(), " eligible authors)");
   st.retry = std::make_unique<policy::RetryCache>(config.retry);
   st.retry_ttl_minutes = std::max<std::int64_t>(1, config.retry.ttl_seconds / 60);
-  st.unix_now = config.unix_now ? config.unix_now
-                                : [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+  config.unix_now = or_system_clock(std::move(config.unix_now));
   st.writer = std::move(writer);
-  st.create_repository = std::move(config.create_repository);
-  st.state_stored = std::move(config.state_stored);
   st.registry = registry;
-  if (registry) st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
-  start_purgatory(self, config);
+  // Purgatory's families exist with purgatory off too (at zero): dashboards and alerts find them.
+  if (registry) {
+    st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
+    st.metrics->enable_purgatory(*registry);
+  }
   const auto interval = config.expiry_interval;
+  st.config = std::move(config);
+  start_purgatory(self);
+  if (st.config.git)
+    self->send(st.config.git, atom::feed_subscribe::value,
+               caf::actor_cast<git_data_feed_actor>(self));
   if (interval.count() > 0) self->delayed_send(self, interval, atom::tick::value);
   return {
       [=](AcceptanceQuery& query) -> caf::result<AcceptanceVerdict> {

@@ -1,6 +1,6 @@
-// Internal to the acceptance actor (actors/acceptance*.cpp): the steps its two source files share.
-// acceptance.cpp judges, writes and holds announcements and states; acceptance_pr.cpp holds pull
-// requests and keeps the refs/nostr placeholders (git-hosting.md §6–§7).
+// Internal to the acceptance actor (actors/policy/acceptance*.cpp): the steps its two source files
+// share. acceptance.cpp judges, writes and holds announcements and states; acceptance_pr.cpp holds
+// pull requests and keeps the refs/nostr placeholders (docs/spec/git-hosting.md §6–§7).
 #pragma once
 
 #include <functional>
@@ -30,20 +30,23 @@ struct Submission {
 
 /// Stores an accepted event and answers after the commit; writes leave in decision order.
 void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on);
-/// Writes purgatory records; false when they could not be written (logged and counted, the state
-/// in memory stays).
-bool persist(Self self, const std::function<void(store::EventStore&)>& write_records);
+/// Stores an accepted event that is not held: an announcement listing this service has its
+/// repository created first (a push right after the OK finds it), then write().
+void store_accepted(Self self, Submission submission, policy::Decision decision);
+/// Hands purgatory record changes to the store writer (its next transaction); a failure is logged
+/// and counted (the state in memory stays).
+void persist(Self self, HeldRecordChanges changes);
 /// The answer to an event whose hold could not be recorded.
 inline constexpr std::string_view unrecorded_hold_message =
     "error: could not record the event while it waits for git data; try again later";
-/// Writes the record of a hold purgatory just took (erasing the one of the version it replaced);
-/// when that fails the hold is undone, the submitter gets unrecorded_hold_message and the answer
-/// is false.
-bool record_hold(Self self, const Submission& submission,
-                 const policy::Purgatory::HoldResult& result);
+/// Writes the record of a hold purgatory just took (erasing the one of the version it replaced)
+/// and calls `then` once it is committed; when that fails the hold is undone and the submitter
+/// gets unrecorded_hold_message instead. Awaited: nothing else is judged meanwhile.
+void record_hold(Self self, const Submission& submission,
+                 const policy::Purgatory::HoldResult& result, std::function<void()> then);
 /// Held counts to metrics and /api/sync.
 void publish_purgatory(Self self);
-/// A stored deletion request (kind 5) ends the holds of the events it names (git-hosting.md §4.6).
+/// A stored deletion request (kind 5) ends the holds of the events it names (§4.6).
 void withdraw_held(Self self, const nostr::Event& deletion);
 /// Stores an event released from purgatory; its purgatory record goes only once the store answered
 /// (kept when the write failed, so a restart holds it again), and `then` gets the answer.
@@ -51,19 +54,18 @@ void write_released(Self self, nostr::EventPtr ev, Reply then);
 
 // acceptance_pr.cpp
 
-/// An accepted PR event with purgatory on: false when it is to be stored now (no repository here
-/// that it `a`-tags, or a placeholder ref already names its commit, §7.4); else it was held or
-/// refused (no `c` tag) and answered.
-bool hold_pull_request(Self self, const Submission& submission);
+/// An accepted PR event with purgatory on: stored (store_accepted) when no repository here that it
+/// `a`-tags exists or a placeholder ref already names its commit (§7.4); else held or refused (no
+/// `c` tag), and answered.
+void hold_pull_request(Self self, Submission submission, policy::Decision decision);
 /// Git data arrived: pushed refs/nostr refs release held PR events or become placeholders, found
 /// commits release the PR events naming them, and other arrivals have held ones looked for again.
 void on_pull_request_git_data(Self self, const GitDataArrived& arrived);
 /// Placeholders past their time: their refs are deleted (§7.3).
 void expire_placeholders(Self self, std::int64_t now);
-/// Start-up: the placeholders are read with the held events; held PR events go to git hosting
-/// again (their fetches did not survive).
-void start_pull_requests(Self self, PullRequestHooks hooks, std::int64_t hold_seconds);
-/// Hands the held PR events to git hosting again (start-up).
+/// Start-up: the placeholders are read with the held events.
+void start_pull_requests(Self self, std::int64_t hold_seconds);
+/// Hands the held PR events to git hosting again (start-up: their fetches did not survive).
 void resume_pull_requests(Self self);
 
 }  // namespace graspd::acceptance_steps

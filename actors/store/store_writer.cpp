@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "messages/nostr/json.hpp"
 #include "runtime/ops/log.hpp"
@@ -65,33 +66,39 @@ std::optional<std::uint64_t> first_seq(const std::vector<store::WriteReport>& re
   return first;
 }
 
-std::vector<store::WriteReport> write_all(StoreWriterState& st) {
+store::BatchReport write_all(StoreWriterState& st) {
   try {
-    if (!st.any_dependencies) return st.store->write_batch_with_json(st.pending);
-    return st.store->write_batch_with_json(st.pending, st.depends_on);
+    std::span<const std::vector<nostr::EventId>> depends_on;
+    if (st.any_dependencies) depends_on = st.depends_on;
+    return st.store->commit_batch(st.pending, depends_on, st.held);
   } catch (const std::exception&) {
-    // write_batch reports LMDB failures as outcomes; anything else (e.g.
+    // commit_batch reports LMDB failures as outcomes; anything else (e.g.
     // bad_alloc) must still answer every waiting client.
-    return std::vector<store::WriteReport>(st.pending.size());
+    return {std::vector<store::WriteReport>(st.pending.size()),
+            std::vector<bool>(st.held.size(), false)};
   }
 }
 
 void flush(Self self) {
   auto& st = self->state;
   st.flush_queued = false;
-  if (st.pending.empty()) return;
+  if (st.pending.empty() && st.held.empty()) return;
   auto started = self->clock().now();
-  auto reports = write_all(st);
+  auto batch = write_all(st);
+  const auto& reports = batch.events;
   ++st.batches;
-  bool failed = std::all_of(reports.begin(), reports.end(), [](const store::WriteReport& r) {
-    return r.outcome == WriteOutcome::error;
-  });
+  // Failed: nothing of it was committed.
+  bool failed = std::none_of(batch.held.begin(), batch.held.end(), [](bool ok) { return ok; }) &&
+                std::all_of(reports.begin(), reports.end(), [](const store::WriteReport& r) {
+                  return r.outcome == WriteOutcome::error;
+                });
   st.failed_batches += failed;
   if (st.config.observe_commit)
     st.config.observe_commit(reports.size(),
                              std::chrono::duration<double>(self->clock().now() - started).count(),
                              failed);
   for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
+  for (std::size_t i = 0; i < batch.held.size(); ++i) st.held_promises[i].deliver(static_cast<bool>(batch.held[i]));
   // Whatever another process committed before this transaction goes first, whole.
   if (auto first = first_seq(reports))
     publish_foreign(self, *first, std::numeric_limits<std::size_t>::max());
@@ -100,6 +107,21 @@ void flush(Self self) {
   st.depends_on.clear();
   st.any_dependencies = false;
   st.promises.clear();
+  st.held.clear();
+  st.held_promises.clear();
+}
+
+/// Joins the next transaction: pending events, held changes and all.
+void queue_flush(Self self) {
+  auto& st = self->state;
+  if (st.pending.size() + st.held.size() >= st.config.max_batch) {
+    flush(self);
+  } else if (!st.flush_queued) {
+    // Queued behind every write already in the mailbox: they all join
+    // this batch.
+    st.flush_queued = true;
+    self->send(self, atom::store_flush::value);
+  }
 }
 
 /// Queues one write for the next transaction and answers it after the commit.
@@ -110,14 +132,17 @@ caf::result<WriteOutcome> enqueue_write(Self self, StoreWrite& msg) {
   st.any_dependencies = st.any_dependencies || !msg.depends_on.empty();
   st.depends_on.push_back(std::move(msg.depends_on));
   st.promises.push_back(promise);
-  if (st.pending.size() >= st.config.max_batch) {
-    flush(self);
-  } else if (!st.flush_queued) {
-    // Queued behind every write already in the mailbox: they all join
-    // this batch.
-    st.flush_queued = true;
-    self->send(self, atom::store_flush::value);
-  }
+  queue_flush(self);
+  return promise;
+}
+
+/// Queues purgatory record changes for the next transaction; answered after the commit.
+caf::result<bool> enqueue_held(Self self, StoreHeld& msg) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<bool>();
+  st.held.push_back(std::move(msg.changes));
+  st.held_promises.push_back(promise);
+  queue_flush(self);
   return promise;
 }
 
@@ -174,6 +199,7 @@ store_writer_actor::behavior_type store_writer(Self self, std::shared_ptr<store:
     self->delayed_send(self, config.tail_interval, atom::store_tail::value);
   return {
       [self](StoreWrite& msg) -> caf::result<WriteOutcome> { return enqueue_write(self, msg); },
+      [self](StoreHeld& msg) -> caf::result<bool> { return enqueue_held(self, msg); },
       [self](atom::feed_subscribe, const store_feed_actor& subscriber) {
         subscribe(self, subscriber);
       },

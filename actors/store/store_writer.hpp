@@ -1,6 +1,6 @@
 // The store writer actor: the daemon's only writer of the LMDB EventStore. It
-// turns the StoreWrite requests waiting in its mailbox into one write
-// transaction, answers each request only after the commit (so `OK true` means
+// turns the StoreWrite and StoreHeld requests waiting in its mailbox into one
+// write transaction, answers each request only after the commit (so `OK true` means
 // durable), then publishes every newly committed event once, in commit order,
 // to the change-feed subscribers, together with what other processes (graspd
 // sync, graspd import) committed to the same store. It also sweeps NIP-40
@@ -49,6 +49,9 @@ struct StoreWriterState {
   std::vector<std::vector<nostr::EventId>> depends_on;
   bool any_dependencies = false;
   std::vector<caf::typed_response_promise<WriteOutcome>> promises;
+  /// Purgatory record changes for the same transaction, and who waits for each.
+  std::vector<HeldRecordChanges> held;
+  std::vector<caf::typed_response_promise<bool>> held_promises;
   bool flush_queued = false;
   std::vector<store_feed_actor> subscribers;
   /// First record sequence number not published yet: records below it were published (or were

@@ -1,4 +1,5 @@
 #include "actors/sync/relay_connection.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
@@ -86,7 +87,7 @@ void event_settled(Self self, std::size_t frame_bytes) {
 }
 
 void count_outcome(Self self, WriteOutcome outcome) {
-  if (outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older)
+  if (wrote(outcome))
     ++self->state.traffic.events_stored;
 }
 
@@ -233,10 +234,7 @@ void apply_step(Self self, sync::NegentropyHistory::Step&& step) {
 }
 
 std::int64_t unix_now(const RelayConnectionState& st) {
-  if (st.config.unix_now) return st.config.unix_now();
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return st.config.unix_now ? st.config.unix_now() : system_unix_now();
 }
 
 void on_negentropy_closed(Self self, const nostr::RelayClosed& msg) {

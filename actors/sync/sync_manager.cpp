@@ -1,4 +1,5 @@
 #include "actors/sync/sync_manager.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -476,8 +477,7 @@ void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance
                 std::shared_ptr<runtime::StatusBoard> board,
                 const std::shared_ptr<prometheus::Registry>& registry) {
   auto& st = self->state;
-  if (!config.unix_now)
-    config.unix_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+  config.unix_now = or_system_clock(std::move(config.unix_now));
   st.config = std::move(config);
   st.plan = std::make_unique<sync::SyncPlan>(st.config.plan);
   st.acceptance = std::move(acceptance);

@@ -12,6 +12,44 @@ constexpr std::string_view repo_address_prefix = "30617:";
 
 }  // namespace
 
+std::vector<std::string> tag_values(const Event& ev, std::string_view name, std::size_t max) {
+  std::vector<std::string> out;
+  for (const auto& tag : ev.tags) {
+    if (tag.empty() || tag[0] != name) continue;
+    for (std::size_t i = 1; i < tag.size() && out.size() < max; ++i) out.push_back(tag[i]);
+  }
+  return out;
+}
+
+std::vector<Pubkey> listed_maintainers(const Event& announcement) {
+  std::vector<Pubkey> out;
+  for (const auto& tag : announcement.tags) {
+    if (tag.empty() || tag[0] != tag::maintainers) continue;
+    for (std::size_t i = 1; i < tag.size(); ++i) {
+      Pubkey key;
+      if (from_hex(tag[i], key)) out.push_back(key);
+    }
+  }
+  return out;
+}
+
+std::string refs_nostr_ref(const EventId& id) {
+  return std::string(refs_nostr_prefix) + to_hex(id);
+}
+
+std::optional<EventId> refs_nostr_id(std::string_view ref) {
+  if (ref.rfind(refs_nostr_prefix, 0) != 0) return std::nullopt;
+  auto hex = ref.substr(refs_nostr_prefix.size());
+  // Lowercase only: the ref name is what a client asks for, and one id has one name.
+  if (hex.size() != 64 || !std::all_of(hex.begin(), hex.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      }))
+    return std::nullopt;
+  EventId id;
+  if (!from_hex(hex, id)) return std::nullopt;
+  return id;
+}
+
 bool is_root_kind(std::uint32_t kind) {
   return std::find(root_kinds.begin(), root_kinds.end(), kind) != root_kinds.end();
 }

@@ -1,5 +1,6 @@
-// NIP-34 (git over Nostr) vocabulary shared by the store, the acceptance policy and sync:
-// the kind numbers, what counts as a root event, and the `kind:pubkey:d` address.
+// NIP-34 (git over Nostr) vocabulary shared by the store, the acceptance policy, git hosting and
+// sync: the kind numbers, the tag names and how their values are read, what counts as a root
+// event, the `kind:pubkey:d` address, the repository reference and the `refs/nostr/<id>` refs.
 #pragma once
 
 #include <array>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messages/nostr/event.hpp"
 
@@ -24,6 +26,39 @@ constexpr std::uint32_t user_grasp_list = 10317;  // the user's GRASP servers
 constexpr std::uint32_t repo_announcement = 30617;
 constexpr std::uint32_t repo_state = 30618;
 }  // namespace kind
+
+namespace tag {
+/// Announcement: the keys of the other maintainers (hex), one or more per tag.
+inline constexpr std::string_view maintainers = "maintainers";
+/// Announcement and pull request: git clone URLs, one or more per tag.
+inline constexpr std::string_view clone = "clone";
+/// Announcement: the relays of the repository, one or more per tag.
+inline constexpr std::string_view relays = "relays";
+}  // namespace tag
+
+/// The values of every tag named `name` (everything after the name), flattened in tag order, at
+/// most `max`.
+std::vector<std::string> tag_values(const Event& ev, std::string_view name,
+                                    std::size_t max = static_cast<std::size_t>(-1));
+
+/// The keys an announcement lists as maintainers (valid 64-hex values only), in tag order.
+std::vector<Pubkey> listed_maintainers(const Event& announcement);
+
+/// A repository here: <owner>/<identifier>.git, the identifier being the announcement's `d`.
+struct RepositoryRef {
+  Pubkey owner{};
+  std::string identifier;
+
+  friend bool operator==(const RepositoryRef&, const RepositoryRef&) = default;
+  friend auto operator<=>(const RepositoryRef&, const RepositoryRef&) = default;
+};
+
+/// Where pull request refs live in a hosted repository: `refs/nostr/<event id, 64 hex>`.
+inline constexpr std::string_view refs_nostr_prefix = "refs/nostr/";
+/// `refs/nostr/<id hex>`.
+std::string refs_nostr_ref(const EventId& id);
+/// The event id of a `refs/nostr/<64 lowercase hex>` ref; nullopt for any other ref.
+std::optional<EventId> refs_nostr_id(std::string_view ref);
 
 /// Patches, pull requests, their updates and issues: the events that start a thread.
 inline constexpr std::array<std::uint32_t, 4> root_kinds = {kind::patch, kind::pull_request,

@@ -139,16 +139,8 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(component, "started store_writer");
   wired.git = wire_git(services, wired.store);
   log::debug(component, "started git hosting");
-  wired.policy = wire_policy(
-      services, wired.store,
-      {repository_creator(wired.git), state_listener(wired.git), repository_checker(wired.git),
-       repository_remover(wired.git), pull_request_hooks(wired.git)});
-  if (wired.policy.acceptance) {
-    log::debug(component, "started acceptance");
-    wired.git.arrivals->connect([acceptance = wired.policy.acceptance](GitDataArrived arrived) {
-      caf::anon_send(acceptance, std::move(arrived));
-    });
-  }
+  wired.policy = wire_policy(services, wired.store, wired.git.host);
+  if (wired.policy.acceptance) log::debug(component, "started acceptance");
   wired.relay = wire_relay(services, wired.store, wired.policy);
   log::debug(component, "started relay");
   wired.sync = wire_sync(services, wired.store, wired.policy);
@@ -159,17 +151,17 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(component, "started status_history");
 }
 
-/// The long-lived actors: store writer, fan-out, process monitor and status history, acceptance
-/// and sync manager when enabled.
+/// The long-lived actors: store writer, git hosting, fan-out, process monitor and status history;
+/// acceptance and sync manager when enabled.
 std::size_t actor_count(const Wired& wired) {
-  return 4 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
+  return 5 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
 }
 
 /// Closes what faces the network once the listener stopped accepting: the outbound sync
 /// connections, then the client sessions (and their verifiers).
 void hang_up(const Wired& wired) {
   if (wired.sync) close_connections(*wired.sync);
-  stop(wired.git);
+  hang_up(wired.git);
   close_sessions(wired.relay);
 }
 
@@ -180,6 +172,7 @@ void stop_actors(const Wired& wired) {
   if (wired.sync) stop(*wired.sync);
   stop(wired.relay);
   stop(wired.policy);
+  stop(wired.git);
   stop(wired.store);
 }
 

@@ -1,4 +1,5 @@
 #include "runtime/boot/sync_ingest.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <ctime>
 #include <limits>
@@ -25,10 +26,6 @@ std::size_t approximate_bytes(const nostr::Event& ev) {
   for (const auto& tag : ev.tags)
     for (const auto& value : tag) bytes += value.size() + 4;
   return bytes;
-}
-
-bool committed(WriteOutcome outcome) {
-  return outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
 }
 
 }  // namespace
@@ -66,7 +63,7 @@ void SyncIngest::judge(nostr::EventPtr event, int attempt) {
   auto decision = policy_->evaluate(*event);
   if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
     retry_->park(event, approximate_bytes(*event), decision.wait_keys,
-                 static_cast<std::int64_t>(std::time(nullptr)));
+                 system_unix_now());
     return;
   }
   if (!decision.accepted()) return refuse(event->id, decision.message);
@@ -107,7 +104,7 @@ bool SyncIngest::write_round() {
 void SyncIngest::on_outcome(Accepted& accepted, const store::WriteReport& report,
                             std::vector<nostr::EventPtr>& newly_committed) {
   const auto& id = accepted.event->id;
-  if (committed(report.outcome)) {
+  if (wrote(report.outcome)) {
     ++counts_.stored;
     if (policy_) policy_->on_written(id);
     newly_committed.push_back(accepted.event);

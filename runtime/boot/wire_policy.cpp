@@ -27,14 +27,13 @@ AcceptanceConfig acceptance_config(const runtime::Config& config) {
   return out;
 }
 
-WiredPolicy wire_policy(const Services& services, const WiredStore& store, PolicyHooks hooks) {
+WiredPolicy wire_policy(const Services& services, const WiredStore& store, git_host_actor git) {
   if (services.config.acceptance_policy == runtime::AcceptanceMode::open) {
     log::warn("relay", "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
     return {};
   }
   auto config = acceptance_config(services.config);
-  config.create_repository = std::move(hooks.create_repository);
-  config.state_stored = std::move(hooks.state_stored);
+  config.git = std::move(git);
   std::shared_ptr<policy::PurgatoryFigures> figures;
   if (services.config.purgatory_enabled) {
     figures = std::make_shared<policy::PurgatoryFigures>();
@@ -44,10 +43,6 @@ WiredPolicy wire_policy(const Services& services, const WiredStore& store, Polic
     config.expiry_interval =
         std::clamp(std::chrono::seconds(services.config.purgatory_hold_secs / 4),
                    std::chrono::seconds(1), std::chrono::seconds(30));
-    config.purgatory_store = store.store;
-    config.repository_exists = std::move(hooks.repository_exists);
-    config.announcement_expired = std::move(hooks.announcement_expired);
-    config.pull_requests = std::move(hooks.pull_requests);
     config.purgatory_figures = figures;
   }
   auto handle = services.system.spawn(acceptance, std::move(config),

@@ -24,21 +24,9 @@ policy::PolicyConfig policy_config(const runtime::Config& config);
 /// Config → AcceptanceConfig (the retry cache and expiry keep their defaults).
 AcceptanceConfig acceptance_config(const runtime::Config& config);
 
-/// Spawns the acceptance actor on the store and subscribes it to the store's change feed.
-/// What git hosting asks of the acceptance actor (AcceptanceConfig::create_repository and
-/// ::state_stored).
-struct PolicyHooks {
-  std::function<void(const nostr::Event&)> create_repository;
-  std::function<void(nostr::EventPtr)> state_stored;
-  /// Purgatory (NGIT_PURGATORY_ENABLED): whether a repository of an identifier exists here, and
-  /// what becomes of an expired announcement's repository.
-  std::function<bool(std::string_view)> repository_exists;
-  std::function<void(const nostr::Event&)> announcement_expired;
-  /// Held pull requests and refs/nostr placeholders (purgatory on).
-  PullRequestHooks pull_requests;
-};
-
-WiredPolicy wire_policy(const Services& services, const WiredStore& store, PolicyHooks hooks = {});
+/// Spawns the acceptance actor on the store, subscribes it to the store's change feed and, through
+/// its configuration, to git hosting's GitDataArrived (`git` may be invalid: no git hosting).
+WiredPolicy wire_policy(const Services& services, const WiredStore& store, git_host_actor git = {});
 
 void stop(const WiredPolicy& wired);
 

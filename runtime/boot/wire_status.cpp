@@ -1,4 +1,5 @@
 #include "runtime/boot/wire_status.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
@@ -22,11 +23,7 @@ WiredStatus wire_status(const Services& services, const WiredStore& store) {
                                   static_cast<std::uint64_t>(metrics.counter_value(
                                       "graspd_sync_total", "what", "events_stored"))};
   };
-  options.unix_now = [] {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  };
+  options.unix_now = system_unix_now;
   options.publish = [board = services.status](std::string json) {
     board->publish("status_history", std::move(json));
   };

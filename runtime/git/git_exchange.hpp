@@ -103,15 +103,16 @@ struct GitHttp::Shared {
   std::unique_ptr<GitMetrics> metrics;
   std::string git;
   std::mutex mutex;
-  std::set<std::string> pushing;                   // repository paths; guarded by mutex
+  std::shared_ptr<RepositoryLocks> locks;  // a push's, shared with the state applier
   std::vector<std::weak_ptr<Exchange>> exchanges;  // guarded by mutex
   bool stopping = false;                           // guarded by mutex
   ProcessSlots slots;
 
-  Shared(Repositories r, GitHttpOptions o, GitHttpHooks h)
+  Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l)
       : repositories(std::move(r)),
         options(std::move(o)),
         hooks(std::move(h)),
+        locks(std::move(l)),
         slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0) {}
 
   /// Requests waiting for a git process at most (each holds only its connection meanwhile).

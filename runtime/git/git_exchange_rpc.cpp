@@ -1,6 +1,8 @@
 // The git endpoints (info/refs, upload-pack, receive-pack) and the authorisation of a push.
 #include "runtime/git/git_exchange.hpp"
 
+#include "messages/nostr/nip34.hpp"
+
 namespace graspd::runtime::git {
 
 void Exchange::start_info_refs() {
@@ -62,16 +64,14 @@ void Exchange::wait_for_push_lock(int attempt) {
 
 bool Exchange::lock_push() {
   auto key = shared_->repositories.path_of(target.repository).string();
-  std::lock_guard lock{shared_->mutex};
-  if (!shared_->pushing.insert(key).second) return false;
+  if (!shared_->locks->try_lock(key)) return false;
   push_lock_ = key;
   return true;
 }
 
 void Exchange::unlock_push() {
   if (push_lock_.empty()) return;
-  std::lock_guard lock{shared_->mutex};
-  shared_->pushing.erase(push_lock_);
+  shared_->locks->unlock(push_lock_);
   push_lock_.clear();
 }
 
@@ -142,7 +142,8 @@ void Exchange::on_refs(int code) {
   }
   std::vector<std::string> pr_ids;
   for (const auto& u : commands_.updates)
-    if (u.ref.rfind("refs/nostr/", 0) == 0) pr_ids.push_back(u.ref.substr(11));
+    if (u.ref.rfind(nostr::nip34::refs_nostr_prefix, 0) == 0)
+      pr_ids.push_back(u.ref.substr(nostr::nip34::refs_nostr_prefix.size()));
   ::graspd::git::PushAuthority authority;
   if (shared_->hooks.authority)
     authority =

@@ -10,9 +10,8 @@
 
 namespace graspd::runtime::git {
 
-namespace {
-
-std::string find_in_path(const std::string& name) {
+std::string find_git_binary(const std::string& configured) {
+  const std::string name = configured.empty() ? "git" : configured;
   if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
   const char* path = std::getenv("PATH");
   std::string_view dirs = path ? path : "/usr/bin:/bin";
@@ -28,6 +27,8 @@ std::string find_in_path(const std::string& name) {
   }
   return "";
 }
+
+namespace {
 
 /// `stream`'s connection on `executor`: its descriptor leaves the reactor of the thread that
 /// accepted it for the one `executor` runs on. A connection that failed meanwhile comes back
@@ -77,13 +78,13 @@ struct GitHttp::Network {
 // ------------------------------------------------------------------------------------------------
 
 GitHttp::GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
-                 prometheus::Registry* registry)
-    : shared_(
-          std::make_shared<Shared>(std::move(repositories), std::move(options), std::move(hooks))),
+                 std::shared_ptr<RepositoryLocks> locks, prometheus::Registry* registry)
+    : shared_(std::make_shared<Shared>(std::move(repositories), std::move(options), std::move(hooks),
+                                       locks ? std::move(locks)
+                                             : std::make_shared<RepositoryLocks>())),
       network_(std::make_shared<Network>()) {
   if (registry) shared_->metrics = std::make_unique<GitMetrics>(*registry);
-  shared_->git =
-      find_in_path(shared_->options.git_binary.empty() ? "git" : shared_->options.git_binary);
+  shared_->git = find_git_binary(shared_->options.git_binary);
   if (shared_->git.empty())
     log::warn(component, "git was not found in PATH: git requests are answered 503");
 }
@@ -140,16 +141,6 @@ const Repositories& GitHttp::repositories() const {
 
 const std::string& GitHttp::git_binary() const {
   return shared_->git;
-}
-
-bool GitHttp::try_lock_repository(const std::string& path) {
-  std::lock_guard lock{shared_->mutex};
-  return shared_->pushing.insert(path).second;
-}
-
-void GitHttp::unlock_repository(const std::string& path) {
-  std::lock_guard lock{shared_->mutex};
-  shared_->pushing.erase(path);
 }
 
 }  // namespace graspd::runtime::git

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "runtime/git/git_repository.hpp"
+#include "runtime/git/repository_locks.hpp"
 #include "runtime/net/http_handoff.hpp"
 #include "store/git/git_push.hpp"
 
@@ -60,7 +61,7 @@ struct GitHttpHooks {
       authority;
   /// A push was accepted and applied (called on a network thread after git finished), with its
   /// ref updates.
-  std::function<void(const RepositoryName&, const std::vector<::graspd::git::RefUpdate>&)> pushed;
+  std::function<void(const RepositoryRef&, const std::vector<::graspd::git::RefUpdate>&)> pushed;
 };
 
 /// Counters (monotonic unless named otherwise), read by metrics and tests.
@@ -77,9 +78,10 @@ struct GitHttpCounters {
 
 class GitHttp {
  public:
+  /// `locks` are shared with the other writers of refs (the state applier); null = its own.
   /// `registry` may be null (tests): the counters are then kept only in counters().
   GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
-          prometheus::Registry* registry = nullptr);
+          std::shared_ptr<RepositoryLocks> locks = nullptr, prometheus::Registry* registry = nullptr);
   ~GitHttp();
   GitHttp(const GitHttp&) = delete;
   GitHttp& operator=(const GitHttp&) = delete;
@@ -97,9 +99,6 @@ class GitHttp {
   /// The git executable in use, empty when none was found (every git request then gets 503).
   const std::string& git_binary() const;
 
-  /// The per-repository push lock (keyed by the repository path), for other writers of refs.
-  bool try_lock_repository(const std::string& path);
-  void unlock_repository(const std::string& path);
 
   struct Shared;
 
@@ -110,6 +109,11 @@ class GitHttp {
   std::shared_ptr<Network> network_;
 };
 
+/// The absolute path of the git executable: `configured` when it names an executable file
+/// (NGIT_GIT_BINARY-like absolute paths), else that name (default `git`) looked up in PATH; empty
+/// when none is found.
+std::string find_git_binary(const std::string& configured = {});
+
 /// The answer to a refused push (§10.2): report-status with `unpack ok` and one `ng <ref> <reason>`
 /// per ref, wrapped in side-band-64k band 1 (with the reason on band 2) when `side_band`.
 std::string refusal_report(const ::graspd::git::PushDecision& decision, bool side_band);
@@ -118,7 +122,7 @@ std::string refusal_report(const ::graspd::git::PushDecision& decision, bool sid
 std::string pkt_line(std::string_view payload);
 
 /// The HTML page of a hosted repository (§2.4).
-std::string repository_page_html(const RepositoryName& name, std::string_view domain);
+std::string repository_page_html(const RepositoryRef& name, std::string_view domain);
 
 /// True for a `Git-Protocol` header graspd forwards: `:`-joined `key=value` items of
 /// `[A-Za-z0-9._-]`, at most 256 bytes (§9.5).

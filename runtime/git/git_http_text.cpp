@@ -38,7 +38,7 @@ std::string refusal_report(const PushDecision& decision, bool side_band) {
   return out;
 }
 
-std::string repository_page_html(const RepositoryName& name, std::string_view domain) {
+std::string repository_page_html(const RepositoryRef& name, std::string_view domain) {
   auto npub = nostr::encode_npub(name.owner);
   auto host = std::string(domain);
   bool local =

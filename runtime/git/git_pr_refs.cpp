@@ -7,6 +7,7 @@
 #include <boost/asio/strand.hpp>
 #include <deque>
 
+#include "messages/nostr/nip34.hpp"
 #include "runtime/git/git_process.hpp"
 #include "runtime/ops/log.hpp"
 #include "store/git/git_push.hpp"
@@ -57,7 +58,7 @@ struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
   };
 
   /// Queues `args` for git in repository `name` (on the strand).
-  void add(const RepositoryName& name, std::vector<std::string> args, std::string input,
+  void add(const RepositoryRef& name, std::vector<std::string> args, std::string input,
            std::function<void(Collected)> done) {
     if (stopping) return;
     if (queue.size() >= max_queue) {
@@ -87,7 +88,7 @@ struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
   }
 
   /// Runs update-ref with `args`; counts and logs the outcome.
-  void update_ref(const RepositoryName& name, std::vector<std::string> args,
+  void update_ref(const RepositoryRef& name, std::vector<std::string> args,
                   std::atomic<std::uint64_t>& counter) {
     add(name, std::move(args), "", [&counter](Collected result) {
       // Exit 128 with an old-value mismatch: the ref moved or exists; that writer wins.
@@ -115,7 +116,7 @@ GitPrRefs::~GitPrRefs() {
   stop();
 }
 
-void GitPrRefs::check(const RepositoryName& name, std::vector<std::string> commits,
+void GitPrRefs::check(const RepositoryRef& name, std::vector<std::string> commits,
                       std::function<void(std::vector<std::string>)> done) {
   std::string input;
   for (const auto& commit : commits)
@@ -133,25 +134,25 @@ void GitPrRefs::check(const RepositoryName& name, std::vector<std::string> commi
             });
 }
 
-void GitPrRefs::set_ref(const RepositoryName& name, const std::string& id_hex,
+void GitPrRefs::set_ref(const RepositoryRef& name, const std::string& id_hex,
                         const std::string& commit) {
   if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
   net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
     if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
     // The zero old value: created only where no such ref exists.
     impl->update_ref(name,
-                     {"update-ref", "-m", "graspd: PR event", "refs/nostr/" + id_hex, commit,
+                     {"update-ref", "-m", "graspd: PR event", std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit,
                       ::graspd::git::zero_id},
                      impl->counters.refs_set);
   });
 }
 
-void GitPrRefs::delete_ref(const RepositoryName& name, const std::string& id_hex,
+void GitPrRefs::delete_ref(const RepositoryRef& name, const std::string& id_hex,
                            const std::string& commit) {
   if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
   net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
     if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
-    impl->update_ref(name, {"update-ref", "-d", "refs/nostr/" + id_hex, commit},
+    impl->update_ref(name, {"update-ref", "-d", std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit},
                      impl->counters.refs_deleted);
   });
 }

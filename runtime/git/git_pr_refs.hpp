@@ -37,13 +37,13 @@ class GitPrRefs {
 
   /// Which of `commits` (40 hex) are commits in `name`; `done` runs on this component's strand
   /// with them (none when the repository or git is missing). Thread-safe; returns at once.
-  void check(const RepositoryName& name, std::vector<std::string> commits,
+  void check(const RepositoryRef& name, std::vector<std::string> commits,
              std::function<void(std::vector<std::string> present)> done);
 
   /// Creates refs/nostr/<id_hex> at `commit` in `name` unless that ref exists.
-  void set_ref(const RepositoryName& name, const std::string& id_hex, const std::string& commit);
+  void set_ref(const RepositoryRef& name, const std::string& id_hex, const std::string& commit);
   /// Deletes refs/nostr/<id_hex> from `name` if it still names `commit`.
-  void delete_ref(const RepositoryName& name, const std::string& id_hex, const std::string& commit);
+  void delete_ref(const RepositoryRef& name, const std::string& id_hex, const std::string& commit);
 
   /// Drops queued work; running processes end on their own (short timeouts).
   void stop();

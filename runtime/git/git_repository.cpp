@@ -126,7 +126,7 @@ GitTargetParse parse_git_target(std::string_view target) {
   if (!is_valid_identifier(*decoded)) return out;
 
   GitTarget result;
-  result.repository = RepositoryName{*owner, std::move(*decoded)};
+  result.repository = RepositoryRef{*owner, std::move(*decoded)};
   if (rest.empty()) {
     if (!query.empty()) return out;
     result.endpoint = GitEndpoint::page;
@@ -174,17 +174,17 @@ void Repositories::prepare() const {
   }
 }
 
-fs::path Repositories::path_of(const RepositoryName& name) const {
+fs::path Repositories::path_of(const RepositoryRef& name) const {
   return root_ / nostr::encode_npub(name.owner) / (name.identifier + ".git");
 }
 
-bool Repositories::exists(const RepositoryName& name) const {
+bool Repositories::exists(const RepositoryRef& name) const {
   if (!is_valid_identifier(name.identifier)) return false;
   auto path = path_of(name);
   return is_real_directory(path.parent_path()) && is_real_directory(path);
 }
 
-bool Repositories::create(const RepositoryName& name, std::string* error) const {
+bool Repositories::create(const RepositoryRef& name, std::string* error) const {
   auto fail = [&](std::string why) {
     if (error) *error = std::move(why);
     return false;
@@ -222,7 +222,7 @@ bool Repositories::create(const RepositoryName& name, std::string* error) const 
   return true;
 }
 
-bool Repositories::remove(const RepositoryName& name) const {
+bool Repositories::remove(const RepositoryRef& name) const {
   if (!exists(name)) return true;
   auto path = path_of(name);
   auto temporary = path.parent_path() / (".deleting-" + random_suffix());
@@ -232,7 +232,7 @@ bool Repositories::remove(const RepositoryName& name) const {
   return true;
 }
 
-bool Repositories::set_head(const RepositoryName& name, std::string_view branch) const {
+bool Repositories::set_head(const RepositoryRef& name, std::string_view branch) const {
   if (!exists(name)) return false;
   auto path = path_of(name);
   auto temporary = path / ("HEAD.graspd-" + random_suffix());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "messages/nostr/event.hpp"
+#include "messages/nostr/nip34.hpp"
 
 namespace graspd::runtime::git {
 
@@ -23,15 +24,12 @@ inline constexpr std::size_t max_identifier_bytes = 250;
 /// character, at most max_identifier_bytes.
 bool is_valid_identifier(std::string_view identifier);
 
-struct RepositoryName {
-  nostr::Pubkey owner{};
-  std::string identifier;  ///< the announcement's `d`, verbatim
-};
+using nostr::nip34::RepositoryRef;
 
 enum class GitEndpoint { page, info_refs, upload_pack, receive_pack };
 
 struct GitTarget {
-  RepositoryName repository;
+  RepositoryRef repository;
   GitEndpoint endpoint = GitEndpoint::page;
   /// For info_refs: "git-upload-pack" or "git-receive-pack"; for the POSTs, the service posted to.
   std::string service;
@@ -65,21 +63,21 @@ class Repositories {
   void prepare() const;
 
   /// `<root>/<npub>/<identifier>.git`; the identifier must be valid.
-  std::filesystem::path path_of(const RepositoryName& name) const;
+  std::filesystem::path path_of(const RepositoryRef& name) const;
 
   /// True when the repository exists as a real directory, reached without following a symlink.
-  bool exists(const RepositoryName& name) const;
+  bool exists(const RepositoryRef& name) const;
 
   /// Creates the bare repository (under a temporary name, then renamed, §4.4). True when it exists
   /// afterwards (already there counts); `error` says why not.
-  bool create(const RepositoryName& name, std::string* error = nullptr) const;
+  bool create(const RepositoryRef& name, std::string* error = nullptr) const;
 
   /// Deletes the repository: renamed to a temporary name first (a git client never sees half of
   /// it, §4.4), then removed. True when it is gone afterwards.
-  bool remove(const RepositoryName& name) const;
+  bool remove(const RepositoryRef& name) const;
 
   /// Points HEAD at refs/heads/<branch> (written to a temporary file, then renamed).
-  bool set_head(const RepositoryName& name, std::string_view branch) const;
+  bool set_head(const RepositoryRef& name, std::string_view branch) const;
 
   /// Number of repositories on disk (directories `<npub>/<id>.git`).
   std::size_t count() const;

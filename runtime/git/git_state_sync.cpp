@@ -48,7 +48,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   /// One repository to bring in line with one state.
   struct Task {
-    RepositoryName name;
+    RepositoryRef name;
     std::string path;
     StateRefs refs;
     /// Other repositories here with the same identifier: objects are copied from them first.
@@ -99,7 +99,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     // Only announcement authors can have a repository of that name here (no directory scan).
     auto owners = hooks.owners ? hooks.owners(identifier) : std::vector<nostr::Pubkey>{};
     for (const auto& owner : owners) {
-      RepositoryName name{owner, identifier};
+      RepositoryRef name{owner, identifier};
       if (!runner.repositories.exists(name)) continue;
       paths.push_back(runner.repositories.path_of(name).string());
       auto newest = hooks.newest_state(owner, identifier);
@@ -345,13 +345,13 @@ void GitStateSync::on_state(nostr::EventPtr state) {
   });
 }
 
-void GitStateSync::on_pushed(const RepositoryName& name) {
+void GitStateSync::on_pushed(const RepositoryRef& name) {
   if (impl_->options.git_binary.empty()) return;
   net::post(impl_->strand,
             [impl = impl_, identifier = name.identifier]() mutable { impl->enqueue(identifier); });
 }
 
-void GitStateSync::want_commit(const RepositoryName& name, std::string commit,
+void GitStateSync::want_commit(const RepositoryRef& name, std::string commit,
                                std::vector<std::string> extra_urls) {
   if (impl_->options.git_binary.empty() || !::graspd::git::is_object_id(commit)) return;
   net::post(impl_->strand, [impl = impl_, name, commit = std::move(commit),

@@ -67,9 +67,9 @@ struct GitStateSyncHooks {
   std::function<std::vector<std::string>(const std::string& identifier)> clone_urls;
   /// Every object of state `state_id` is in repository `name` (purgatory releases it). Unset =
   /// nothing.
-  std::function<void(const RepositoryName& name, const nostr::EventId& state_id)> objects_present;
+  std::function<void(const RepositoryRef& name, const nostr::EventId& state_id)> objects_present;
   /// Commit `commit` asked for by want_commit is in repository `name`. Unset = nothing.
-  std::function<void(const RepositoryName& name, const std::string& commit)> commit_present;
+  std::function<void(const RepositoryRef& name, const std::string& commit)> commit_present;
   /// The per-repository push lock shared with git hosting (path → taken?).
   std::function<bool(const std::string& path)> try_lock;
   std::function<void(const std::string& path)> unlock;
@@ -97,13 +97,13 @@ class GitStateSync {
 
   /// A push was applied to `name`: the other repositories here with that identifier are brought in
   /// line too, copying the objects from it (§5.9). Thread-safe; returns at once.
-  void on_pushed(const RepositoryName& name);
+  void on_pushed(const RepositoryRef& name);
 
   /// A held pull request needs `commit` in `name` (§8.1): checked there, then, after the fetch
   /// delay, fetched by id from `extra_urls` (the PR's `clone` tags) and the clone URLs of the
   /// announcements of that identifier, under the same rules as a state's objects; found →
   /// GitStateSyncHooks::commit_present. Thread-safe; returns at once.
-  void want_commit(const RepositoryName& name, std::string commit,
+  void want_commit(const RepositoryRef& name, std::string commit,
                    std::vector<std::string> extra_urls);
 
   /// Stops: queued and delayed work is dropped, a running git process is killed.

@@ -17,7 +17,6 @@ using nostr::Pubkey;
 constexpr std::size_t max_packet = 65520;
 /// Bounds the closure walk: a maintainer graph larger than this is cut off.
 constexpr std::size_t max_maintainers = 256;
-constexpr std::string_view nostr_prefix = "refs/nostr/";
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -90,19 +89,6 @@ nostr::Filter announcements_of(const std::vector<Pubkey>& authors, std::string_v
   f.tags['d'] = {std::string(identifier)};
   f.normalize();
   return f;
-}
-
-/// Listed maintainers of an announcement (valid hex keys only), flattened over repeated tags.
-std::vector<Pubkey> listed_maintainers(const Event& announcement) {
-  std::vector<Pubkey> out;
-  for (const auto& tag : announcement.tags) {
-    if (tag.empty() || tag[0] != "maintainers") continue;
-    for (std::size_t i = 1; i < tag.size(); ++i) {
-      Pubkey key;
-      if (nostr::from_hex(tag[i], key)) out.push_back(key);
-    }
-  }
-  return out;
 }
 
 bool newer(const Event& a, const Event& b) {
@@ -299,8 +285,8 @@ PushDecision authorise_push(const std::vector<RefUpdate>& updates, const RefMap&
     if (u.old_id == u.new_id) continue;  // no change (§5.6)
     if (is_branch_or_tag(u.ref)) {
       touches_branches = true;
-    } else if (u.ref.rfind(nostr_prefix, 0) == 0) {
-      auto id = std::string_view(u.ref).substr(nostr_prefix.size());
+    } else if (u.ref.rfind(nostr::nip34::refs_nostr_prefix, 0) == 0) {
+      auto id = std::string_view(u.ref).substr(nostr::nip34::refs_nostr_prefix.size());
       if (!is_lower_hex(id, 64)) {
         refuse(verdict, u.ref + ": only refs/nostr/<event-id> (64 lowercase hex) may be pushed");
       } else if (u.deletes()) {
@@ -389,7 +375,7 @@ std::set<Pubkey> maintainer_closure(const policy::StoreView& store, const Pubkey
     std::vector<Pubkey> batch(queue.begin(), queue.end());
     queue.clear();
     store.scan({announcements_of(batch, identifier)}, [&](const Event& announcement) {
-      for (const auto& key : listed_maintainers(announcement))
+      for (const auto& key : nostr::nip34::listed_maintainers(announcement))
         if (members.size() < max_maintainers && members.insert(key).second) queue.push_back(key);
       return true;
     });
@@ -430,6 +416,15 @@ PushAuthority push_authority(const policy::StoreView& store, const Pubkey& owner
       out.pr_commits[nostr::to_hex(pr.id)] = is_object_id(commit) ? std::string(commit) : "none";
       return true;
     });
+  }
+  return out;
+}
+
+std::vector<PrRefPushed> pr_refs_pushed(const std::vector<RefUpdate>& updates) {
+  std::vector<PrRefPushed> out;
+  for (const auto& u : updates) {
+    if (u.deletes() || u.old_id == u.new_id) continue;
+    if (auto id = nostr::nip34::refs_nostr_id(u.ref)) out.push_back({*id, u.new_id});
   }
   return out;
 }

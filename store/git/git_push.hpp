@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "messages/git_messages.hpp"
 #include "messages/nostr/event.hpp"
 #include "store/policy/acceptance_policy.hpp"
 
@@ -125,5 +126,9 @@ PushAuthority push_authority(const policy::StoreView& store, const nostr::Pubkey
 /// names one of its branches, else the only branch, else `main`, else `master`, else the first by
 /// name; nullopt when the state has no branch.
 std::optional<std::string> head_branch(const StateRefs& state);
+
+/// The `refs/nostr/<id>` refs an applied push created or moved, with their new commits (a push
+/// never deletes one, §7).
+std::vector<PrRefPushed> pr_refs_pushed(const std::vector<RefUpdate>& updates);
 
 }  // namespace graspd::git

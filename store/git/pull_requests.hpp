@@ -14,17 +14,11 @@
 #include <vector>
 
 #include "messages/nostr/event.hpp"
+#include "messages/nostr/nip34.hpp"
 
 namespace graspd::policy {
 
-/// A repository here: <owner>/<identifier>.git.
-struct RepositoryRef {
-  nostr::Pubkey owner{};
-  std::string identifier;
-
-  friend bool operator==(const RepositoryRef&, const RepositoryRef&) = default;
-  friend auto operator<=>(const RepositoryRef&, const RepositoryRef&) = default;
-};
+using nostr::nip34::RepositoryRef;
 
 /// Kinds 1618 (pull request) and 1619 (pull request update).
 bool is_pull_request_kind(std::uint32_t kind);

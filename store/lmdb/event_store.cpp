@@ -1,4 +1,5 @@
 #include "store/lmdb/event_store.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <lmdb.h>
 
@@ -31,20 +32,10 @@ using detail::to_view;
 using detail::Txn;
 using detail::Writer;
 
-namespace {
-
-std::int64_t system_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 // ---- EventStore ----------------------------------------------------------
 
 EventStore::EventStore(StoreOptions options) : options_(std::move(options)), dbs_(new Dbs) {
-  if (!options_.clock) options_.clock = system_now;
+  options_.clock = or_system_clock(std::move(options_.clock));
   std::error_code ec;
   std::filesystem::create_directories(options_.path, ec);
   if (ec)
@@ -153,13 +144,22 @@ bool EventStore::grow_map() {
   return true;
 }
 
-std::vector<WriteReport> EventStore::write_batch_with_json(
-    std::span<const nostr::EventPtr> events,
-    std::span<const std::vector<nostr::EventId>> depends_on) {
-  std::vector<std::shared_ptr<const std::string>> jsons(events.size());
-  for (std::size_t i = 0; i < events.size(); ++i)
-    if (events[i] && !nostr::is_ephemeral(events[i]->kind))
-      jsons[i] = std::make_shared<const std::string>(nostr::serialize_event(*events[i]));
+void EventStore::apply_held(MDB_txn* txn, const HeldRecordChanges& changes) {
+  for (const auto& [id, record] : changes.puts) {
+    MDB_val k = to_val(detail::id_view(id.data())), v = to_val(record);
+    check(mdb_put(txn, dbs_->held, &k, &v, 0), "write held event");
+  }
+  for (const auto& id : changes.erases) {
+    MDB_val k = to_val(detail::id_view(id.data()));
+    int rc = mdb_del(txn, dbs_->held, &k, nullptr);
+    if (rc != MDB_NOTFOUND) check(rc, "erase held event");
+  }
+}
+
+std::optional<std::vector<WriteReport>> EventStore::try_batch(
+    std::span<const nostr::EventPtr> events, std::span<const std::shared_ptr<const std::string>> jsons,
+    std::span<const std::vector<nostr::EventId>> depends_on,
+    std::span<const HeldRecordChanges> held) {
   std::vector<WriteReport> reports(events.size());
   for (int attempt = 1;; ++attempt) {
     try {
@@ -175,9 +175,10 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
             i < depends_on.size() && !writer.all_stored(depends_on[i])
                 ? WriteOutcome::dependency_missing
                 : writer.apply(*events[i], jsons[i] ? *jsons[i] : std::string_view{});
-        bool committed = outcome == WriteOutcome::stored || outcome == WriteOutcome::replaced_older;
+        bool committed = wrote(outcome);
         reports[i] = {outcome, committed ? jsons[i] : nullptr, committed ? writer.last_seq() : 0};
       }
+      for (const auto& changes : held) apply_held(txn.get(), changes);
       writer.finish();
       txn.commit();
       return reports;
@@ -187,14 +188,42 @@ std::vector<WriteReport> EventStore::write_batch_with_json(
                                 ? "error: store full: map size limit of " +
                                       std::to_string(options_.max_map_size) + " bytes reached"
                                 : e.what();
-      {
-        std::lock_guard lock(error_mutex_);
-        last_error_ = message;
-      }
-      for (auto& r : reports) r = {WriteOutcome::error, nullptr, 0};
-      return reports;
+      std::lock_guard lock(error_mutex_);
+      last_error_ = message;
+      return std::nullopt;
     }
   }
+}
+
+BatchReport EventStore::commit_batch(std::span<const nostr::EventPtr> events,
+                                     std::span<const std::vector<nostr::EventId>> depends_on,
+                                     std::span<const HeldRecordChanges> held) {
+  std::vector<std::shared_ptr<const std::string>> jsons(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (events[i] && !nostr::is_ephemeral(events[i]->kind))
+      jsons[i] = std::make_shared<const std::string>(nostr::serialize_event(*events[i]));
+  BatchReport out;
+  out.held.assign(held.size(), true);
+  auto reports = try_batch(events, jsons, depends_on, held);
+  // Held records that do not fit (a full store) must not cost the events their write: the events
+  // are written again on their own, and only the held changes fail.
+  if (!reports && !held.empty()) {
+    out.held.assign(held.size(), false);
+    reports = try_batch(events, jsons, depends_on, {});
+  }
+  if (reports) {
+    out.events = std::move(*reports);
+  } else {
+    out.events.assign(events.size(), WriteReport{WriteOutcome::error, nullptr, 0});
+    out.held.assign(held.size(), false);
+  }
+  return out;
+}
+
+std::vector<WriteReport> EventStore::write_batch_with_json(
+    std::span<const nostr::EventPtr> events,
+    std::span<const std::vector<nostr::EventId>> depends_on) {
+  return commit_batch(events, depends_on, {}).events;
 }
 
 std::vector<WriteOutcome> EventStore::write_batch(std::span<const nostr::EventPtr> events) {
@@ -221,18 +250,15 @@ void EventStore::write_small(Fn&& fn) {
 }
 
 void EventStore::put_held(const nostr::EventId& id, std::string_view record) {
-  write_small([&](MDB_txn* txn) {
-    MDB_val k = to_val(detail::id_view(id.data())), v = to_val(record);
-    check(mdb_put(txn, dbs_->held, &k, &v, 0), "write held event");
-  });
+  HeldRecordChanges changes;
+  changes.puts.emplace_back(id, std::string(record));
+  write_small([&](MDB_txn* txn) { apply_held(txn, changes); });
 }
 
 void EventStore::erase_held(const nostr::EventId& id) {
-  write_small([&](MDB_txn* txn) {
-    MDB_val k = to_val(detail::id_view(id.data()));
-    int rc = mdb_del(txn, dbs_->held, &k, nullptr);
-    if (rc != MDB_NOTFOUND) check(rc, "erase held event");
-  });
+  HeldRecordChanges changes;
+  changes.erases.push_back(id);
+  write_small([&](MDB_txn* txn) { apply_held(txn, changes); });
 }
 
 void EventStore::for_each_held(

@@ -91,6 +91,13 @@ struct WriteReport {
 };
 
 /// One event of a stored query's answer without its JSON: what loads it later (load_answer).
+/// What one write transaction did: a report per event, and per set of held record changes whether
+/// it was applied.
+struct BatchReport {
+  std::vector<WriteReport> events;
+  std::vector<bool> held;
+};
+
 struct AnswerRef {
   std::uint64_t seq = 0;
   nostr::EventId id{};
@@ -131,6 +138,12 @@ class EventStore {
       std::span<const nostr::EventPtr> events,
       std::span<const std::vector<nostr::EventId>> depends_on = {});
   std::vector<WriteOutcome> write_batch(std::span<const nostr::EventPtr> events);
+  /// write_batch_with_json plus purgatory record changes, all in one transaction: the store
+  /// writer's batch. When the transaction cannot be committed with the held changes (the store
+  /// is full), the events are written without them and every held change is reported failed.
+  BatchReport commit_batch(std::span<const nostr::EventPtr> events,
+                           std::span<const std::vector<nostr::EventId>> depends_on,
+                           std::span<const HeldRecordChanges> held);
 
   /// Deletes events whose NIP-40 expiration is <= now; returns how many.
   std::size_t sweep_expired(std::int64_t now);
@@ -189,7 +202,8 @@ class EventStore {
       const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const;
 
   /// Purgatory records (git-hosting.md §6.5), beside the events and never served: `record` is
-  /// opaque here (store/held_records.hpp). Each call is one small write transaction.
+  /// opaque here (store/lmdb/store_view.hpp). Each call is one small write transaction: for tests
+  /// and offline tools; the daemon changes them only through the store writer (commit_batch).
   void put_held(const nostr::EventId& id, std::string_view record);
   void erase_held(const nostr::EventId& id);
   /// Every held record in id order, until the sink returns false.
@@ -223,6 +237,15 @@ class EventStore {
   /// Another process grew the map (MDB_MAP_RESIZED): takes its size, with no transaction of
   /// this process open. Every transaction runs under remap_mutex_ held shared, so this waits.
   void adopt_map_size() const;
+  /// Applies one set of held record changes inside `txn`.
+  void apply_held(MDB_txn* txn, const HeldRecordChanges& changes);
+  /// One attempt at a batch (begun again after a map resize or growth); nullopt when it could not
+  /// be committed (last_error says why).
+  std::optional<std::vector<WriteReport>> try_batch(
+      std::span<const nostr::EventPtr> events,
+      std::span<const std::shared_ptr<const std::string>> jsons,
+      std::span<const std::vector<nostr::EventId>> depends_on,
+      std::span<const HeldRecordChanges> held);
   /// Runs `fn(txn)` in a write transaction and commits, beginning again after a map resize.
   template <class Fn>
   void write_small(Fn&& fn);

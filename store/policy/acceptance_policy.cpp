@@ -48,10 +48,7 @@ std::vector<std::string_view> flattened_values(const Event& ev, std::string_view
 /// The author of an announcement and the keys it lists as maintainers.
 std::vector<Pubkey> members_of(const Event& announcement) {
   std::vector<Pubkey> out{announcement.pubkey};
-  for (auto value : flattened_values(announcement, "maintainers")) {
-    Pubkey maintainer;
-    if (nostr::from_hex(value, maintainer)) out.push_back(maintainer);
-  }
+  for (const auto& maintainer : nip34::listed_maintainers(announcement)) out.push_back(maintainer);
   return out;
 }
 
@@ -285,7 +282,8 @@ bool AcceptancePolicy::lists_service(const Event& announcement) const {
     }
     return false;
   };
-  return any_names_service("clone", "http", "https") && any_names_service("relays", "ws", "wss");
+  return any_names_service(nip34::tag::clone, "http", "https") &&
+         any_names_service(nip34::tag::relays, "ws", "wss");
 }
 
 const AcceptancePolicy::MaintainerSet& AcceptancePolicy::committed_maintainers(

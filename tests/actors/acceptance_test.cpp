@@ -16,6 +16,7 @@
 #include "store/lmdb/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/recording_git_host.hpp"
 
 namespace graspd {
 namespace {
@@ -49,6 +50,11 @@ store_writer_actor::behavior_type gated_writer(
         gate->held.push_back(std::move(write));
         self->state.promises.push_back(self->make_response_promise<WriteOutcome>());
         return self->state.promises.back();
+      },
+      [=](StoreHeld& held) {
+        // Held records are not gated: they commit at once (the tests gate event writes only).
+        auto batch = store->commit_batch({}, {}, std::span<const HeldRecordChanges>(&held.changes, 1));
+        return static_cast<bool>(batch.held[0]);
       },
       [=](atom::feed_subscribe, const store_feed_actor& subscriber) {
         self->state.subscribers.push_back(subscriber);
@@ -344,9 +350,10 @@ TEST_F(AcceptanceTest, AFailedStoreWriteIsAnsweredErrorAndLoggedAtMostOnceAMinut
   EXPECT_EQ(verdicts().size(), 2u);
 }
 
-// ---------------------------------------------------------------- purgatory (git-hosting.md §6)
+// ---------------------------------------------------------------- purgatory (docs/spec/git-hosting.md §6)
 
-/// The acceptance actor with purgatory on; repositories are a set of identifiers.
+/// The acceptance actor with purgatory on, git hosting a recording stand-in whose repositories are
+/// a set of identifiers.
 class PurgatoryAcceptanceTest : public AcceptanceTest {
  protected:
   PurgatoryAcceptanceTest() { acceptance_ = start_purgatory(); }
@@ -359,37 +366,16 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
     config.unix_now = [this] { return unix_now_; };
     config.purgatory_enabled = true;
     config.purgatory.hold_seconds = 1800;
-    config.purgatory_store = purgatory_store_ ? purgatory_store_ : store_;
-    config.create_repository = [this](const nostr::Event& ev) {
-      repositories_.insert(std::string(ev.d_tag()));
-    };
-    config.repository_exists = [this](std::string_view d) {
-      return repositories_.count(std::string(d)) > 0;
-    };
-    config.announcement_expired = [this](const nostr::Event& ev) { removed_.push_back(ev.id); };
-    config.state_stored = [this](nostr::EventPtr ev) { handed_.push_back(ev->id); };
-    auto& prs = config.pull_requests;
-    prs.repository_exists = [this](const policy::RepositoryRef& repository) {
-      return repositories_.count(repository.identifier) > 0;
-    };
-    prs.held = [this](nostr::EventPtr ev, std::vector<policy::RepositoryRef> where) {
-      looked_for_.push_back({ev->id, where.size()});
-    };
-    prs.check = [this](const policy::RepositoryRef&, std::vector<std::string> commits) {
-      checked_.push_back(std::move(commits));
-    };
-    prs.set_ref = [this](const policy::RepositoryRef&, const nostr::EventId& id,
-                         const std::string& commit) {
-      refs_set_.push_back({id, commit});
-    };
-    prs.delete_ref = [this](const policy::RepositoryRef&, const nostr::EventId& id,
-                            const std::string& commit) {
-      refs_deleted_.push_back({id, commit});
-    };
-    auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
-                        writer_, nullptr);
+    config.git = git_host_;
+    // A store of its own (a small one, to fill up) gets a writer of its own.
+    auto store = purgatory_store_ ? purgatory_store_ : store_;
+    if (purgatory_store_ && !purgatory_writer_)
+      purgatory_writer_ = spawn(gated_writer, purgatory_store_, gate_);
+    auto writer = purgatory_store_ ? purgatory_writer_ : writer_;
+    auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store),
+                        writer, nullptr);
     run();
-    caf::anon_send(writer_, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
+    caf::anon_send(writer, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
     run();
     return handle;
   }
@@ -399,7 +385,7 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   }
   void git_data(std::uint64_t owner, const std::string& d, std::vector<nostr::EventId> states) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{bytes_of(owner, 0xaa), d, std::move(states), {}, {}});
+                   GitDataArrived{{bytes_of(owner, 0xaa), d}, std::move(states), {}, {}});
     run();
   }
   std::size_t held_records() {
@@ -409,16 +395,32 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   }
   policy::Purgatory& purgatory() { return *acceptance_state().purgatory; }
 
-  /// Where purgatory records go when not the event store's LMDB (set before start_purgatory).
+  /// The store (and its writer) of the acceptance actor when not the fixture's (set before
+  /// start_purgatory).
   std::shared_ptr<store::EventStore> purgatory_store_;
-  std::set<std::string> repositories_;
-  std::vector<nostr::EventId> removed_;
-  std::vector<nostr::EventId> handed_;
-  // What the pull-request hooks were asked.
-  std::vector<std::pair<nostr::EventId, std::size_t>> looked_for_;
-  std::vector<std::vector<std::string>> checked_;
-  std::vector<std::pair<nostr::EventId, std::string>> refs_set_;
-  std::vector<std::pair<nostr::EventId, std::string>> refs_deleted_;
+  store_writer_actor purgatory_writer_;
+  /// What git hosting was told and what exists there.
+  test::GitHostRecord git_;
+  git_host_actor git_host_ = spawn(test::recording_git_host, &git_);
+  std::set<std::string>& repositories_ = git_.repositories;
+  std::vector<nostr::EventId>& removed_ = git_.withdrawn;
+  std::vector<nostr::EventId>& handed_ = git_.states;
+  // What git hosting was asked about held pull requests.
+  std::vector<std::pair<nostr::EventId, std::size_t>>& looked_for_ = git_.held_pull_requests;
+  std::vector<std::vector<std::string>>& checked_ = git_.checks;
+  /// The refs/nostr refs git hosting was told to create, or to delete (id, commit).
+  std::vector<std::pair<nostr::EventId, std::string>> ref_changes(PrRefChange::Action action) {
+    std::vector<std::pair<nostr::EventId, std::string>> out;
+    for (const auto& change : git_.ref_changes)
+      if (change.action == action) out.emplace_back(change.id, change.commit);
+    return out;
+  }
+  std::vector<std::pair<nostr::EventId, std::string>> refs_set() {
+    return ref_changes(PrRefChange::Action::set);
+  }
+  std::vector<std::pair<nostr::EventId, std::string>> refs_deleted() {
+    return ref_changes(PrRefChange::Action::remove);
+  }
 };
 
 TEST_F(PurgatoryAcceptanceTest, HoldsANewAnnouncementAndItsStateUntilGitDataReleasesThem) {
@@ -652,12 +654,12 @@ class PullRequestAcceptanceTest : public PurgatoryAcceptanceTest {
     return event(9, 1618, {{"a", repo_address(1, d)}, {"c", commit}});
   }
   void pushed_refs(std::vector<PrRefPushed> refs) {
-    caf::anon_send(acceptance_, GitDataArrived{bytes_of(1, 0xaa), "demo", {}, std::move(refs), {}});
+    caf::anon_send(acceptance_, GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}});
     run();
   }
   void commits_found(std::vector<std::string> commits) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{bytes_of(1, 0xaa), "demo", {}, {}, std::move(commits)});
+                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, {}, std::move(commits)});
     run();
   }
   const std::string c1 = std::string(40, '1');
@@ -687,7 +689,7 @@ TEST_F(PullRequestAcceptanceTest, APrEventWaitsForItsCommitAndLeavesWhenGitFinds
   commits_found({c1});
   ASSERT_EQ(gate_->held.size(), 1u);
   EXPECT_EQ(gate_->held[0].event, ev);
-  EXPECT_EQ(refs_set_, (std::vector<std::pair<nostr::EventId, std::string>>{{ev->id, c1}}))
+  EXPECT_EQ(refs_set(), (std::vector<std::pair<nostr::EventId, std::string>>{{ev->id, c1}}))
       << "refs/nostr/<id> keeps the commit fetchable";
   commit();
   EXPECT_TRUE(store_->contains(ev->id));
@@ -729,14 +731,14 @@ TEST_F(PullRequestAcceptanceTest, PushedRefsReleaseHeldEventsOrKeepPlaceholders)
   submit({later, unknown});
   ASSERT_EQ(gate_->held.size(), 1u);
   EXPECT_EQ(gate_->held[0].event, later);
-  EXPECT_EQ(refs_deleted_,
+  EXPECT_EQ(refs_deleted(),
             (std::vector<std::pair<nostr::EventId, std::string>>{{unknown->id, c2}}));
   EXPECT_TRUE(purgatory().contains(unknown->id));
   EXPECT_EQ(acceptance_state().placeholders->size(), 0u);
   EXPECT_EQ(held_records(), 1u) << "only the held event's";
   // A later push of its ref naming another commit again is deleted as well.
   pushed_refs({{unknown->id, c2}});
-  EXPECT_EQ(refs_deleted_.size(), 2u);
+  EXPECT_EQ(refs_deleted().size(), 2u);
   EXPECT_TRUE(purgatory().contains(unknown->id));
 }
 
@@ -755,10 +757,10 @@ TEST_F(PullRequestAcceptanceTest, PlaceholdersEndOnTheClockAndSurviveARestart) {
 
   unix_now_ += 1799;
   advance_time(std::chrono::seconds(30));
-  EXPECT_TRUE(refs_deleted_.empty());
+  EXPECT_TRUE(refs_deleted().empty());
   unix_now_ += 1;
   advance_time(std::chrono::seconds(30));
-  EXPECT_EQ(refs_deleted_, (std::vector<std::pair<nostr::EventId, std::string>>{{never->id, c1}}));
+  EXPECT_EQ(refs_deleted(), (std::vector<std::pair<nostr::EventId, std::string>>{{never->id, c1}}));
   EXPECT_EQ(acceptance_state().placeholders->size(), 0u);
   EXPECT_FALSE(purgatory().contains(held->id)) << "the held event expired too";
   EXPECT_EQ(held_records(), 1u) << "only the expired id is remembered";

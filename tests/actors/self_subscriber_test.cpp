@@ -9,6 +9,7 @@
 #include "actors/store/store_writer.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/nostr_builders.hpp"
+#include "tests/support/recording_git_host.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd {
@@ -158,6 +159,7 @@ class HeldRepositoriesTest : public SelfSubscriberTest {
 
   HeldRepositoriesTest() {
     writer_ = spawn(store_writer, store_, StoreWriterConfig{});
+    git_host_ = spawn(test::recording_git_host, &git_);
     acceptance_ = start_acceptance();
     subscriber_ = start_subscriber(acceptance_, discoveries_);
   }
@@ -169,13 +171,7 @@ class HeldRepositoriesTest : public SelfSubscriberTest {
     config.unix_now = [this] { return unix_now(); };
     config.purgatory_enabled = true;
     config.purgatory.hold_seconds = hold_seconds;
-    config.purgatory_store = store_;
-    config.create_repository = [this](const nostr::Event& ev) {
-      repositories_.insert(std::string(ev.d_tag()));
-    };
-    config.repository_exists = [this](std::string_view d) {
-      return repositories_.count(std::string(d)) > 0;
-    };
+    config.git = git_host_;
     auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store_),
                         writer_, nullptr);
     anon_send(writer_, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
@@ -237,7 +233,8 @@ class HeldRepositoriesTest : public SelfSubscriberTest {
   self_subscriber_actor subscriber_;
   std::vector<RepoDiscovery> discoveries_;
   std::vector<std::shared_ptr<const sync::PlusSnapshot>> inventories_;
-  std::set<std::string> repositories_;
+  test::GitHostRecord git_;
+  git_host_actor git_host_;
 };
 
 TEST_F(HeldRepositoriesTest, AHeldRepositoryIsStateOnlyUntilItsGitDataArrivesThenFull) {
@@ -256,7 +253,7 @@ TEST_F(HeldRepositoriesTest, AHeldRepositoryIsStateOnlyUntilItsGitDataArrivesThe
   auto state = std::make_shared<const nostr::Event>(signed_event(
       30618, {{"d", "demo"}, {"refs/heads/main", std::string(40, 'a')}}, unix_now(), 1));
   submit(state);
-  anon_send(acceptance_, GitDataArrived{repo->pubkey, "demo", {state->id}, {}, {}});
+  anon_send(acceptance_, GitDataArrived{{repo->pubkey, "demo"}, {state->id}, {}, {}});
   run();
   ASSERT_TRUE(store_->contains(repo->id));
   auto promoted = next_discovery(discoveries_);

@@ -1,10 +1,14 @@
 // Deterministic tests of the store writer actor under CAF's test_coordinator:
 // batching per write transaction, replies after commit, the change feed
-// (once, in commit order, dead subscribers dropped) and the expiration sweep.
+// (once, in commit order, dead subscribers dropped), the expiration sweep and purgatory's
+// records folded into the same transactions.
 #include "actors/store/store_writer.hpp"
 
 #include <gtest/gtest.h>
 #include <caf/all.hpp>
+
+#include <map>
+#include <optional>
 
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
@@ -185,6 +189,70 @@ TEST_F(StoreWriterTest, WithoutATailIntervalForeignWritesArePublishedOnlyWhenAsk
   ASSERT_EQ(log->size(), 1u);
   EXPECT_EQ((*log)[0].event->id, foreign[0]->id);
   EXPECT_FALSE(has_pending_timeout()) << "a look on request does not start polling";
+}
+
+// ---------------------------------------------------------------- purgatory records (StoreHeld)
+
+/// Held records written through the writer: `puts` as (id byte, record), `erases` as id bytes.
+StoreHeld held_changes(std::vector<std::pair<std::uint64_t, std::string>> puts,
+                       std::vector<std::uint64_t> erases = {}) {
+  StoreHeld msg;
+  for (auto& [id, record] : puts)
+    msg.changes.puts.emplace_back(store::test::bytes_of(id, 0x11), std::move(record));
+  for (auto id : erases) msg.changes.erases.push_back(store::test::bytes_of(id, 0x11));
+  return msg;
+}
+
+std::map<nostr::EventId, std::string> held_records(const store::EventStore& store) {
+  std::map<nostr::EventId, std::string> out;
+  store.for_each_held([&](const nostr::EventId& id, std::string_view record) {
+    out.emplace(id, std::string(record));
+    return true;
+  });
+  return out;
+}
+
+TEST_F(StoreWriterTest, HeldRecordsJoinTheTransactionOfTheEventsQueuedWithThem) {
+  auto w = spawn_writer();
+  self_->send(w, StoreWrite{unsigned_event(1, 1, 100, 1), {}});
+  self_->send(w, held_changes({{7, "record seven"}, {8, "record eight"}}));
+  self_->send(w, StoreWrite{unsigned_event(2, 1, 100, 1), {}});
+  self_->send(w, held_changes({}, {8}));
+  run();
+  std::vector<WriteOutcome> outcomes;
+  std::vector<bool> held;
+  for (int i = 0; i < 4; ++i)
+    self_->receive([&](WriteOutcome o) { outcomes.push_back(o); },
+                   [&](bool committed) { held.push_back(committed); },
+                   caf::after(std::chrono::seconds(0)) >> [&] { ADD_FAILURE() << "no reply"; });
+  EXPECT_EQ(outcomes, std::vector<WriteOutcome>(2, WriteOutcome::stored));
+  EXPECT_EQ(held, (std::vector<bool>{true, true}));
+  EXPECT_EQ(state(w).batches, 1u) << "one transaction (one fsync) for all four";
+  auto records = held_records(*store_);
+  ASSERT_EQ(records.size(), 1u) << "the erase queued after the put applies after it";
+  EXPECT_EQ(records.begin()->second, "record seven");
+}
+
+TEST_F(StoreWriterTest, HeldRecordsThatDoNotFitFailAloneAndTheEventsAreStillWritten) {
+  store::test::TempDir small_dir;
+  auto options = store::test::options_for(small_dir, &now_);
+  options.initial_map_size = 128 * 1024;
+  options.max_map_size = 256 * 1024;
+  store_ = std::make_shared<store::EventStore>(options);
+  auto w = spawn_writer();
+  self_->send(w, held_changes({{9, std::string(300'000, 'x')}}));
+  self_->send(w, StoreWrite{unsigned_event(3, 1, 100, 1), {}});
+  run();
+  std::optional<bool> held;
+  std::optional<WriteOutcome> outcome;
+  for (int i = 0; i < 2; ++i)
+    self_->receive([&](bool committed) { held = committed; },
+                   [&](WriteOutcome o) { outcome = o; },
+                   caf::after(std::chrono::seconds(0)) >> [&] { ADD_FAILURE() << "no reply"; });
+  EXPECT_EQ(held, false);
+  EXPECT_EQ(outcome, WriteOutcome::stored);
+  EXPECT_TRUE(held_records(*store_).empty());
+  EXPECT_EQ(store_->size(), 1u);
 }
 
 }  // namespace

@@ -75,5 +75,38 @@ TEST(Nip34, FormatIsTheInverseOfParse) {
   EXPECT_EQ(format_address(repo), address_of(announcement));
 }
 
+TEST(Nip34, TagValuesAreFlattenedOverRepeatedTagsUpToTheBound) {
+  Event ev = with(kind::repo_announcement, {{"clone", "https://a", "https://b"},
+                                            {"relays", "wss://r"},
+                                            {"clone", "https://c"},
+                                            {"clone"}});
+  EXPECT_EQ(tag_values(ev, tag::clone),
+            (std::vector<std::string>{"https://a", "https://b", "https://c"}));
+  EXPECT_EQ(tag_values(ev, tag::clone, 2), (std::vector<std::string>{"https://a", "https://b"}));
+  EXPECT_EQ(tag_values(ev, tag::relays), std::vector<std::string>{"wss://r"});
+  EXPECT_TRUE(tag_values(ev, "web").empty());
+}
+
+TEST(Nip34, ListedMaintainersAreTheValidKeysOfEveryMaintainersTag) {
+  Event ev = with(kind::repo_announcement,
+                  {{"maintainers", owner_hex, "not-a-key"}, {"maintainers", std::string(64, 'b')}});
+  Pubkey b;
+  b.fill(0xbb);
+  EXPECT_EQ(listed_maintainers(ev), (std::vector<Pubkey>{owner(), b}));
+}
+
+TEST(Nip34, RefsNostrNamesAreParsedStrictly) {
+  EventId id;
+  id.fill(0xab);
+  const auto name = refs_nostr_ref(id);
+  EXPECT_EQ(name, "refs/nostr/" + to_hex(id));
+  EXPECT_EQ(refs_nostr_id(name), id);
+  EXPECT_FALSE(refs_nostr_id("refs/nostr/" + std::string(64, 'A'))) << "lowercase only";
+  EXPECT_FALSE(refs_nostr_id("refs/nostr/" + std::string(63, 'a')));
+  EXPECT_FALSE(refs_nostr_id("refs/nostr/" + std::string(65, 'a')));
+  EXPECT_FALSE(refs_nostr_id("refs/heads/" + to_hex(id)));
+  EXPECT_FALSE(refs_nostr_id("refs/nostr/" + std::string(63, 'a') + "g"));
+}
+
 }  // namespace
 }  // namespace graspd::nostr::nip34

@@ -104,7 +104,7 @@ TEST(GitHttpNetwork, GitAnswersStreamWhileTheRelayNetworkThreadIsBusy) {
   repositories.prepare();
   nostr::Pubkey owner{};
   owner.fill(0x42);
-  RepositoryName name{owner, "tags"};
+  RepositoryRef name{owner, "tags"};
   ASSERT_TRUE(repositories.create(name));
   // ~16 MB of advertisement: far more than the socket buffers between git and the client hold.
   constexpr int tags = 200000;

@@ -111,7 +111,7 @@ TEST(GitRepositories, CreateLaysOutABareRepositoryAndIsIdempotent) {
   test::TempDir dir{"graspd-git-repos"};
   Repositories repositories{dir.path() / "git"};
   repositories.prepare();
-  RepositoryName name{owner(), "repo"};
+  RepositoryRef name{owner(), "repo"};
   EXPECT_FALSE(repositories.exists(name));
   std::string error;
   ASSERT_TRUE(repositories.create(name, &error)) << error;
@@ -135,7 +135,7 @@ TEST(GitRepositories, CreateLaysOutABareRepositoryAndIsIdempotent) {
   std::ifstream head(path / "HEAD");
   std::string head_text((std::istreambuf_iterator<char>(head)), {});
   EXPECT_EQ(head_text, "ref: refs/heads/trunk\n");
-  EXPECT_FALSE(repositories.create(RepositoryName{owner(), "../escape"}));
+  EXPECT_FALSE(repositories.create(RepositoryRef{owner(), "../escape"}));
 }
 
 TEST(GitRepositories, SymlinksAreNotFollowedOutOfTheDataDirectory) {
@@ -147,13 +147,13 @@ TEST(GitRepositories, SymlinksAreNotFollowedOutOfTheDataDirectory) {
   fs::create_directories(dir.path() / "git" / npub());
   fs::create_directory_symlink(dir.path() / "outside" / "x.git",
                                dir.path() / "git" / npub() / "x.git");
-  EXPECT_FALSE(repositories.exists(RepositoryName{owner(), "x"}));
+  EXPECT_FALSE(repositories.exists(RepositoryRef{owner(), "x"}));
   nostr::Pubkey other{};
   other.fill(0x43);
   fs::create_directory_symlink(dir.path() / "outside",
                                dir.path() / "git" / nostr::encode_npub(other));
-  EXPECT_FALSE(repositories.exists(RepositoryName{other, "x"}));
-  EXPECT_FALSE(repositories.create(RepositoryName{other, "y"}));
+  EXPECT_FALSE(repositories.exists(RepositoryRef{other, "x"}));
+  EXPECT_FALSE(repositories.create(RepositoryRef{other, "y"}));
   EXPECT_FALSE(fs::exists(dir.path() / "outside" / "y.git"));
 }
 
@@ -181,7 +181,7 @@ TEST(GitHttpPieces, GitProtocolHeaderIsForwardedOnlyWhenClean) {
 }
 
 TEST(GitHttpPieces, RepositoryPageEscapesTheIdentifier) {
-  auto html = repository_page_html(RepositoryName{owner(), "<b>x"}, "example.com");
+  auto html = repository_page_html(RepositoryRef{owner(), "<b>x"}, "example.com");
   EXPECT_EQ(html.find("<b>x"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;x"), std::string::npos);
   EXPECT_NE(html.find("https://example.com/" + npub() + "/%3Cb%3Ex.git"), std::string::npos);

@@ -83,13 +83,8 @@ bool PlusInventory::add_announcement(const nostr::Event& ev) {
   Repo updated;
   updated.created_at = ev.created_at;
   updated.members.insert(ev.pubkey);
-  for (const auto& tag : ev.tags) {
-    if (tag.empty() || tag[0] != "maintainers") continue;
-    for (std::size_t i = 1; i < tag.size(); ++i) {
-      Pubkey maintainer;
-      if (nostr::from_hex(tag[i], maintainer)) updated.members.insert(maintainer);
-    }
-  }
+  for (const auto& maintainer : nostr::nip34::listed_maintainers(ev))
+    updated.members.insert(maintainer);
   const bool changed = updated.members != repo.members;
   repo = std::move(updated);
   return changed;

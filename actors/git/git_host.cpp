@@ -1,0 +1,201 @@
+#include <utility>  // before Asio, see docs/toolchain.md §1
+
+#include "actors/git/git_host.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/spawn_options.hpp>
+
+#include "messages/nostr/nip34.hpp"
+#include "runtime/ops/log.hpp"
+#include "store/git/announcement_sources.hpp"
+#include "store/git/pull_requests.hpp"
+
+namespace graspd {
+
+namespace {
+
+using Self = git_host_actor::stateful_pointer<GitHostState>;
+
+constexpr std::string_view component = "git";
+
+/// A held pull request's own `clone` URLs (§8.1) tried before the announcements' ones.
+constexpr std::size_t max_pr_clone_urls = 16;
+
+/// Hands git data that arrived to every subscriber.
+void publish(Self self, const GitDataArrived& arrived) {
+  for (const auto& subscriber : self->state.subscribers) self->send(subscriber, arrived);
+}
+
+/// What a git process found, reported from an io thread: back into this actor, as a message.
+void report_found(const git_host_actor& host, GitDataArrived arrived) {
+  caf::anon_send(host, atom::git_found::value, std::move(arrived));
+}
+
+runtime::git::GitStateSyncHooks state_sync_hooks(Self self, const GitHostConfig& config) {
+  runtime::git::GitStateSyncHooks hooks;
+  auto view = config.view;
+  hooks.newest_state = [view](const nostr::Pubkey& owner, const std::string& identifier) {
+    return git::push_authority(*view, owner, identifier, {}).state;
+  };
+  hooks.owners = [view](const std::string& identifier) {
+    return git::announcement_owners(*view, identifier);
+  };
+  hooks.clone_urls = [view](const std::string& identifier) {
+    return git::announcement_clone_urls(*view, identifier);
+  };
+  auto host = caf::actor_cast<git_host_actor>(self);
+  hooks.objects_present = [host](const RepositoryRef& repository, const nostr::EventId& state) {
+    report_found(host, GitDataArrived{repository, {state}, {}, {}});
+  };
+  hooks.commit_present = [host](const RepositoryRef& repository, const std::string& commit) {
+    report_found(host, GitDataArrived{repository, {}, {}, {commit}});
+  };
+  auto locks = config.locks;
+  hooks.try_lock = [locks](const std::string& path) { return locks->try_lock(path); };
+  hooks.unlock = [locks](const std::string& path) { locks->unlock(path); };
+  return hooks;
+}
+
+/// Creates the repository of an announcement that lists this service (§4.1); false (logged)
+/// when it cannot be.
+bool create_repository(Self self, const nostr::Event& announcement) {
+  RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
+  if (!runtime::git::is_valid_identifier(repository.identifier)) return false;
+  std::string error;
+  if (self->state.repositories->create(repository, &error)) return true;
+  log::error(component, "cannot create repository ", repository.identifier, ": ", error);
+  return false;
+}
+
+/// Removes the repository of an announcement whose hold ended without git data (§4.7).
+void remove_repository(Self self, const nostr::Event& announcement) {
+  RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
+  if (!runtime::git::is_valid_identifier(repository.identifier)) return;
+  if (!self->state.repositories->remove(repository))
+    log::error(component, "cannot remove the repository of expired ", repository.identifier);
+}
+
+/// True when a repository named `identifier` exists here for an owner whose announcement of it is
+/// stored or held.
+bool repository_exists(Self self, const std::string& identifier) {
+  if (!runtime::git::is_valid_identifier(identifier)) return false;
+  auto& st = self->state;
+  for (const auto& owner : git::announcement_owners(*st.view, identifier))
+    if (st.repositories->exists({owner, identifier})) return true;
+  return false;
+}
+
+std::vector<RepositoryRef> hosted_among(Self self, std::vector<RepositoryRef> repositories) {
+  std::vector<RepositoryRef> out;
+  for (auto& repository : repositories)
+    if (runtime::git::is_valid_identifier(repository.identifier) &&
+        self->state.repositories->exists(repository))
+      out.push_back(std::move(repository));
+  return out;
+}
+
+/// A held pull request: its commit is looked for at once in each repository (a push may have
+/// brought it); where it is missing it is fetched by id after the fetch delay (§8.1).
+void look_for_pull_request(Self self, const PrHeld& held) {
+  auto commit = policy::pr_commit(*held.pull_request);
+  if (!commit) return;
+  auto& st = self->state;
+  auto host = caf::actor_cast<git_host_actor>(self);
+  auto urls = nostr::nip34::tag_values(*held.pull_request, nostr::nip34::tag::clone,
+                                       max_pr_clone_urls);
+  for (const auto& repository : held.repositories)
+    st.pr_refs->check(repository, {*commit},
+                      [host, repository, commit = *commit,
+                       urls](std::vector<std::string> present) {
+                        if (!present.empty())
+                          return report_found(host, GitDataArrived{repository, {}, {}, present});
+                        caf::anon_send(host, atom::git_fetch::value, repository, commit, urls);
+                      });
+}
+
+void check_commits(Self self, PrCommitsCheck& check) {
+  auto host = caf::actor_cast<git_host_actor>(self);
+  self->state.pr_refs->check(check.repository, std::move(check.commits),
+                             [host, repository = check.repository](
+                                 std::vector<std::string> present) {
+                               if (!present.empty())
+                                 report_found(host,
+                                              GitDataArrived{repository, {}, {}, std::move(present)});
+                             });
+}
+
+void change_pr_ref(Self self, const PrRefChange& change) {
+  auto& refs = *self->state.pr_refs;
+  auto id = nostr::to_hex(change.id);
+  if (change.action == PrRefChange::Action::set)
+    refs.set_ref(change.repository, id, change.commit);
+  else
+    refs.delete_ref(change.repository, id, change.commit);
+}
+
+void subscribe(Self self, git_data_feed_actor subscriber) {
+  auto& subscribers = self->state.subscribers;
+  if (std::find(subscribers.begin(), subscribers.end(), subscriber) == subscribers.end())
+    subscribers.push_back(std::move(subscriber));
+}
+
+}  // namespace
+
+void GitHostState::stop() {
+  if (state_sync) state_sync->stop();
+  if (pr_refs) pr_refs->stop();
+}
+
+git_host_actor::behavior_type git_host(Self self, GitHostConfig config) {
+  auto& st = self->state;
+  st.repositories.emplace(config.repositories);
+  st.view = config.view;
+  st.state_sync = std::make_unique<runtime::git::GitStateSync>(
+      *config.io, config.repositories, config.state_sync, state_sync_hooks(self, config),
+      config.registry);
+  st.pr_refs = std::make_unique<runtime::git::GitPrRefs>(*config.io, config.repositories,
+                                                         config.state_sync.git_binary);
+  return {
+      [=](RepoAnnounced& announced) { return create_repository(self, *announced.announcement); },
+      [=](RepoWithdrawn& withdrawn) { remove_repository(self, *withdrawn.announcement); },
+      [=](RepoExists& question) { return repository_exists(self, question.identifier); },
+      [=](ReposHosted& question) { return hosted_among(self, std::move(question.repositories)); },
+      [=](StateStored& stored) { self->state.state_sync->on_state(std::move(stored.state)); },
+      [=](PrHeld& held) { look_for_pull_request(self, held); },
+      [=](PrCommitsCheck& check) { check_commits(self, check); },
+      [=](PrRefChange& change) { change_pr_ref(self, change); },
+      [=](atom::git_pushed, GitDataArrived& pushed) {
+        // An authorised push restarts holds; its refs/nostr refs release or await PR events. The
+        // other repositories of its identifier follow it (§5.9).
+        self->state.state_sync->on_pushed(pushed.repository);
+        publish(self, pushed);
+      },
+      [=](atom::git_found, GitDataArrived& found) { publish(self, found); },
+      [=](atom::git_fetch, RepositoryRef& repository, std::string& commit,
+          std::vector<std::string>& urls) {
+        self->state.state_sync->want_commit(repository, std::move(commit), std::move(urls));
+      },
+      [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {
+        subscribe(self, std::move(subscriber));
+      },
+      [=](atom::shutdown) {
+        self->state.stop();
+        return true;
+      },
+  };
+}
+
+git_host_actor spawn_git_host(caf::actor_system& system, GitHostConfig config) {
+  return system.spawn<caf::detached>(git_host, std::move(config));
+}
+
+std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&)> push_reporter(
+    git_host_actor host) {
+  return [host](const RepositoryRef& repository, const std::vector<git::RefUpdate>& updates) {
+    caf::anon_send(host, atom::git_pushed::value,
+                   GitDataArrived{repository, {}, git::pr_refs_pushed(updates), {}});
+  };
+}
+
+}  // namespace graspd

@@ -1,0 +1,87 @@
+// The GIT HOSTING actor: owns the repositories on disk (NGIT_GIT_DATA_PATH), the application of
+// state events to them, the refs/nostr refs of held pull requests and the fetches of missing git
+// data from other clone URLs (docs/git-hosting-design.md). The acceptance actor tells it about
+// events (RepoAnnounced, RepoWithdrawn, StateStored, PrHeld, PrCommitsCheck, PrRefChange) and asks
+// it questions (RepoExists, ReposHosted); it announces git data arriving to its subscribers with
+// GitDataArrived, built in this actor only.
+//
+// It runs detached (its own thread): creating, looking up and removing repositories is file I/O,
+// which must not run on the cooperative scheduler's threads. Git child processes run on the
+// io_context (runtime/git/git_state_sync.*, runtime/git/git_pr_refs.*); what they find comes back
+// to this actor as a message. The Smart HTTP transport (runtime/git/git_http.*) reports pushes
+// through push_reporter.
+#pragma once
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/interfaces.hpp"
+#include "runtime/git/git_pr_refs.hpp"
+#include "runtime/git/git_repository.hpp"
+#include "runtime/git/git_state_sync.hpp"
+#include "runtime/git/repository_locks.hpp"
+#include "store/git/git_push.hpp"
+#include "store/policy/acceptance_policy.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+namespace caf {
+class actor_system;
+}
+namespace prometheus {
+class Registry;
+}
+
+namespace graspd {
+
+struct GitHostConfig {
+  /// The repositories' root (prepared by the caller).
+  runtime::git::Repositories repositories{"."};
+  /// The store plus the events held in purgatory: push authorisation and the state applier count
+  /// held events too.
+  std::shared_ptr<const policy::StoreView> view;
+  /// The state applier's options (git binary, fetch limits and delays).
+  runtime::git::GitStateSyncOptions state_sync;
+  /// Shared with the Smart HTTP transport: a push and the state applier never move one
+  /// repository's refs at once.
+  std::shared_ptr<runtime::git::RepositoryLocks> locks;
+  /// Where git child processes run; must outlive the actor.
+  boost::asio::io_context* io = nullptr;
+  /// Metrics registry; may be null (tests).
+  prometheus::Registry* registry = nullptr;
+};
+
+struct GitHostState {
+  static inline const char* name = "git_host";
+
+  std::optional<runtime::git::Repositories> repositories;
+  std::shared_ptr<const policy::StoreView> view;
+  std::unique_ptr<runtime::git::GitStateSync> state_sync;
+  std::unique_ptr<runtime::git::GitPrRefs> pr_refs;
+  /// Followers of GitDataArrived (the acceptance actor).
+  std::vector<git_data_feed_actor> subscribers;
+
+  /// Stops the git child processes this actor started.
+  void stop();
+  ~GitHostState() { stop(); }
+};
+
+git_host_actor::behavior_type git_host(git_host_actor::stateful_pointer<GitHostState> self,
+                                       GitHostConfig config);
+
+/// Spawns git hosting on its own thread (detached).
+git_host_actor spawn_git_host(caf::actor_system& system, GitHostConfig config);
+
+/// For the Smart HTTP transport (GitHttpHooks::pushed): tells git hosting about an applied push,
+/// from a network thread.
+std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&)> push_reporter(
+    git_host_actor host);
+
+}  // namespace graspd

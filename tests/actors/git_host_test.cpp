@@ -1,0 +1,156 @@
+// Deterministic tests of the git hosting actor under CAF's test_coordinator: repositories on disk
+// created, found and removed on the acceptance actor's messages, the existence questions answered
+// from the announcements in the store, and git data announced to subscribers as GitDataArrived
+// (what a push reports and what git processes find). The git processes themselves (state
+// applier, refs/nostr refs) are tested in tests/runtime.
+#include "actors/git/git_host.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <caf/all.hpp>
+#include <filesystem>
+
+#include "messages/nostr/nip34.hpp"
+#include "store/lmdb/store_view.hpp"
+#include "tests/store/store_test_util.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+namespace graspd {
+namespace {
+
+using store::test::bytes_of;
+using store::test::unsigned_event;
+
+class GitHostTest : public test::ActorTest {
+ protected:
+  GitHostTest()
+      : store_(std::make_shared<store::EventStore>(store::test::options_for(store_dir_))),
+        repositories_(repo_dir_.path()) {
+    repositories_.prepare();
+    GitHostConfig config{repositories_,
+                         std::make_shared<store::StoreAndHeldView>(
+                             std::shared_ptr<const store::EventStore>(store_)),
+                         {},
+                         std::make_shared<runtime::git::RepositoryLocks>(),
+                         &io_,
+                         nullptr};
+    host_ = spawn(git_host, std::move(config));
+    run();
+  }
+
+  /// An announcement of `identifier` by key `owner`, stored.
+  nostr::EventPtr announce(std::uint64_t owner, const std::string& identifier) {
+    auto ev = unsigned_event(next_id_++, owner, 1000, nostr::nip34::kind::repo_announcement,
+                             {{"d", identifier}});
+    store_->write_batch(std::vector<nostr::EventPtr>{ev});
+    return ev;
+  }
+
+  RepositoryRef ref(std::uint64_t owner, const std::string& identifier) {
+    return {bytes_of(owner, 0xaa), identifier};
+  }
+
+  /// A GitDataArrived subscriber recording what it receives.
+  git_data_feed_actor subscribe(std::vector<GitDataArrived>& log) {
+    auto subscriber = spawn([&log]() -> git_data_feed_actor::behavior_type {
+      return {[&log](const GitDataArrived& arrived) { log.push_back(arrived); }};
+    });
+    caf::anon_send(host_, atom::feed_subscribe::value, subscriber);
+    run();
+    return subscriber;
+  }
+
+  store::test::TempDir store_dir_;
+  store::test::TempDir repo_dir_;
+  std::shared_ptr<store::EventStore> store_;
+  runtime::git::Repositories repositories_;
+  boost::asio::io_context io_;
+  git_host_actor host_;
+  std::uint64_t next_id_ = 1;
+};
+
+TEST_F(GitHostTest, AnAnnouncedRepositoryExistsOnDiskBeforeTheReply) {
+  auto announcement = announce(1, "demo");
+  EXPECT_EQ(request<bool>(host_, RepoAnnounced{announcement}), true);
+  EXPECT_TRUE(repositories_.exists(ref(1, "demo")));
+  EXPECT_TRUE(std::filesystem::is_regular_file(repositories_.path_of(ref(1, "demo")) / "HEAD"));
+  EXPECT_EQ(request<bool>(host_, RepoExists{"demo"}), true);
+  EXPECT_EQ(request<bool>(host_, RepoAnnounced{announcement}), true) << "already there counts";
+}
+
+TEST_F(GitHostTest, AnInvalidIdentifierGetsNoRepository) {
+  auto announcement = announce(1, "..");
+  EXPECT_EQ(request<bool>(host_, RepoAnnounced{announcement}), false);
+  EXPECT_EQ(request<bool>(host_, RepoExists{".."}), false);
+}
+
+TEST_F(GitHostTest, ARepositoryExistsOnlyForAnOwnerWhoseAnnouncementIsHere) {
+  EXPECT_EQ(request<bool>(host_, RepoExists{"demo"}), false) << "nothing announced";
+  // On disk but announced by nobody (left behind): not hosted.
+  ASSERT_TRUE(repositories_.create(ref(2, "demo")));
+  EXPECT_EQ(request<bool>(host_, RepoExists{"demo"}), false);
+  announce(2, "demo");
+  EXPECT_EQ(request<bool>(host_, RepoExists{"demo"}), true);
+  EXPECT_EQ(request<bool>(host_, RepoExists{"other"}), false);
+}
+
+TEST_F(GitHostTest, ReposHostedKeepsTheOnesOnDiskInTheOrderAsked) {
+  ASSERT_TRUE(repositories_.create(ref(1, "a")));
+  ASSERT_TRUE(repositories_.create(ref(3, "c")));
+  auto hosted = request<std::vector<RepositoryRef>>(
+      host_, ReposHosted{{ref(3, "c"), ref(2, "b"), ref(1, "a"), ref(1, "..")}});
+  ASSERT_TRUE(hosted);
+  EXPECT_EQ(*hosted, (std::vector<RepositoryRef>{ref(3, "c"), ref(1, "a")}));
+}
+
+TEST_F(GitHostTest, AWithdrawnAnnouncementLosesItsRepository) {
+  auto announcement = announce(1, "demo");
+  ASSERT_EQ(request<bool>(host_, RepoAnnounced{announcement}), true);
+  caf::anon_send(host_, RepoWithdrawn{announcement});
+  run();
+  EXPECT_FALSE(repositories_.exists(ref(1, "demo")));
+}
+
+TEST_F(GitHostTest, APushIsAnnouncedWithItsRefsNostrUpdatesOnly) {
+  std::vector<GitDataArrived> arrived;
+  subscribe(arrived);
+  const std::string commit(40, 'c');
+  nostr::EventId pr = bytes_of(9, 0x77);
+  std::vector<git::RefUpdate> updates{
+      {std::string(40, '0'), std::string(40, 'b'), "refs/heads/main"},
+      {std::string(40, '0'), commit, nostr::nip34::refs_nostr_ref(pr)},
+      {std::string(40, '0'), commit, "refs/nostr/NOT-AN-ID"},
+      {commit, commit, nostr::nip34::refs_nostr_ref(bytes_of(8, 0x77))},  // unchanged
+  };
+  push_reporter(host_)(ref(1, "demo"), updates);
+  run();
+  ASSERT_EQ(arrived.size(), 1u);
+  EXPECT_EQ(arrived[0].repository, ref(1, "demo"));
+  EXPECT_TRUE(arrived[0].states.empty());
+  EXPECT_TRUE(arrived[0].commits.empty());
+  ASSERT_EQ(arrived[0].pr_refs.size(), 1u);
+  EXPECT_EQ(arrived[0].pr_refs[0].id, pr);
+  EXPECT_EQ(arrived[0].pr_refs[0].commit, commit);
+}
+
+TEST_F(GitHostTest, WhatGitFoundReachesEverySubscriberOnce) {
+  std::vector<GitDataArrived> first, second;
+  auto subscriber = subscribe(first);
+  subscribe(second);
+  caf::anon_send(host_, atom::feed_subscribe::value, subscriber);  // again: no second copy
+  run();
+  caf::anon_send(host_, atom::git_found::value,
+                 GitDataArrived{ref(1, "demo"), {bytes_of(5, 0x55)}, {}, {}});
+  run();
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(first[0].states, std::vector<nostr::EventId>{bytes_of(5, 0x55)});
+}
+
+TEST_F(GitHostTest, ShutdownIsConfirmed) {
+  EXPECT_EQ(request<bool>(host_, atom::shutdown::value), true);
+}
+
+}  // namespace
+}  // namespace graspd
