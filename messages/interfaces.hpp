@@ -123,7 +123,7 @@ using git_host_actor = caf::typed_actor<
 // -- GRASP-02 sync -----------------------------------------------------------
 
 // The SYNC MANAGER actor: owns RepoSyncIndex, RelaySyncIndex and
-// PendingSyncIndex (actors/sync_plan) and is the only place they change.
+// PendingSyncIndex (actors/sync/engine/sync_plan) and is the only place they change.
 using sync_manager_actor = caf::typed_actor<
     // A self-subscriber batch of discovered repositories and root events.
     caf::reacts_to<RepoDiscovery>,

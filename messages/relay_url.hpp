@@ -1,5 +1,5 @@
 // URL parsing for relay and clone URLs taken from untrusted events, and the
-// canonical relay key (protocol.md §4.6): one relay = one key = one connection.
+// canonical relay key (docs/spec/protocol.md §4.6): one relay = one key = one connection.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +77,7 @@ class CanonicalRelayUrl {
 inline constexpr std::size_t max_untrusted_url_length = 512;
 
 /// canonical_relay_url for URLs from untrusted events, which must also be
-/// bounded in length, carry no user-info (protocol.md §4.8) and have a plain
+/// bounded in length, carry no user-info (docs/spec/protocol.md §4.8) and have a plain
 /// path (letters, digits, `/-._~`: no query, fragment or escapes). Whether
 /// the host resolves to a public address is checked at connect time.
 std::optional<std::string> untrusted_relay_key(std::string_view url);

@@ -13,7 +13,7 @@
 #include "messages/nostr/filter.hpp"
 
 namespace graspd::sync {
-struct PlusSnapshot;  // actors/plus_inventory.hpp
+struct PlusSnapshot;  // actors/plus/engine/plus_inventory.hpp
 }  // namespace graspd::sync
 
 namespace graspd {

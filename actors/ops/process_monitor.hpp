@@ -1,5 +1,5 @@
 // ProcessMonitor: samples this process's uptime, resident memory and open descriptors every
-// `interval` (a delayed tick to itself) into the process gauges of runtime/metrics.hpp, returns
+// `interval` (a delayed tick to itself) into the process gauges of runtime/ops/metrics.hpp, returns
 // freed heap memory to the system when a sample shows much of it kept (TrimPolicy), and answers
 // `status` with a JSON snapshot. One instance per daemon.
 #pragma once

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <functional>
 #include <iostream>
 
@@ -22,19 +21,6 @@ namespace graspd {
 
 namespace acceptance_steps {
 namespace {
-
-/// A dependency that keeps failing (deleted, replaced) is judged again at most this often before
-/// the event is refused; each round waits for one commit, so this cannot spin.
-constexpr int max_write_attempts = 4;
-
-/// Parked events are bounded by an estimate of their size; exact JSON length
-/// would cost a serialization per refusal.
-std::size_t approximate_bytes(const nostr::Event& ev) {
-  std::size_t bytes = 256 + ev.content.size();
-  for (const auto& tag : ev.tags)
-    for (const auto& value : tag) bytes += value.size() + 4;
-  return bytes;
-}
 
 void update_gauges(Self self) {
   auto& st = self->state;
@@ -66,7 +52,7 @@ policy::Decision decide(Self self, const nostr::Event& ev) {
 AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision& decision) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  st.retry->park(ev, approximate_bytes(*ev), decision.wait_keys, st.config.unix_now(),
+  st.retry->park(ev, policy::RetryCache::approximate_bytes(*ev), decision.wait_keys, st.config.unix_now(),
                  submission.source);
   update_gauges(self);
   // Say so: the client should not resend, and may see the event stored later.
@@ -97,7 +83,7 @@ void on_written(Self self, Submission submission, WriteOutcome outcome) {
   if (outcome != WriteOutcome::dependency_missing)
     return submission.reply(AcceptanceVerdict{true, {}, outcome});
   ++st.counts.rejudged;
-  if (++submission.attempt >= max_write_attempts)
+  if (++submission.attempt >= policy::max_write_attempts)
     return submission.reply(
         AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
   judge(self, std::move(submission));
@@ -189,7 +175,7 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
 
 }  // namespace
 
-// ---------------------------------------------------------------- purgatory (git-hosting.md §6)
+// ---------------------------------------------------------------- purgatory (docs/spec/git-hosting.md §6)
 
 void publish_purgatory(Self self) {
   auto& st = self->state;

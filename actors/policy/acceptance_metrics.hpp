@@ -1,5 +1,5 @@
 // The acceptance actor's Prometheus families (graspd_policy_*, graspd_purgatory_*): internal to
-// actors/acceptance*.cpp, which update them from the policy's, retry cache's and purgatory's
+// actors/policy/acceptance*.cpp, which update them from the policy's, retry cache's and purgatory's
 // counts.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The acceptance actor's pull requests in purgatory (git-hosting.md §6.1–6.2, §7, §8.1): a PR event
+// The acceptance actor's pull requests in purgatory (docs/spec/git-hosting.md §6.1–6.2, §7, §8.1): a PR event
 // (kind 1618/1619) whose `c` commit is in no repository here is held until it arrives, and a
 // `refs/nostr/<id>` ref pushed before its PR event is known keeps a placeholder that deletes the
 // ref unless a PR event with that id and commit is accepted in time. The rules are pure

@@ -27,10 +27,10 @@ nostr::ParseLimits RelayContext::parse_limits() const {
   nostr::ParseLimits p;
   p.max_message_bytes = limits.max_message_bytes;
   p.max_event_bytes = limits.max_event_bytes;
-  p.max_tags = limits.max_event_tags;
-  p.max_content_bytes = limits.max_content_length;
-  p.max_subscription_id_length = limits.max_subid_length;
-  p.max_filters_per_req = limits.max_filters;
+  p.max_event_tags = limits.max_event_tags;
+  p.max_content_length = limits.max_content_length;
+  p.max_subid_length = limits.max_subid_length;
+  p.max_filters = limits.max_filters;
   return p;
 }
 
@@ -344,7 +344,7 @@ struct SessionState {
     return [this, &answer, &budget](const store::AnswerRef& ref, std::string_view json) {
       answer.delivered.push_back(ref.id);
       // In pieces, as the fan-out sends it: a compressing connection reuses the event's
-      // compressed JSON (runtime/ws_deflate.hpp).
+      // compressed JSON (runtime/net/ws_deflate.hpp).
       outbox.send(
           nostr::relay_event_frame(answer.subid, std::make_shared<const std::string>(json)));
       budget -= std::min(budget, json.size());

@@ -40,8 +40,8 @@ void publish_foreign(Self self, std::uint64_t to, std::size_t max) {
   auto& st = self->state;
   if (st.tail_from >= to) return;
   nostr::ParseLimits limits;
-  limits.max_message_bytes = limits.max_event_bytes = limits.max_content_bytes = 64u << 20;
-  limits.max_tags = limits.max_tag_elements = 1u << 20;
+  limits.max_message_bytes = limits.max_event_bytes = limits.max_content_length = 64u << 20;
+  limits.max_event_tags = limits.max_tag_elements = 1u << 20;
   auto sink = [&](std::uint64_t seq, std::string_view json) {
     auto parsed = nostr::parse_event(json, limits);
     if (!parsed) return;

@@ -1,5 +1,5 @@
 // The RELAY CONNECTION actor: one per remote relay, keyed by its canonical
-// URL. Owns the outbound transport (runtime/relay_client) and the history
+// URL. Owns the outbound transport (runtime/net/relay_client) and the history
 // of each subscription: reconciled by NIP-77 (NegentropyHistory) or paged by
 // REQ (HistoryPager), the peer's lack of NIP-77 reported as RelayNegentropy. Every event the peer
 // sends is parsed, size-checked, id- and signature-verified (on the verifier actors; frames are

@@ -75,7 +75,7 @@ struct MdCtxDeleter {
 };
 
 // Explicit fetch once: the implicit fetch inside EVP_DigestInit costs ~40 %
-// on small inputs (toolchain.md §6).
+// on small inputs (docs/toolchain.md §6).
 const EVP_MD* sha256_md() {
   static const EVP_MD* md = [] {
     EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);

@@ -50,7 +50,7 @@ ParsedClientMessage parse_event_message(const Value& frame, std::size_t frame_si
 // relay could not answer with.
 std::optional<std::string> read_subscription_id(const Value& v, const ParseLimits& limits) {
   if (!v.IsString() || v.GetStringLength() == 0 ||
-      v.GetStringLength() > limits.max_subscription_id_length || detail::has_surrogate(view_of(v)))
+      v.GetStringLength() > limits.max_subid_length || detail::has_surrogate(view_of(v)))
     return std::nullopt;
   return std::string(view_of(v));
 }
@@ -65,13 +65,13 @@ ParsedClientMessage parse_subscription(std::string_view verb, const Value& frame
   if (!subid)
     return fail(Kind::malformed,
                 "invalid: subscription id must be a string of 1.." +
-                    std::to_string(limits.max_subscription_id_length) + " bytes",
+                    std::to_string(limits.max_subid_length) + " bytes",
                 verb_text);
   const std::size_t count = frame.Size() - 2;
   if (count == 0)
     return fail(Kind::invalid_filter, "invalid: " + verb_text + " needs at least one filter",
                 verb_text, std::move(*subid));
-  if (count > limits.max_filters_per_req)
+  if (count > limits.max_filters)
     return fail(Kind::invalid_filter, "invalid: too many filters", verb_text, std::move(*subid));
   Message message{std::move(*subid), {}};
   message.filters.reserve(count);

@@ -86,7 +86,7 @@ using ParsedClientMessage = Parsed<ClientMessage, ClientMessageError>;
 
 /// Parses one client frame with a single RapidJSON pass (UTF-8 validated,
 /// nesting and size bounded by `limits`); the event of an EVENT is read from
-/// the same DOM. Subscription ids must be 1..max_subscription_id_length bytes.
+/// the same DOM. Subscription ids must be 1..max_subid_length bytes.
 ParsedClientMessage parse_client_message(std::string_view frame, const ParseLimits& limits);
 
 }  // namespace graspd::nostr

@@ -77,7 +77,7 @@ std::optional<EventField> event_field(std::string_view key) {
 
 std::string read_tags(const Value& v, Tags& tags, const ParseLimits& limits) {
   if (!v.IsArray()) return invalid("tags must be an array");
-  if (v.Size() > limits.max_tags) return invalid("too many tags");
+  if (v.Size() > limits.max_event_tags) return invalid("too many tags");
   tags.resize(v.Size());
   for (rapidjson::SizeType t = 0; t < v.Size(); ++t) {
     const Value& tag = v[t];
@@ -114,7 +114,7 @@ std::string read_event_field(EventField field, const Value& v, Event& ev,
       return read_tags(v, ev.tags, limits);
     case EventField::content:
       if (!v.IsString()) return invalid("content must be a string");
-      if (v.GetStringLength() > limits.max_content_bytes) return invalid("content too large");
+      if (v.GetStringLength() > limits.max_content_length) return invalid("content too large");
       return read_text(v, ev.content) ? std::string{}
                                       : invalid("unpaired UTF-16 surrogate in content");
     case EventField::count:

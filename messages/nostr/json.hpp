@@ -14,17 +14,17 @@
 
 namespace graspd::nostr {
 
-/// Bounds applied to untrusted JSON. Defaults follow protocol.md §5
+/// Bounds applied to untrusted JSON. Defaults follow docs/spec/protocol.md §5
 /// (NGIT_MAX_MESSAGE_BYTES / NGIT_MAX_EVENT_BYTES) and leave ample room for
 /// NIP-34 events (30618 state events carry one tag per ref).
 struct ParseLimits {
   std::size_t max_message_bytes = 1048576;
   std::size_t max_event_bytes = 524288;
-  std::size_t max_tags = 10000;
+  std::size_t max_event_tags = 10000;
   std::size_t max_tag_elements = 1000;
-  std::size_t max_content_bytes = 524288;
-  std::size_t max_subscription_id_length = 64;
-  std::size_t max_filters_per_req = 100;
+  std::size_t max_content_length = 524288;
+  std::size_t max_subid_length = 64;
+  std::size_t max_filters = 100;
   /// Per list: ids, authors, kinds and each #x list.
   std::size_t max_values_per_filter = 5000;
   /// Array/object depth of a whole frame. An EVENT frame needs 4.

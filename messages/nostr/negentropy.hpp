@@ -1,7 +1,7 @@
 // NIP-77 negentropy set reconciliation, protocol V1: the pure core (no I/O).
 // Byte-identical with the C++/JS references and strfry: same bucket count,
 // IdList threshold, frame-size-limit rules and version handling (see
-// shared/spec/nip77-negentropy.md §2–6). Messages are binary here; the
+// docs/spec/nip77-negentropy.md §2–6). Messages are binary here; the
 // NEG-OPEN/NEG-MSG JSON layer hex-encodes them (message_to_hex/_from_hex).
 #pragma once
 

@@ -63,7 +63,7 @@ class ClientSession {
 };
 
 /// True when a NOTICE received before the peer's first NEG-MSG says it refused the NEG-OPEN:
-/// strfry sync's rule (nip77-negentropy.md §8 step 5), its lowercase text contains error,
+/// strfry sync's rule (docs/spec/nip77-negentropy.md §8 step 5), its lowercase text contains error,
 /// invalid, unrecognized, bad msg, bad message, could not parse, disabled, unsupported or unknown.
 bool notice_refuses_negentropy(std::string_view message);
 

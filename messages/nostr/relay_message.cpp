@@ -49,7 +49,7 @@ Result fail(std::string what) {
 
 Result parse_event_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3) return fail("EVENT must be [\"EVENT\", <subid>, <event>]");
-  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
   auto ev = parse_event(a[2], limits);
   if (!ev) return Result::failure(ev.error());
@@ -70,14 +70,14 @@ Result parse_ok_frame(const Value& a) {
 
 Result parse_eose_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 2) return fail("EOSE must be [\"EOSE\", <subid>]");
-  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
   return RelayMessage{RelayEose{std::move(*subid)}};
 }
 
 Result parse_closed_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3) return fail("CLOSED must be [\"CLOSED\", <subid>, <message>]");
-  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto subid = read_text(a[1], limits.max_subid_length);
   auto message = read_text(a[2], kMaxRelayText);
   if (!subid || !message) return fail("bad CLOSED");
   return RelayMessage{RelayClosed{std::move(*subid), std::move(*message)}};
@@ -92,7 +92,7 @@ Result parse_notice_frame(const Value& a) {
 
 Result parse_count_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3 || !a[2].IsObject()) return fail("COUNT must be [\"COUNT\", <subid>, {...}]");
-  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
   const Value& body = a[2];
   const auto count = body.FindMember("count");
@@ -112,7 +112,7 @@ bool is_hex_text(std::string_view text) {
 
 Result parse_neg_msg_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3) return fail("NEG-MSG must be [\"NEG-MSG\", <subid>, <hex>]");
-  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
   if (!a[2].IsString() || !is_hex_text(view_of(a[2]))) return fail("NEG-MSG payload is not hex");
   return RelayMessage{RelayNegMsg{std::move(*subid), std::string(view_of(a[2]))}};
@@ -121,7 +121,7 @@ Result parse_neg_msg_frame(const Value& a, const ParseLimits& limits) {
 Result parse_neg_err_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3 && a.Size() != 4)
     return fail("NEG-ERR must be [\"NEG-ERR\", <subid>, <reason>]");
-  auto subid = read_text(a[1], limits.max_subscription_id_length);
+  auto subid = read_text(a[1], limits.max_subid_length);
   auto reason = read_text(a[2], kMaxRelayText);
   if (!subid || !reason) return fail("bad NEG-ERR");
   RelayNegErr out{std::move(*subid), std::move(*reason), std::nullopt};
@@ -209,7 +209,7 @@ Parsed<RelayMessage> parse_relay_message(std::string_view frame, const ParseLimi
   const Value& a = doc;
   if (verb == "EVENT") {
     // ["EVENT",<subid>,<event>]: the event is at most the frame minus the wrapper.
-    if (frame.size() > limits.max_event_bytes + limits.max_subscription_id_length + 16)
+    if (frame.size() > limits.max_event_bytes + limits.max_subid_length + 16)
       return fail("event too large");
     return parse_event_frame(a, limits);
   }

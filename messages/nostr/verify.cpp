@@ -45,7 +45,7 @@ bool verify_parsed(const Signature& sig, const Bytes32& message,
 }
 
 // Per-thread direct-mapped cache of parsed x-only keys. Parsing costs a
-// square root (~12 % of a verification, toolchain.md §6; see
+// square root (~12 % of a verification, docs/toolchain.md §6; see
 // docs/benchmarks.md for the measurement on this code). Authors repeat a lot
 // in practice, and thread_local needs no locking.
 class PubkeyCache {

@@ -1,4 +1,4 @@
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/boot/sync_command.hpp"
 
@@ -102,8 +102,8 @@ nostr::ParseLimits parse_limits(const runtime::Config& config, std::size_t max_m
   nostr::ParseLimits limits;
   limits.max_message_bytes = max_message_bytes;
   limits.max_event_bytes = config.max_event_bytes;
-  limits.max_content_bytes = config.max_content_length;
-  limits.max_tags = config.max_event_tags;
+  limits.max_content_length = config.max_content_length;
+  limits.max_event_tags = config.max_event_tags;
   return limits;
 }
 

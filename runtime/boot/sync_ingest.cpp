@@ -1,15 +1,11 @@
 #include "runtime/boot/sync_ingest.hpp"
 #include "messages/unix_clock.hpp"
 
-#include <ctime>
 #include <limits>
 
 namespace graspd::boot {
 
 namespace {
-
-/// Like the acceptance actor: a dependency that keeps failing is judged again at most this often.
-constexpr int max_write_attempts = 4;
 
 /// The run is short and its parked events wait for events of the same run: nothing expires, and
 /// the one source is not held to a share.
@@ -19,13 +15,6 @@ policy::RetryCache::Limits retry_limits() {
   limits.max_bytes = std::size_t{1} << 30;
   limits.ttl_seconds = std::numeric_limits<std::int32_t>::max();
   return limits;
-}
-
-std::size_t approximate_bytes(const nostr::Event& ev) {
-  std::size_t bytes = 256 + ev.content.size();
-  for (const auto& tag : ev.tags)
-    for (const auto& value : tag) bytes += value.size() + 4;
-  return bytes;
 }
 
 }  // namespace
@@ -62,7 +51,7 @@ void SyncIngest::judge(nostr::EventPtr event, int attempt) {
   }
   auto decision = policy_->evaluate(*event);
   if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
-    retry_->park(event, approximate_bytes(*event), decision.wait_keys,
+    retry_->park(event, policy::RetryCache::approximate_bytes(*event), decision.wait_keys,
                  system_unix_now());
     return;
   }
@@ -115,7 +104,7 @@ void SyncIngest::on_outcome(Accepted& accepted, const store::WriteReport& report
     ++counts_.duplicate;
   } else if (report.outcome != WriteOutcome::dependency_missing) {
     refuse(id, std::string(store::ok_message(report.outcome)));
-  } else if (accepted.attempt + 1 >= max_write_attempts) {
+  } else if (accepted.attempt + 1 >= policy::max_write_attempts) {
     refuse(id, std::string(store::ok_message(report.outcome)));
   } else {
     judge(accepted.event, accepted.attempt + 1);

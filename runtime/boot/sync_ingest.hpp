@@ -1,6 +1,6 @@
 // Where `graspd sync` puts what it downloads: the GRASP-01 acceptance policy and the store, run
 // synchronously on the caller's thread. The same steps as the acceptance actor
-// (actors/acceptance.cpp) with the store written directly instead of through the writer actor:
+// (actors/policy/acceptance.cpp) with the store written directly instead of through the writer actor:
 // evaluate against the store plus the accepted-but-unwritten events → park an event whose
 // dependency is missing → write the accepted ones in decision order, one transaction per flush
 // → feed each commit to the policy, which releases the parked events it satisfies; those are

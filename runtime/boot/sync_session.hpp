@@ -4,7 +4,7 @@
 // Everything runs on the one thread that runs the io_context: the handler, the timer, the store.
 #pragma once
 
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <boost/asio/steady_timer.hpp>
 

@@ -41,7 +41,7 @@ struct Config {
   bool metrics_enabled = true;
   std::uint64_t scheduler_threads = 0;  ///< 0 = CAF default (one per core, at least 2)
   std::uint64_t io_threads = 0;         ///< 0 = one per core
-  std::uint64_t max_connections = 0;    ///< 0 = unlimited (protocol.md §5)
+  std::uint64_t max_connections = 0;    ///< 0 = unlimited (docs/spec/protocol.md §5)
 
   // Sizes.
   std::uint64_t max_message_bytes = 0;

@@ -340,7 +340,7 @@ std::vector<OptionSpec> sync_options() {
   };
 }
 
-/// GRASP-03 Sync+ overlay (actors/sync_plus).
+/// GRASP-03 Sync+ overlay (actors/plus/sync_plus).
 std::vector<OptionSpec> sync_plus_options() {
   return {
       {"sync_plus_enabled", "NGIT_SYNC_PLUS_ENABLED", "--sync-plus-enabled", "bool", "true",
@@ -362,7 +362,7 @@ std::vector<OptionSpec> sync_plus_options() {
   };
 }
 
-/// Git hosting (git-hosting.md): where repositories live and what one git request may cost.
+/// Git hosting (docs/spec/git-hosting.md): where repositories live and what one git request may cost.
 std::vector<OptionSpec> git_options() {
   return {
       {"git_data_path", "NGIT_GIT_DATA_PATH", "--git-data-path", "path", "./data/git",

@@ -4,7 +4,7 @@
 // receive-pack's authorisation). Not for use outside runtime/git_*.
 #pragma once
 
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/git/git_http.hpp"
 

@@ -1,4 +1,4 @@
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/git/git_fetcher.hpp"
 

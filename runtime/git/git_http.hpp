@@ -1,4 +1,4 @@
-// Git Smart HTTP (git-hosting.md §2–§3, §5, §9–§10) on the Beast listener: the handler requests
+// Git Smart HTTP (docs/spec/git-hosting.md §2–§3, §5, §9–§10) on the Beast listener: the handler requests
 // under `/<npub>/...` are handed to (HttpServer::set_handoff_handler). Each request runs
 // `git upload-pack|receive-pack --stateless-rpc` (posix_spawn, fixed argv, cleaned environment,
 // hardened `-c` configuration) driven through non-blocking pipes on the connection's strand:
@@ -9,7 +9,7 @@
 // behind it (docs/benchmarks.md, "Git hosting: clone").
 //
 // A receive-pack POST is authorised before git runs: its pkt-line command list is parsed
-// (store/git_push.hpp), the repository's refs are read (`git for-each-ref`, also a child process)
+// (store/git/git_push.hpp), the repository's refs are read (`git for-each-ref`, also a child process)
 // and the store is asked for the newest maintainer state (GitHttpHooks::authority, an LMDB read);
 // a refusal is answered as git's own report-status (`ng <ref> <reason>`, side-band when asked),
 // so the user sees `! [remote rejected] <ref> (<reason>)`.

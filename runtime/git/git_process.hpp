@@ -1,9 +1,9 @@
 // A git child process driven without blocking: posix_spawn with a fixed argv and a replaced
 // environment, its stdin/stdout/stderr as non-blocking pipes and its exit as a pidfd, all wrapped
-// in asio descriptors on the caller's executor (a strand). Used by git hosting (runtime/git_http.*)
-// and the state applier (runtime/git_state_sync.*). Include only there (Asio).
+// in asio descriptors on the caller's executor (a strand). Used by git hosting (runtime/git/git_http.*)
+// and the state applier (runtime/git/git_state_sync.*). Include only there (Asio).
 #pragma once
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <sys/types.h>
 

@@ -6,7 +6,7 @@
 // Only the WebSocket server includes this (Beast stays out of every other TU).
 #pragma once
 
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/post.hpp>

@@ -1,6 +1,6 @@
 // Hand-off of an HTTP request whose header has been read to a handler that owns the connection from
 // then on (git hosting: its bodies and answers are streamed, never held whole). Include only where
-// the server or the handler is built (Beast is expensive to compile, toolchain.md §9).
+// the server or the handler is built (Beast is expensive to compile, docs/toolchain.md §9).
 #pragma once
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -9,7 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 namespace graspd::runtime {
 using HeaderParser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
 /// Takes over a connection after its request header was parsed (the body, if any, is unread: the

@@ -1,4 +1,4 @@
-// What graspd answers on plain HTTP, independent of the socket layer (runtime/http_server.cpp adds
+// What graspd answers on plain HTTP, independent of the socket layer (runtime/net/http_server.cpp adds
 // the transport: parsing, CORS headers, HEAD, keep-alive, timeouts). Testable without sockets.
 #pragma once
 

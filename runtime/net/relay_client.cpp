@@ -1,4 +1,4 @@
-#include <utility>  // before Asio (toolchain.md §1)
+#include <utility>  // before Asio (docs/toolchain.md §1)
 
 #include "runtime/net/relay_client.hpp"
 

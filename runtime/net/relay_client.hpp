@@ -36,7 +36,7 @@ struct RelayClientOptions {
   /// few full-size events always fit (see unconsumed_bound()).
   std::size_t max_unconsumed_bytes = 8u << 20;
   /// Untrusted URLs (from events) may not resolve to loopback, private,
-  /// link-local or unspecified addresses unless this is set (protocol.md §4.8).
+  /// link-local or unspecified addresses unless this is set (docs/spec/protocol.md §4.8).
   bool allow_private_addresses = false;
   /// Say why a connection failed before it opened (refused, timed out,
   /// declined handshake). Off for URLs from events: the reason would tell
@@ -47,7 +47,7 @@ struct RelayClientOptions {
   /// Fetch the peer's NIP-11 document before connecting, for REQ sizing.
   bool fetch_relay_info = true;
   /// This service's own listening endpoint ("ip:port"): never dialled, even
-  /// under another name (protocol.md §4.7). An unspecified ip (0.0.0.0, ::)
+  /// under another name (docs/spec/protocol.md §4.7). An unspecified ip (0.0.0.0, ::)
   /// stands for every loopback address on that port.
   std::string own_endpoint;
 

@@ -1,5 +1,5 @@
 #pragma once
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>

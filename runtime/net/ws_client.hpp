@@ -1,5 +1,5 @@
 // The project's own WebSocket client transport (plain ws://), used by the
-// tests and the load tool (sync dials through runtime/relay_client). One io
+// tests and the load tool (sync dials through runtime/net/relay_client). One io
 // thread per client; every public member is thread-safe. Beast stays in the .cpp.
 #pragma once
 

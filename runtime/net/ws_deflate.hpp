@@ -12,7 +12,7 @@
 //   again, or one event delivered to many subscriptions, compresses each event once.
 // - Messages shorter than kMinCompressBytes (OK, EOSE, CLOSED) leave uncompressed (RSV1 clear,
 //   RFC 7692 §6): deflate's block overhead would eat the saving.
-// No Beast here (toolchain.md §9).
+// No Beast here (docs/toolchain.md §9).
 #pragma once
 
 #include <cstddef>

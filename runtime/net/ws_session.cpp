@@ -1,6 +1,6 @@
 #include "runtime/net/ws_session.hpp"
 
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
@@ -100,7 +100,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     ws_.set_option(timeouts);
     if (options.compression) {
       // Beast negotiates the extension and inflates what the client sends; our messages are
-      // framed and compressed by a MessageDeflater (runtime/ws_deflate.hpp says why).
+      // framed and compressed by a MessageDeflater (runtime/net/ws_deflate.hpp says why).
       websocket::permessage_deflate pmd;
       pmd.server_enable = true;
       ws_.set_option(pmd);

@@ -1,7 +1,7 @@
 // Server-side WebSocket transport. The transport knows no actor and no Nostr:
 // it talks to an abstract WsSessionHandler per connection and exposes a
 // thread-safe WsConnection handle for the way back. Beast stays in the .cpp
-// (toolchain.md §9: a Beast TU costs ~30 s and 2 GB to compile).
+// (docs/toolchain.md §9: a Beast TU costs ~30 s and 2 GB to compile).
 #pragma once
 
 #include <atomic>

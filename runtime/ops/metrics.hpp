@@ -13,7 +13,7 @@
 
 namespace graspd::runtime {
 
-/// Process-level gauges, written by actors/process_monitor.
+/// Process-level gauges, written by actors/ops/process_monitor.
 struct ProcessGauges {
   prometheus::Gauge& start_time_seconds;
   prometheus::Gauge& uptime_seconds;

@@ -1,4 +1,4 @@
-// Pull-request events in purgatory (git-hosting.md §6.1–6.2, §7): what a kind 1618/1619 event
+// Pull-request events in purgatory (docs/spec/git-hosting.md §6.1–6.2, §7): what a kind 1618/1619 event
 // says about its git data (the `c` commit, the repositories it `a`-tags), and the placeholders of
 // `refs/nostr/<id>` refs pushed before their PR event is known (§7.3). Pure: no CAF, no LMDB, no
 // git; the acceptance actor feeds it facts and carries out what it answers (persist the records,

@@ -1,4 +1,4 @@
-// Purgatory (git-hosting.md §6): events accepted by the policy but held back until the git data
+// Purgatory (docs/spec/git-hosting.md §6): events accepted by the policy but held back until the git data
 // they describe exists here. Pure (no CAF, no LMDB): the acceptance actor feeds it facts (an
 // accepted event to hold, git data that arrived, the time) and carries out what it answers
 // (persist, write to the store, delete a repository). Held events are not in the event store:
@@ -6,7 +6,7 @@
 //
 // Rules:
 //  - held: a new announcement listing this service, a state event whose objects are missing, a
-//    pull request (kind 1618/1619) whose `c` commit is missing (store/pull_requests.hpp);
+//    pull request (kind 1618/1619) whose `c` commit is missing (store/git/pull_requests.hpp);
 //  - at most one held version per address: a newer one replaces the held one (and restarts the
 //    hold), an older one is answered as a duplicate (pull requests have no address);
 //  - a hold lasts `hold_seconds`, restarted for every held event of a repository by a replacing

@@ -35,7 +35,7 @@ namespace graspd::store {
 
 /// Version of the on-disk layout. Bump it whenever keys or records change;
 /// opening a store written with another version is refused, except version 1, which is
-/// migrated at open (2 only added the id tail, store/id_index.hpp).
+/// migrated at open (2 only added the id tail, store/lmdb/id_index.hpp).
 inline constexpr std::uint32_t kSchemaVersion = 2;
 
 /// Thrown when the store cannot be opened or an LMDB call fails.
@@ -59,7 +59,7 @@ struct StoreOptions {
   /// crash. Only for benchmarks and bulk tooling; the relay keeps it true.
   bool durable = true;
   /// New ids are merged into the id index in bulk once this many events were committed since
-  /// the last merge (store/id_index.hpp): larger means fewer, longer merges and a larger
+  /// the last merge (store/lmdb/id_index.hpp): larger means fewer, longer merges and a larger
   /// in-memory map (~70 bytes per event). Tests lower it.
   std::uint64_t ids_merge_every = 32768;
   /// Seconds since the epoch; injectable so tests control NIP-40 expiration.
@@ -201,7 +201,7 @@ class EventStore {
       std::uint64_t from, std::uint64_t to, std::size_t max,
       const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const;
 
-  /// Purgatory records (git-hosting.md §6.5), beside the events and never served: `record` is
+  /// Purgatory records (docs/spec/git-hosting.md §6.5), beside the events and never served: `record` is
   /// opaque here (store/lmdb/store_view.hpp). Each call is one small write transaction: for tests
   /// and offline tools; the daemon changes them only through the store writer (commit_batch).
   void put_held(const nostr::EventId& id, std::string_view record);

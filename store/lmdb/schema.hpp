@@ -21,7 +21,7 @@ namespace graspd::store {
 
 struct EventStore::Dbs {
   MDB_dbi meta = 0;     // "schema_version" -> decimal text, "next_seq" -> be64,
-                        // "ids_upto" -> be64 (absent = 1): see store/id_index.hpp
+                        // "ids_upto" -> be64 (absent = 1): see store/lmdb/id_index.hpp
   MDB_dbi events = 0;   // seq (native u64, MDB_INTEGERKEY) -> record
   MDB_dbi ids = 0;      // id[32] -> seq be64, for the events with seq < ids_upto
   MDB_dbi created = 0;  // time be64 | seq be64
@@ -32,7 +32,7 @@ struct EventStore::Dbs {
   MDB_dbi expiry = 0;   // expiration be64 | seq be64
   MDB_dbi heads = 0;    // address key -> seq be64 (current replaceable/addressable version)
   MDB_dbi deleted = 0;  // 'i' id pubkey -> "" ; 'a' address key -> deletion created_at be64
-  MDB_dbi held = 0;     // id[32] -> purgatory record (store/held_records.hpp); added later, so
+  MDB_dbi held = 0;     // id[32] -> purgatory record (store/lmdb/store_view.hpp); added later, so
                         // an older store gains it empty without a schema change
   /// The ids of the events with seq >= ids_upto (not in `ids` yet).
   std::unique_ptr<detail::RecentIds> recent = std::make_unique<detail::RecentIds>();

@@ -17,9 +17,9 @@ const nostr::ParseLimits& stored_event_limits() {
     nostr::ParseLimits l;
     l.max_event_bytes = std::numeric_limits<std::size_t>::max();
     l.max_message_bytes = std::numeric_limits<std::size_t>::max();
-    l.max_tags = std::numeric_limits<std::size_t>::max();
+    l.max_event_tags = std::numeric_limits<std::size_t>::max();
     l.max_tag_elements = std::numeric_limits<std::size_t>::max();
-    l.max_content_bytes = std::numeric_limits<std::size_t>::max();
+    l.max_content_length = std::numeric_limits<std::size_t>::max();
     return l;
   }();
   return limits;

@@ -380,7 +380,7 @@ Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {
     targets.push_back(address_filter(address));
     keys.push_back(wait_key::address(address.text));
   }
-  // A held announcement counts: its owner's deletion ends the hold (git-hosting.md §4.6).
+  // A held announcement counts: its owner's deletion ends the hold (docs/spec/git-hosting.md §4.6).
   if (!targets.empty() && (any_stored(view_, targets) || (held_ && any_stored(*held_, targets))))
     return accept(Rule::deletion_own_target);
   return wait_for(Rule::deletion_no_own_target,

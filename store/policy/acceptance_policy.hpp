@@ -1,4 +1,4 @@
-// GRASP-01 event acceptance policy (protocol.md §3): which events graspd stores.
+// GRASP-01 event acceptance policy (docs/spec/protocol.md §3): which events graspd stores.
 // One component for the client path and the sync path. It lives in store/
 // because every rule is a lookup against what is already stored; it sees the
 // store only through StoreView so it can be tested against a plain vector.
@@ -87,6 +87,11 @@ enum class Verdict : std::uint8_t {
   refuse_missing_dependency,
 };
 
+/// A write answered dependency_missing (what the event was accepted on was not stored after all:
+/// deleted, replaced) is judged again at most this often before the event is refused; each round
+/// waits for one commit, so this cannot spin. The acceptance actor and `graspd sync` both apply it.
+inline constexpr int max_write_attempts = 4;
+
 struct Decision {
   Verdict verdict = Verdict::refuse;
   Rule rule = Rule::related_orphan;
@@ -122,7 +127,7 @@ class CombinedView final : public StoreView {
   mutable std::vector<nostr::EventId> recorded_;
 };
 
-/// What the policy is configured with; the configuration parses every list once (runtime/config).
+/// What the policy is configured with; the configuration parses every list once (runtime/config/config).
 struct PolicyConfig {
   /// NGIT_DOMAIN: announcements must list it in their clone and relays tags.
   HostPort service;
@@ -177,7 +182,7 @@ class AcceptancePolicy {
   void load_from_store(const std::function<void(std::uint64_t)>& on_progress = {});
   static constexpr std::uint64_t progress_every = 4096;
 
-  /// Announcements held in purgatory (git-hosting.md §1.3): they count for "an announcement
+  /// Announcements held in purgatory (docs/spec/git-hosting.md §1.3): they count for "an announcement
   /// exists" and the maintainer closure, never for the related-event rule. Null = none.
   void set_held_announcements(const StoreView* held) { held_ = held; }
 

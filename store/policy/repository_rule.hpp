@@ -1,5 +1,5 @@
 // One entry of the repository curation lists (NGIT_REPOSITORY_WHITELIST,
-// NGIT_REPOSITORY_BLACKLIST) and the identifier rule of protocol.md §3.2. The
+// NGIT_REPOSITORY_BLACKLIST) and the identifier rule of docs/spec/protocol.md §3.2. The
 // configuration parses the lists into these; the policy only matches them.
 #pragma once
 

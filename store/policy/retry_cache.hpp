@@ -37,6 +37,15 @@ class RetryCache {
   /// entries make room when a bound is reached. Repeated keys count once; the
   /// bytes bound covers the event estimate plus the keys and index nodes.
   /// `source` names who sent it; an empty source is not held to a share.
+  /// What a parked event counts for in max_bytes: an estimate of its size, since the exact JSON
+  /// length would cost a serialization per refusal.
+  static std::size_t approximate_bytes(const nostr::Event& ev) {
+    std::size_t bytes = 256 + ev.content.size();
+    for (const auto& tag : ev.tags)
+      for (const auto& value : tag) bytes += value.size() + 4;
+    return bytes;
+  }
+
   void park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::string> keys, std::int64_t now,
             const std::string& source = {});
   /// Removes and returns the events waiting on any of `keys`.

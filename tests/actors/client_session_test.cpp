@@ -29,7 +29,7 @@ using test::RecordingSink;
 using test::event_frame;
 
 /// An untagged event signed by `secret_key(3)`.
-nostr::Event signed_event(std::uint32_t kind, std::string content,
+nostr::Event untagged_event(std::uint32_t kind, std::string content,
                           std::int64_t created_at = 1700000000) {
   return test::signed_event(kind, {}, created_at, std::move(content), 3);
 }
@@ -82,7 +82,7 @@ class ClientSessionTest : public test::ActorTest {
 
 TEST_F(ClientSessionTest, EventIsAcknowledgedAfterCommitAndThenServedByReq) {
   auto session = open_session();
-  auto ev = signed_event(1, "hi");
+  auto ev = untagged_event(1, "hi");
   EXPECT_EQ(say(session, event_frame(ev)),
             std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
   EXPECT_TRUE(store_->contains(ev.id));
@@ -97,7 +97,7 @@ TEST_F(ClientSessionTest, LiveEventsFollowEoseAndStopAfterClose) {
   auto writer_session = open_session();
   EXPECT_EQ(say(reader, R"(["REQ","live",{"kinds":[1]}])"),
             std::vector<std::string>{nostr::relay_eose("live")});
-  auto ev = signed_event(1, "fresh");
+  auto ev = untagged_event(1, "fresh");
   auto frames = say(writer_session, event_frame(ev));
   // One sink is shared by both sessions here: the OK and the live EVENT.
   ASSERT_EQ(frames.size(), 2u);
@@ -105,14 +105,14 @@ TEST_F(ClientSessionTest, LiveEventsFollowEoseAndStopAfterClose) {
                       nostr::relay_event("live", nostr::serialize_event(ev))),
             frames.end());
   EXPECT_TRUE(say(reader, R"(["CLOSE","live"])").empty());
-  auto later = signed_event(1, "later");
+  auto later = untagged_event(1, "later");
   EXPECT_EQ(say(writer_session, event_frame(later)),
             std::vector<std::string>{nostr::relay_ok(later.id, true, "")});
 }
 
 TEST_F(ClientSessionTest, RefusalsCarryPrefixes) {
   auto session = open_session();
-  auto bad = signed_event(1, "x");
+  auto bad = untagged_event(1, "x");
   bad.sig[0] ^= 1;
   auto frames = say(session, event_frame(bad));
   ASSERT_EQ(frames.size(), 1u);
@@ -136,7 +136,7 @@ TEST_F(ClientSessionTest, SubscriptionCapAndLimitClamping) {
   limits.max_limit = 2;
   auto session = open_session(limits);
   for (int i = 0; i < 4; ++i)
-    say(session, event_frame(signed_event(1, "n" + std::to_string(i), 1700000000 + i)));
+    say(session, event_frame(untagged_event(1, "n" + std::to_string(i), 1700000000 + i)));
   auto frames = say(session, R"(["REQ","a",{"kinds":[1],"limit":50}])");
   EXPECT_EQ(frames.size(), 3u);  // 2 events (capped) + EOSE
   frames = say(session, R"(["REQ","b",{}])");
@@ -169,11 +169,11 @@ TEST_F(ClientSessionTest, EventRateBucketRefusesBursts) {
   limits.event_burst = 2;
   auto session = open_session(limits);
   for (int i = 0; i < 2; ++i) {
-    auto ev = signed_event(1, "ok" + std::to_string(i));
+    auto ev = untagged_event(1, "ok" + std::to_string(i));
     EXPECT_EQ(say(session, event_frame(ev)),
               std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
   }
-  auto third = signed_event(1, "too many");
+  auto third = untagged_event(1, "too many");
   auto frames = say(session, event_frame(third));
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0],
@@ -187,7 +187,7 @@ TEST_F(ClientSessionTest, EventRateBucketRefillsOnTheInjectedClock) {
   limits.event_burst = 1;
   auto session = open_session(limits);
   auto accepted = [&](const std::string& content) {
-    auto ev = signed_event(1, content);
+    auto ev = untagged_event(1, content);
     auto frames = say(session, event_frame(ev));
     return frames.size() == 1 && frames[0] == nostr::relay_ok(ev.id, true, "");
   };
@@ -217,15 +217,15 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
     };
   });
   auto session = open_session({}, hook);
-  auto spam = signed_event(1, "spam");
+  auto spam = untagged_event(1, "spam");
   EXPECT_EQ(say(session, event_frame(spam)),
             std::vector<std::string>{nostr::relay_ok(spam.id, false, "blocked: no spam")});
   EXPECT_FALSE(store_->contains(spam.id));
-  auto fine = signed_event(1, "fine");
+  auto fine = untagged_event(1, "fine");
   EXPECT_EQ(say(session, event_frame(fine)),
             std::vector<std::string>{nostr::relay_ok(fine.id, true, "")});
   // Held in purgatory: accepted, with the hook's own text.
-  auto held = signed_event(1, "held");
+  auto held = untagged_event(1, "held");
   EXPECT_EQ(say(session, event_frame(held)),
             std::vector<std::string>{nostr::relay_ok(held.id, true, "purgatory: waiting")});
 }
@@ -233,11 +233,11 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
 TEST_F(ClientSessionTest, EventsReachTheStoreInTheClientsOrderWhateverTheVerifiersDo) {
   auto holding = spawn(test::holding_verifier);
   auto session = open_session({}, {}, std::vector<verifier_actor>{holding});
-  auto older = signed_event(0, "profile v1", 1700000000);
-  auto newer = signed_event(0, "profile v2", 1700000001);
-  auto bad = signed_event(1, "forged");
+  auto older = untagged_event(0, "profile v1", 1700000000);
+  auto newer = untagged_event(0, "profile v2", 1700000001);
+  auto bad = untagged_event(1, "forged");
   bad.sig[5] ^= 1;
-  auto last = signed_event(1, "after the forgery");
+  auto last = untagged_event(1, "after the forgery");
   caf::anon_send(session, atom::ws_text::value, event_frame(older));
   caf::anon_send(session, atom::ws_text::value, event_frame(newer));
   caf::anon_send(session, atom::ws_text::value, event_frame(bad));
@@ -267,7 +267,7 @@ TEST_F(ClientSessionTest, AConnectionKeepsAtMostItsShareOfChecksOnTheVerifiers) 
   auto session = open_session(limits, {}, std::vector<verifier_actor>{holding});
   std::vector<nostr::Event> events;
   for (int i = 0; i < 5; ++i) {
-    events.push_back(signed_event(1, "queued " + std::to_string(i)));
+    events.push_back(untagged_event(1, "queued " + std::to_string(i)));
     caf::anon_send(session, atom::ws_text::value, event_frame(events.back()));
   }
   run();
@@ -290,7 +290,7 @@ TEST_F(ClientSessionTest, ClientTextCountsAsConsumedOnlyOnceHandledAndChecked) {
   const std::string req = R"(["REQ","s",{"kinds":[1]}])";
   say(session, req);
   EXPECT_EQ(sink_->consumed_bytes, req.size());
-  const auto event = event_frame(signed_event(1, "held back"));
+  const auto event = event_frame(untagged_event(1, "held back"));
   say(session, event);
   EXPECT_EQ(sink_->consumed_bytes, req.size()) << "an EVENT counts until its check is done";
   caf::anon_send(holding, VerifyEvent{nullptr});
@@ -302,8 +302,8 @@ TEST_F(ClientSessionTest, ClientTextCountsAsConsumedOnlyOnceHandledAndChecked) {
 
 TEST_F(ClientSessionTest, WithoutVerifiersTheSessionChecksSignaturesItself) {
   auto session = open_session({}, {}, std::vector<verifier_actor>{});
-  auto good = signed_event(1, "inline");
-  auto bad = signed_event(1, "inline forged");
+  auto good = untagged_event(1, "inline");
+  auto bad = untagged_event(1, "inline forged");
   bad.sig[0] ^= 1;
   EXPECT_EQ(say(session, event_frame(good)),
             std::vector<std::string>{nostr::relay_ok(good.id, true, "")});
@@ -313,7 +313,7 @@ TEST_F(ClientSessionTest, WithoutVerifiersTheSessionChecksSignaturesItself) {
 
 TEST_F(ClientSessionTest, CountAnswersFromTheStore) {
   auto session = open_session();
-  for (int i = 0; i < 3; ++i) say(session, event_frame(signed_event(1, "c" + std::to_string(i))));
+  for (int i = 0; i < 3; ++i) say(session, event_frame(untagged_event(1, "c" + std::to_string(i))));
   EXPECT_EQ(say(session, R"(["COUNT","c",{"kinds":[1]}])"),
             std::vector<std::string>{nostr::relay_count("c", 3)});
 }
@@ -324,7 +324,7 @@ TEST_F(ClientSessionTest, ClosingTheConnectionDropsItsSubscriptions) {
   say(reader, R"(["REQ","live",{}])");
   caf::anon_send(reader, atom::ws_closed::value);
   run();
-  auto ev = signed_event(1, "nobody listens");
+  auto ev = untagged_event(1, "nobody listens");
   EXPECT_EQ(say(writer_session, event_frame(ev)),
             std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
 }
@@ -336,7 +336,7 @@ TEST_F(ClientSessionTest, AStoredAnswerLeavesInChunksPacedByTheTransport) {
   std::vector<nostr::EventPtr> stored;
   for (std::size_t i = 0; i < events; ++i)
     stored.push_back(std::make_shared<const nostr::Event>(
-        signed_event(1, std::string(40 * 1024, 'a' + i % 26), 1700000000 + i)));
+        untagged_event(1, std::string(40 * 1024, 'a' + i % 26), 1700000000 + i)));
   store_->write_batch(stored);
   runtime::RelayLimits limits;
   limits.answer_chunk_bytes = chunk;
@@ -354,7 +354,7 @@ TEST_F(ClientSessionTest, AStoredAnswerLeavesInChunksPacedByTheTransport) {
   };
   EXPECT_LE(bytes_of(answer), chunk + largest_frame + 1024) << "the first chunk";
   // An event committed while the answer is under way comes live, after EOSE.
-  auto fresh = std::make_shared<const nostr::Event>(signed_event(1, "fresh", 1800000000));
+  auto fresh = std::make_shared<const nostr::Event>(untagged_event(1, "fresh", 1800000000));
   caf::anon_send(writer_, StoreWrite{fresh, {}});
   run();
   while (sink_->release_drain()) {
@@ -377,7 +377,7 @@ TEST_F(ClientSessionTest, AnAnswerWhoseReqIsClosedMidwayStopsWithoutEose) {
   std::vector<nostr::EventPtr> stored;
   for (std::size_t i = 0; i < 40; ++i)
     stored.push_back(std::make_shared<const nostr::Event>(
-        signed_event(1, std::string(40 * 1024, 'b'), 1700000000 + i)));
+        untagged_event(1, std::string(40 * 1024, 'b'), 1700000000 + i)));
   store_->write_batch(stored);
   runtime::RelayLimits limits;
   limits.answer_chunk_bytes = 64 * 1024;

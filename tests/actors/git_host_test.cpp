@@ -39,6 +39,13 @@ class GitHostTest : public test::ActorTest {
     run();
   }
 
+  /// The actor's state (its git process drivers) goes before the io_context and directories it
+  /// uses; the base class would end the actor only after they are gone.
+  ~GitHostTest() override {
+    caf::anon_send_exit(host_, caf::exit_reason::kill);
+    run();
+  }
+
   /// An announcement of `identifier` by key `owner`, stored.
   nostr::EventPtr announce(std::uint64_t owner, const std::string& identifier) {
     auto ev = unsigned_event(next_id_++, owner, 1000, nostr::nip34::kind::repo_announcement,

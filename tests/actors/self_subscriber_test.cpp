@@ -17,11 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// A kind-`kind` event with content "hello", signed by `secret_key(author)`.
-nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
-                          std::uint8_t author = 7) {
-  return test::signed_event(kind, std::move(tags), created_at, "hello", author);
-}
+using test::signed_event;
 
 /// Fails the test: a mock received a message the test does not expect.
 void unexpected_at_manager(const char* message_type) {

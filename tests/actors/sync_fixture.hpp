@@ -57,11 +57,7 @@ struct ScriptedPeer : runtime::RelayClient {
   }
 };
 
-/// A kind-`kind` event with content "hello", signed by `secret_key(author)`.
-inline nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
-                                 std::uint8_t author = 7) {
-  return test::signed_event(kind, std::move(tags), created_at, "hello", author);
-}
+using test::signed_event;
 
 /// A sync manager over a real store writer, dialling scripted peers: the relay connections it
 /// spawns are the real ones, so both actors are tested through it.

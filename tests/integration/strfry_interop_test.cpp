@@ -1,4 +1,4 @@
-// graspd's NIP-77 server against a real strfry's `strfry sync` client (spec nip77-negentropy.md
+// graspd's NIP-77 server against a real strfry's `strfry sync` client (spec docs/spec/nip77-negentropy.md
 // §10): the two relays hold overlapping sets of events that all share one created_at (so every
 // bound needs an id prefix); `strfry sync --dir both` must leave both with the union, and a second
 // run must find nothing to do. And graspd's sync as the NIP-77 client of a `strfry relay` (§10.9):

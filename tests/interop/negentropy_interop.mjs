@@ -16,7 +16,7 @@
 // IdList like a client). The responder below is built from nostr-tools'
 // primitives (storage, bound codec, splitRange, fingerprints, frame limit
 // test) plus the two responder rules the port lacks, written from the spec
-// (shared/spec/nip77-negentropy.md §5.2, §5.3d, §6.1): the own-IdList answer
+// (docs/spec/nip77-negentropy.md §5.2, §5.3d, §6.1): the own-IdList answer
 // with its frame-limit truncation and the bare `61` answer to other versions.
 // The port only handles timestamps below 2^31, so the sets stay there.
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// NIP-77 byte identity (shared/spec/nip77-negentropy.md §10.8): the same client messages, from
+// NIP-77 byte identity (docs/spec/nip77-negentropy.md §10.8): the same client messages, from
 // nostr-tools' reference initiator (frame limit 60,000), go to two relays holding the same events;
 // every NEG-MSG payload they answer must be identical. The client goes on with relay A's answer.
 //

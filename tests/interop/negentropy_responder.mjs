@@ -3,7 +3,7 @@
 // reconcile() treats every IdList like a client); the responder below uses its
 // primitives (storage, bound codec, splitRange, fingerprints, frame limit test)
 // plus the two responder rules the port lacks, written from the spec
-// (shared/spec/nip77-negentropy.md §5.2, §5.3d, §6.1): the own-IdList answer
+// (docs/spec/nip77-negentropy.md §5.2, §5.3d, §6.1): the own-IdList answer
 // with its frame-limit truncation and the bare `61` answer to other versions.
 // Used by negentropy_interop.mjs (cross-checks) and fault_peer.mjs (a NIP-77 peer).
 import { nip77 } from 'nostr-tools';

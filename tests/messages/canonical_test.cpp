@@ -110,7 +110,7 @@ TEST(Canonical, Sha256OfEmptyInput) {
 
 TEST(Canonical, ParsedEventReserializesToSameId) {
   for (const auto& text : testing::tricky_strings()) {
-    const Event ev = testing::signed_event(text, {{"t", text}});
+    const Event ev = testing::signed_note(text, {{"t", text}});
     auto parsed = parse_event(serialize_event(ev), ParseLimits{});
     ASSERT_TRUE(parsed.ok()) << parsed.error();
     EXPECT_EQ(*parsed, ev);

@@ -22,7 +22,7 @@ void expect_error(std::string_view frame, Kind kind, std::string_view message,
 }
 
 TEST(ClientMessage, Event) {
-  const Event ev = testing::signed_event("hello", {{"t", "x"}});
+  const Event ev = testing::signed_note("hello", {{"t", "x"}});
   auto m = parse("[\"EVENT\"," + serialize_event(ev) + "]");
   ASSERT_TRUE(m.ok()) << m.error().message;
   ASSERT_TRUE(std::holds_alternative<ClientEvent>(*m));
@@ -119,7 +119,7 @@ TEST(ClientMessage, BadNegentropyPayloadsAnswerWithTheSubscriptionId) {
 }
 
 TEST(ClientMessage, InvalidEventExposesItsIdWhenReadable) {
-  const Event ev = testing::signed_event("hello");
+  const Event ev = testing::signed_note("hello");
   std::string json = serialize_event(ev);
   json.replace(json.find("\"kind\":1"), 8, "\"kind\":-1");
   auto m = parse("[\"EVENT\"," + json + "]");
@@ -141,7 +141,7 @@ TEST(ClientMessage, InvalidEventExposesItsIdWhenReadable) {
 }
 
 TEST(ClientMessage, EventSizeLimitKeepsTheId) {
-  const Event ev = testing::signed_event(std::string(2000, 'x'));
+  const Event ev = testing::signed_note(std::string(2000, 'x'));
   ParseLimits limits;
   limits.max_event_bytes = 1000;
   auto m = parse("[\"EVENT\"," + serialize_event(ev) + "]", limits);
@@ -170,7 +170,7 @@ TEST(ClientMessage, BadFiltersAnswerClosedWithTheSubscription) {
   EXPECT_EQ(none.error().message, "invalid: COUNT needs at least one filter");
 
   ParseLimits limits;
-  limits.max_filters_per_req = 2;
+  limits.max_filters = 2;
   auto many = parse("[\"REQ\",\"s\",{},{},{}]", limits);
   EXPECT_EQ(many.error().kind, Kind::invalid_filter);
   EXPECT_EQ(many.error().message, "invalid: too many filters");

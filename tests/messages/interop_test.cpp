@@ -38,7 +38,7 @@ std::vector<Event> tricky_events() {
   std::int64_t created_at = 1700000000;
   for (const auto& text : testing::tricky_strings())
     events.push_back(
-        testing::signed_event(text, {{"t", text}, {"x", text, "y" + text}}, 1, created_at++));
+        testing::signed_note(text, {{"t", text}, {"x", text, "y" + text}}, 1, created_at++));
   // A few authors, kinds and tag shapes.
   std::mt19937 rng(42);
   for (int i = 0; i < 20; ++i) {

@@ -167,9 +167,9 @@ TEST(ParseEvent, EmbeddedNulAndSurrogatePairsDecodeByLength) {
 
 TEST(ParseEvent, LimitsAreEnforced) {
   ParseLimits limits;
-  limits.max_tags = 2;
+  limits.max_event_tags = 2;
   limits.max_tag_elements = 2;
-  limits.max_content_bytes = 3;
+  limits.max_content_length = 3;
   EXPECT_EQ(parse_event(event_json({{"tags", "[[],[],[]]"}}), limits).error(),
             "invalid: too many tags");
   EXPECT_EQ(parse_event(event_json({{"tags", "[[\"a\",\"b\",\"c\"]]"}}), limits).error(),
@@ -198,7 +198,7 @@ TEST(ParseEvent, NestingDepthScanner) {
 }
 
 TEST(SerializeEvent, KeyOrderAndEscaping) {
-  Event ev = testing::signed_event("a\x1f\"/\\", {{"t", "\x0b"}});
+  Event ev = testing::signed_note("a\x1f\"/\\", {{"t", "\x0b"}});
   const std::string json = serialize_event(ev);
   EXPECT_EQ(json, "{\"id\":\"" + to_hex(ev.id) + "\",\"pubkey\":\"" + to_hex(ev.pubkey) +
                       "\",\"created_at\":1700000000,\"kind\":1,\"tags\":[[\"t\",\"\\u000b\"]],"
@@ -291,7 +291,7 @@ namespace graspd::nostr {
 namespace {
 
 TEST(ParseValue, EventAndFilterFromAnExistingDocument) {
-  const Event ev = testing::signed_event("from a DOM", {{"d", "x"}});
+  const Event ev = testing::signed_note("from a DOM", {{"d", "x"}});
   const std::string json = "[" + serialize_event(ev) + ",{\"#d\":[\"x\"],\"kinds\":[1]}]";
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());

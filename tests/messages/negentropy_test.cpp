@@ -1,4 +1,4 @@
-// NIP-77 negentropy core: the spec's vectors (shared/spec/nip77-negentropy.md
+// NIP-77 negentropy core: the spec's vectors (docs/spec/nip77-negentropy.md
 // §3, §4, §9, computed by the C++ and JS references), seeded round trips of
 // our initiator against our responder, and malformed input.
 #include <gtest/gtest.h>

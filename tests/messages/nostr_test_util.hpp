@@ -24,10 +24,11 @@ inline Event unsigned_event(std::string content, Tags tags = {}, std::uint32_t k
   return ev;
 }
 
-inline Event signed_event(std::string content, Tags tags = {}, std::uint32_t kind = 1,
-                          std::int64_t created_at = 1700000000) {
-  return sign_event(unsigned_event(std::move(content), std::move(tags), kind, created_at),
-                    test_secret_key());
+/// A note (content first, kind 1 by default) signed with the default key: test::signed_event in
+/// the argument order these tests read best.
+inline Event signed_note(std::string content, Tags tags = {}, std::uint32_t kind = 1,
+                         std::int64_t created_at = 1700000000) {
+  return test::signed_event(kind, std::move(tags), created_at, std::move(content), 0x11);
 }
 
 /// Every tricky string the id serialization must get right: each ASCII

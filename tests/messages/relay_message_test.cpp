@@ -33,7 +33,7 @@ TEST(RelayMessage, UntrustedTextIsEscapedIntoValidJson) {
 }
 
 TEST(RelayMessage, ParsesEveryVerb) {
-  const Event ev = testing::signed_event("x");
+  const Event ev = testing::signed_note("x");
   const ParseLimits limits;
   auto event = parse_relay_message(relay_event("s", serialize_event(ev)), limits);
   ASSERT_TRUE(event.ok()) << event.error();

@@ -154,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(OfficialVectors, Bip340Signing,
                          vector_name);
 
 TEST(Verify, SignedEventChecksOk) {
-  const Event ev = testing::signed_event("hello");
+  const Event ev = testing::signed_note("hello");
   EXPECT_EQ(ev.id, compute_id(ev));
   EXPECT_EQ(ev.pubkey, pubkey_from_secret(testing::test_secret_key()));
   EXPECT_TRUE(verify_signature(ev));
@@ -163,28 +163,28 @@ TEST(Verify, SignedEventChecksOk) {
 }
 
 TEST(Verify, TamperedContentIsBadId) {
-  Event ev = testing::signed_event("hello");
+  Event ev = testing::signed_note("hello");
   ev.content = "hellO";
   EXPECT_EQ(check_event(ev), EventCheck::bad_id);
   EXPECT_STREQ(describe(EventCheck::bad_id), "invalid: event id does not match");
 }
 
 TEST(Verify, TamperedSignatureIsBadSig) {
-  Event ev = testing::signed_event("hello");
+  Event ev = testing::signed_note("hello");
   ev.sig[10] ^= 1;
   EXPECT_EQ(check_event(ev), EventCheck::bad_sig);
   EXPECT_FALSE(verify_signature(ev));
 }
 
 TEST(Verify, OtherAuthorIsBadSig) {
-  Event ev = testing::signed_event("hello");
+  Event ev = testing::signed_note("hello");
   ev.pubkey = *pubkey_from_secret(testing::test_secret_key(0x22));
   ev.id = compute_id(ev);
   EXPECT_EQ(check_event(ev), EventCheck::bad_sig);
 }
 
 TEST(Verify, InvalidPubkeyIsRejectedNotCrashing) {
-  Event ev = testing::signed_event("hello");
+  Event ev = testing::signed_note("hello");
   ev.pubkey.fill(0xff);  // exceeds the field size
   EXPECT_FALSE(verify_signature(ev));
   EXPECT_FALSE(verify_signature(ev));

@@ -1,4 +1,4 @@
-// FetchSchedule (runtime/git_fetch_schedule.hpp): every rule of git data fetch scheduling, with the
+// FetchSchedule (runtime/git/engine/git_fetch_schedule.hpp): every rule of git data fetch scheduling, with the
 // time passed in by the test.
 #include "runtime/git/engine/git_fetch_schedule.hpp"
 

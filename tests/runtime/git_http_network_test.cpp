@@ -2,7 +2,7 @@
 // network thread (the one that accepted it) is busy. Before, clones were streamed on the relay's
 // network threads, and twenty of them delayed WebSocket answers by seconds (docs/benchmarks.md,
 // "Git hosting: clone").
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>

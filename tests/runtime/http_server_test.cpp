@@ -1,7 +1,7 @@
 // The Beast transport in-process: HEAD, keep-alive, size limits, malformed requests, CORS on every
 // response, WebSocket upgrade hand-off, the hand-off of other requests with their body unread,
 // and stop().
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/net/http_server.hpp"
 

@@ -1,7 +1,7 @@
 // The outbound transport against an in-process relay that floods NOTICE frames: a handler that
 // does not report what it was handed consumed stops the reads at the inbound bound, so a peer
 // cannot grow our memory at line rate; a handler that keeps up receives everything.
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/net/relay_client.hpp"
 

@@ -1,6 +1,6 @@
 // The WebSocket transport over loopback with a handler that records what it is handed: a handler
 // that falls behind stops the reads (inbound back-pressure) until it reports the text consumed.
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/net/ws_session.hpp"
 

@@ -10,7 +10,7 @@ namespace graspd::sim {
 namespace {
 
 /// The committed events, in memory (the sim publishes one version of each announcement, so no
-/// replacement is needed), with the store's NIP-09 rules (store/write_rules.cpp): a committed
+/// replacement is needed), with the store's NIP-09 rules (store/lmdb/write_rules.cpp): a committed
 /// deletion removes each event its `e` tags name when it has the deletion's author and is no
 /// deletion itself, and refuses that (id, author) forever after, even when the event never came.
 /// The schedule draws no `a` deletions, so addresses are not modelled.

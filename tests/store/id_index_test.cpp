@@ -1,4 +1,4 @@
-// The id index with its tail (store/id_index.hpp): events are found by id whether their id was
+// The id index with its tail (store/lmdb/id_index.hpp): events are found by id whether their id was
 // merged into `ids` or is still in the tail, across reopening, deletions and merges; a schema-1
 // store (every id in `ids`) is migrated at open.
 #include <gtest/gtest.h>

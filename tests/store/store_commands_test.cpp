@@ -1,4 +1,4 @@
-// `graspd export` / `graspd import` (runtime/store_commands) on in-memory
+// `graspd export` / `graspd import` (runtime/cli/store_commands) on in-memory
 // streams: verification of every imported event, the summary, JSONL export
 // with and without a filter, and clear usage errors.
 #include "runtime/cli/store_commands.hpp"
@@ -17,7 +17,7 @@ namespace graspd::runtime {
 namespace {
 
 /// Event number `n`: created at 1000 + n, tagged odd or even.
-nostr::Event signed_event(int n, std::uint32_t kind = 1) {
+nostr::Event numbered_event(int n, std::uint32_t kind = 1) {
   return test::signed_event(kind, {{"t", n % 2 ? "odd" : "even"}}, 1000 + n,
                             "note " + std::to_string(n), 7);
 }
@@ -33,16 +33,16 @@ TEST(StoreCommandsTest, ImportVerifiesEveryEventAndSummarizes) {
   store::test::TempDir dir;
   // Signing uses fresh auxiliary randomness: sign each event once.
   std::vector<std::string> json;
-  for (int i = 0; i < 5; ++i) json.push_back(nostr::serialize_event(signed_event(i)));
+  for (int i = 0; i < 5; ++i) json.push_back(nostr::serialize_event(numbered_event(i)));
   std::ostringstream input;
   for (const auto& line : json) input << line << "\n";
   input << json[0] << "\n";  // duplicate
   input << "\n";             // blank: ignored
   input << "{not json\n";
-  auto forged = signed_event(9);
+  auto forged = numbered_event(9);
   forged.content = "tampered";  // id no longer matches
   input << nostr::serialize_event(forged) << "\n";
-  auto bad_sig = signed_event(10);
+  auto bad_sig = numbered_event(10);
   bad_sig.sig[0] ^= 1;
   input << nostr::serialize_event(bad_sig) << "\n";
   std::istringstream in(input.str());
@@ -100,7 +100,7 @@ class LongLineThen : public std::streambuf {
 
 TEST(StoreCommandsTest, ImportSkipsOverlongLinesWithoutBufferingThem) {
   store::test::TempDir dir;
-  LongLineThen source(64u << 20, "\n" + nostr::serialize_event(signed_event(1)) + "\n");
+  LongLineThen source(64u << 20, "\n" + nostr::serialize_event(numbered_event(1)) + "\n");
   std::istream in(&source);
   std::ostringstream err;
   ImportOptions options;

@@ -1,4 +1,4 @@
-// Deterministic actor tests under GoogleTest over CAF's test_coordinator (toolchain.md §3):
+// Deterministic actor tests under GoogleTest over CAF's test_coordinator (docs/toolchain.md §3):
 // nothing runs until the test says so, and time only moves when the test advances it.
 //
 //   class MyTest : public graspd::test::ActorTest {};

@@ -2,7 +2,7 @@
 // thread, for transport tests that need a real WebSocket peer in-process.
 #pragma once
 
-#include <utility>  // before Asio, see toolchain.md §1
+#include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>

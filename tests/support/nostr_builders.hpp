@@ -30,6 +30,12 @@ inline nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int6
   return nostr::sign_event(std::move(ev), secret_key(key));
 }
 
+/// A kind-`kind` event with content "hello", signed by `secret_key(author)`: the actor tests' event.
+inline nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
+                                 std::uint8_t author = 7) {
+  return signed_event(kind, std::move(tags), created_at, "hello", author);
+}
+
 /// The client frame `["EVENT",<event>]`.
 inline std::string event_frame(const nostr::Event& ev) {
   return "[\"EVENT\"," + nostr::serialize_event(ev) + "]";

@@ -3,7 +3,7 @@
 // accepted event of its startup load and of the store's change feed, and hands its snapshot to the
 // Sync+ controller.
 //
-// Rules (grasp-03-proactive-sync-plus.md):
+// Rules (docs/spec/grasp-03-proactive-sync-plus.md):
 //  - a root (1617/1618/1619/1621 tagging a repository) is a candidate; it is active only while one
 //    of the repositories it tags is Full (an accepted announcement is Full; a candidate of a
 //    repository not known yet stays inert and becomes active without a rescan when it is);

@@ -1,4 +1,4 @@
-// Historic sync by REQ pagination (protocol.md §4.5), owned by one
+// Historic sync by REQ pagination (docs/spec/protocol.md §4.5), owned by one
 // RelayConnection. A subscription's first REQ stays open for live events;
 // older history is fetched with separate page REQs (`until` = the oldest
 // created_at each filter saw, inclusive, for the events sharing that second).

@@ -1,4 +1,4 @@
-// Historic sync by NIP-77 negentropy (nip77-negentropy.md §8), owned by one
+// Historic sync by NIP-77 negentropy (docs/spec/nip77-negentropy.md §8), owned by one
 // RelayConnection, for peers that speak it. A subscription keeps one live REQ
 // (`limit: 0`: no stored events, then live ones) and reconciles its history
 // filter by filter against our own store, one NEG session at a time; the ids
