@@ -127,8 +127,7 @@ struct GitDataArrived {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, GitDataArrived& x) {
-  return f(caf::meta::type_name("GitDataArrived"), x.repository, x.states, x.pr_refs,
-           x.commits);
+  return f(caf::meta::type_name("GitDataArrived"), x.repository, x.states, x.pr_refs, x.commits);
 }
 
 }  // namespace graspd

@@ -7,9 +7,9 @@
 #include "runtime/boot/daemon.hpp"
 #include "runtime/boot/sync_command.hpp"
 #include "runtime/cli/check_config.hpp"
+#include "runtime/cli/store_commands.hpp"
 #include "runtime/config/config.hpp"
 #include "runtime/ops/log.hpp"
-#include "runtime/cli/store_commands.hpp"
 #include "runtime/ops/version.hpp"
 
 namespace {

@@ -102,12 +102,11 @@ void look_for_pull_request(Self self, const PrHeld& held) {
   if (!commit) return;
   auto& st = self->state;
   auto host = caf::actor_cast<git_host_actor>(self);
-  auto urls = nostr::nip34::tag_values(*held.pull_request, nostr::nip34::tag::clone,
-                                       max_pr_clone_urls);
+  auto urls =
+      nostr::nip34::tag_values(*held.pull_request, nostr::nip34::tag::clone, max_pr_clone_urls);
   for (const auto& repository : held.repositories)
     st.pr_refs->check(repository, {*commit},
-                      [host, repository, commit = *commit,
-                       urls](std::vector<std::string> present) {
+                      [host, repository, commit = *commit, urls](std::vector<std::string> present) {
                         if (!present.empty())
                           return report_found(host, GitDataArrived{repository, {}, {}, present});
                         caf::anon_send(host, atom::git_fetch::value, repository, commit, urls);
@@ -116,13 +115,12 @@ void look_for_pull_request(Self self, const PrHeld& held) {
 
 void check_commits(Self self, PrCommitsCheck& check) {
   auto host = caf::actor_cast<git_host_actor>(self);
-  self->state.pr_refs->check(check.repository, std::move(check.commits),
-                             [host, repository = check.repository](
-                                 std::vector<std::string> present) {
-                               if (!present.empty())
-                                 report_found(host,
-                                              GitDataArrived{repository, {}, {}, std::move(present)});
-                             });
+  self->state.pr_refs->check(
+      check.repository, std::move(check.commits),
+      [host, repository = check.repository](std::vector<std::string> present) {
+        if (!present.empty())
+          report_found(host, GitDataArrived{repository, {}, {}, std::move(present)});
+      });
 }
 
 void change_pr_ref(Self self, const PrRefChange& change) {

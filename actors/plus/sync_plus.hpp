@@ -1,7 +1,7 @@
 // The SYNC PLUS controller actor (GRASP-03): the discovery controller and history scheduler over
 // the self-subscriber's inventory. It owns the mailbox selection (target hygiene and the
-// four-relay bound, actors/plus/engine/mailboxes), the DiscoveryPlan and the HistoryPlan, and only carries
-// out their decisions:
+// four-relay bound, actors/plus/engine/mailboxes), the DiscoveryPlan and the HistoryPlan, and only
+// carries out their decisions:
 //  - a reconciliation every `reconcile_interval` (and at the first inventory) derives sources,
 //    coverage and history work from the inventory;
 //  - a maintenance pass after each reconciliation, then every `maintenance_interval` while work

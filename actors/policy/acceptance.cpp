@@ -1,7 +1,7 @@
 #include "actors/policy/acceptance.hpp"
-#include "messages/unix_clock.hpp"
 #include "actors/policy/acceptance_metrics.hpp"
 #include "actors/policy/acceptance_steps.hpp"
+#include "messages/unix_clock.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -52,8 +52,8 @@ policy::Decision decide(Self self, const nostr::Event& ev) {
 AcceptanceVerdict park(Self self, const Submission& submission, policy::Decision& decision) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  st.retry->park(ev, policy::RetryCache::approximate_bytes(*ev), decision.wait_keys, st.config.unix_now(),
-                 submission.source);
+  st.retry->park(ev, policy::RetryCache::approximate_bytes(*ev), decision.wait_keys,
+                 st.config.unix_now(), submission.source);
   update_gauges(self);
   // Say so: the client should not resend, and may see the event stored later.
   decision.message += "; held for " + std::to_string(st.retry_ttl_minutes) +
@@ -175,7 +175,8 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
 
 }  // namespace
 
-// ---------------------------------------------------------------- purgatory (docs/spec/git-hosting.md §6)
+// ---------------------------------------------------------------- purgatory
+// (docs/spec/git-hosting.md §6)
 
 void publish_purgatory(Self self) {
   auto& st = self->state;
@@ -327,7 +328,8 @@ HeldRepositories::Change level_after_release(WriteOutcome outcome) {
 void restart_holds(Self self, std::string_view identifier) {
   auto refreshed = self->state.purgatory->refresh(identifier, self->state.config.unix_now());
   HeldRecordChanges changes;
-  for (const auto& entry : refreshed) changes.puts.emplace_back(entry.event->id, store::encode_held(entry));
+  for (const auto& entry : refreshed)
+    changes.puts.emplace_back(entry.event->id, store::encode_held(entry));
   persist(self, std::move(changes));
 }
 
@@ -401,9 +403,9 @@ void consider_hold(Self self, Submission submission, policy::Decision decision,
   auto result = st.purgatory->hold(ev, kind, st.config.unix_now());
   using Hold = policy::Purgatory::Hold;
   if (result.outcome == Hold::duplicate)  // a newer version of its address is held
-    return submission.reply(AcceptanceVerdict{
-        true, "duplicate: an older version (a newer one is held)",
-        WriteOutcome::rejected_older_version});
+    return submission.reply(AcceptanceVerdict{true,
+                                              "duplicate: an older version (a newer one is held)",
+                                              WriteOutcome::rejected_older_version});
   if (result.outcome == Hold::full)
     return submission.reply(AcceptanceVerdict{
         false, "error: too many events are waiting for git data here; try again later", {}});
@@ -532,7 +534,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
   // Purgatory's families exist with purgatory off too (at zero): dashboards and alerts find them.
   if (registry) {
     st.metrics = std::make_shared<AcceptanceMetrics>(*registry);
-    st.metrics->enable_purgatory(*registry);
+    st.metrics->register_purgatory(*registry);
   }
   const auto interval = config.expiry_interval;
   st.config = std::move(config);

@@ -1,12 +1,11 @@
 // The ACCEPTANCE actor: owns the GRASP-01 policy (store/policy/acceptance_policy),
-// its pending events, its retry cache and purgatory (store/git/purgatory). Client sessions and relay
-// connections hand it every valid event; it judges the event against the
-// store plus the events it accepted whose commit it has not seen yet, sends
-// accepted ones to the store writer in decision order and answers after the
-// commit. It follows the store's change feed to keep identity eligibility
-// current and to re-submit parked events whose dependency was just committed,
-// whichever path they came from. Purgatory's records go to the store writer
-// (StoreHeld); git hosting is reached by messages (git_host_actor).
+// its pending events, its retry cache and purgatory (store/git/purgatory). Client sessions and
+// relay connections hand it every valid event; it judges the event against the store plus the
+// events it accepted whose commit it has not seen yet, sends accepted ones to the store writer in
+// decision order and answers after the commit. It follows the store's change feed to keep identity
+// eligibility current and to re-submit parked events whose dependency was just committed, whichever
+// path they came from. Purgatory's records go to the store writer (StoreHeld); git hosting is
+// reached by messages (git_host_actor).
 #pragma once
 
 #include <caf/stateful_actor.hpp>
@@ -21,11 +20,11 @@
 
 #include "actors/ops/failed_replies.hpp"
 #include "messages/interfaces.hpp"
-#include "store/policy/acceptance_policy.hpp"
 #include "store/git/pull_requests.hpp"
-#include "store/lmdb/event_store.hpp"
 #include "store/git/purgatory.hpp"
+#include "store/lmdb/event_store.hpp"
 #include "store/lmdb/store_view.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 namespace prometheus {
 class Registry;

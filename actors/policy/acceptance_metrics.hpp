@@ -47,10 +47,19 @@ struct AcceptanceMetrics {
                            .Help("Events accepted and sent to the store writer whose commit the "
                                  "policy has not seen yet")
                            .Register(registry)
-                           .Add({})) {}
+                           .Add({})) {
+    // Every series exists from the start, at zero: a dashboard or an alert that queries one
+    // finds it before the first event of its kind (and "no data" means graspd is not there).
+    for (std::size_t g = 0; g < policy::kind_group_count; ++g)
+      for (const char* result : {"accepted", "refused"})
+        decisions.Add({{"kind_group", policy::to_string(static_cast<policy::KindGroup>(g))},
+                       {"result", result}});
+    for (std::size_t r = 0; r < policy::rule_count; ++r)
+      rules.Add({{"rule", policy::to_string(static_cast<policy::Rule>(r))}});
+  }
 
-  /// graspd_purgatory_*: registered only when purgatory is on.
-  void enable_purgatory(prometheus::Registry& registry) {
+  /// graspd_purgatory_*: registered with purgatory off too, every series at zero.
+  void register_purgatory(prometheus::Registry& registry) {
     held_events = &prometheus::BuildGauge()
                        .Name("graspd_purgatory_events")
                        .Help("Events held in purgatory until their git data arrives, by kind")
@@ -61,6 +70,10 @@ struct AcceptanceMetrics {
                                   "Purgatory: events held, released (git data arrived, moved "
                                   "to the store) and expired (no git data in time)")
                               .Register(registry);
+    for (std::size_t k = 0; k < policy::held_kind_count; ++k)
+      held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(k))}});
+    for (const char* outcome : {"held", "released", "expired"})
+      purgatory_outcomes->Add({{"outcome", outcome}});
   }
   void update(const policy::Purgatory& purgatory, std::uint64_t held_total) {
     if (!held_events) return;

@@ -1,7 +1,7 @@
-// The acceptance actor's pull requests in purgatory (docs/spec/git-hosting.md §6.1–6.2, §7, §8.1): a PR event
-// (kind 1618/1619) whose `c` commit is in no repository here is held until it arrives, and a
-// `refs/nostr/<id>` ref pushed before its PR event is known keeps a placeholder that deletes the
-// ref unless a PR event with that id and commit is accepted in time. The rules are pure
+// The acceptance actor's pull requests in purgatory (docs/spec/git-hosting.md §6.1–6.2, §7, §8.1):
+// a PR event (kind 1618/1619) whose `c` commit is in no repository here is held until it arrives,
+// and a `refs/nostr/<id>` ref pushed before its PR event is known keeps a placeholder that deletes
+// the ref unless a PR event with that id and commit is accepted in time. The rules are pure
 // (store/git/purgatory.*, store/git/pull_requests.*); git runs in git hosting (git_host_actor),
 // which answers with GitDataArrived. The placeholders' records go to the store writer.
 #include <algorithm>
@@ -131,8 +131,8 @@ void hold_in(Self self, Submission submission, policy::Decision decision,
                 auto& git = self->state.config.git;
                 if (git) self->send(git, PrHeld{submission.event, repositories});
                 publish_purgatory(self);
-                submission.reply(AcceptanceVerdict{true, policy::pr_held_message(commit),
-                                                   WriteOutcome::held});
+                submission.reply(
+                    AcceptanceVerdict{true, policy::pr_held_message(commit), WriteOutcome::held});
               });
 }
 
@@ -168,8 +168,7 @@ void on_pull_request_git_data(Self self, const GitDataArrived& arrived) {
   }
   // A report of found commits is itself the answer to a look; anything else may have brought them.
   if (arrived.commits.empty() && !look_for.empty() && st.config.git)
-    self->send(st.config.git,
-               PrCommitsCheck{repository, {look_for.begin(), look_for.end()}});
+    self->send(st.config.git, PrCommitsCheck{repository, {look_for.begin(), look_for.end()}});
   store_released(self, released);
 }
 

@@ -98,7 +98,8 @@ void flush(Self self) {
                              std::chrono::duration<double>(self->clock().now() - started).count(),
                              failed);
   for (std::size_t i = 0; i < reports.size(); ++i) st.promises[i].deliver(reports[i].outcome);
-  for (std::size_t i = 0; i < batch.held.size(); ++i) st.held_promises[i].deliver(static_cast<bool>(batch.held[i]));
+  for (std::size_t i = 0; i < batch.held.size(); ++i)
+    st.held_promises[i].deliver(static_cast<bool>(batch.held[i]));
   // Whatever another process committed before this transaction goes first, whole.
   if (auto first = first_seq(reports))
     publish_foreign(self, *first, std::numeric_limits<std::size_t>::max());

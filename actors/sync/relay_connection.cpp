@@ -87,8 +87,7 @@ void event_settled(Self self, std::size_t frame_bytes) {
 }
 
 void count_outcome(Self self, WriteOutcome outcome) {
-  if (wrote(outcome))
-    ++self->state.traffic.events_stored;
+  if (wrote(outcome)) ++self->state.traffic.events_stored;
 }
 
 void store_event(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/relay/engine/arrival_order.hpp"
 #include "actors/ops/failed_replies.hpp"
+#include "actors/relay/engine/arrival_order.hpp"
+#include "actors/relay/verifier_pool.hpp"
 #include "actors/sync/engine/history_pager.hpp"
 #include "actors/sync/engine/negentropy_history.hpp"
-#include "actors/relay/verifier_pool.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/relay_url.hpp"

@@ -20,8 +20,8 @@
 #include <set>
 #include <string>
 
-#include "actors/sync/relay_connection.hpp"
 #include "actors/sync/engine/sync_plan.hpp"
+#include "actors/sync/relay_connection.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/ops/status_board.hpp"
 #include "store/git/purgatory.hpp"

@@ -49,8 +49,8 @@ ParsedClientMessage parse_event_message(const Value& frame, std::size_t frame_si
 // A subscription id is echoed back in every answer; refuse anything the
 // relay could not answer with.
 std::optional<std::string> read_subscription_id(const Value& v, const ParseLimits& limits) {
-  if (!v.IsString() || v.GetStringLength() == 0 ||
-      v.GetStringLength() > limits.max_subid_length || detail::has_surrogate(view_of(v)))
+  if (!v.IsString() || v.GetStringLength() == 0 || v.GetStringLength() > limits.max_subid_length ||
+      detail::has_surrogate(view_of(v)))
     return std::nullopt;
   return std::string(view_of(v));
 }

@@ -1,7 +1,7 @@
 // Where `graspd sync` puts what it downloads: the GRASP-01 acceptance policy and the store, run
 // synchronously on the caller's thread. The same steps as the acceptance actor
-// (actors/policy/acceptance.cpp) with the store written directly instead of through the writer actor:
-// evaluate against the store plus the accepted-but-unwritten events → park an event whose
+// (actors/policy/acceptance.cpp) with the store written directly instead of through the writer
+// actor: evaluate against the store plus the accepted-but-unwritten events → park an event whose
 // dependency is missing → write the accepted ones in decision order, one transaction per flush
 // → feed each commit to the policy, which releases the parked events it satisfies; those are
 // judged again and written by the same flush. Events may so arrive in any order (a reply before
@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "messages/nostr/event.hpp"
-#include "store/policy/acceptance_policy.hpp"
 #include "store/lmdb/event_store.hpp"
-#include "store/policy/retry_cache.hpp"
 #include "store/lmdb/store_view.hpp"
+#include "store/policy/acceptance_policy.hpp"
+#include "store/policy/retry_cache.hpp"
 
 namespace graspd::boot {
 

@@ -65,8 +65,8 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   std::shared_ptr<const policy::StoreView> view = std::make_shared<store::StoreAndHeldView>(
       std::shared_ptr<const store::EventStore>(store.store));
   auto locks = std::make_shared<runtime::git::RepositoryLocks>();
-  GitHostConfig host_config{repositories, view, state_sync_options(config, git_binary), locks,
-                            &services.io, &services.metrics.registry()};
+  GitHostConfig host_config{repositories, view,         state_sync_options(config, git_binary),
+                            locks,        &services.io, &services.metrics.registry()};
   auto host = spawn_git_host(services.system, std::move(host_config));
   runtime::git::GitHttpHooks hooks;
   hooks.pushed = push_reporter(host);
@@ -91,8 +91,8 @@ void hang_up(const WiredGit& wired) {
   self->request(wired.host, std::chrono::seconds(5), atom::shutdown::value)
       .receive([](bool) {},
                [](caf::error& error) {
-                 log::warn(component, "git hosting did not confirm its stop: ",
-                           caf::to_string(error));
+                 log::warn(component,
+                           "git hosting did not confirm its stop: ", caf::to_string(error));
                });
 }
 

@@ -9,8 +9,8 @@
 #include "actors/relay/fanout.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "runtime/net/http_server.hpp"
-#include "runtime/ops/metrics.hpp"
 #include "runtime/net/ws_metrics.hpp"
+#include "runtime/ops/metrics.hpp"
 
 namespace graspd::boot {
 

@@ -9,9 +9,9 @@
 #include <set>
 #include <string>
 
+#include "actors/plus/sync_plus.hpp"
 #include "actors/sync/relay_connection.hpp"
 #include "actors/sync/sync_manager.hpp"
-#include "actors/plus/sync_plus.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/verifiers.hpp"

@@ -362,7 +362,8 @@ std::vector<OptionSpec> sync_plus_options() {
   };
 }
 
-/// Git hosting (docs/spec/git-hosting.md): where repositories live and what one git request may cost.
+/// Git hosting (docs/spec/git-hosting.md): where repositories live and what one git request may
+/// cost.
 std::vector<OptionSpec> git_options() {
   return {
       {"git_data_path", "NGIT_GIT_DATA_PATH", "--git-data-path", "path", "./data/git",

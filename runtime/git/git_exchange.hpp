@@ -103,7 +103,7 @@ struct GitHttp::Shared {
   std::unique_ptr<GitMetrics> metrics;
   std::string git;
   std::mutex mutex;
-  std::shared_ptr<RepositoryLocks> locks;  // a push's, shared with the state applier
+  std::shared_ptr<RepositoryLocks> locks;          // a push's, shared with the state applier
   std::vector<std::weak_ptr<Exchange>> exchanges;  // guarded by mutex
   bool stopping = false;                           // guarded by mutex
   ProcessSlots slots;

@@ -10,8 +10,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "runtime/ops/log.hpp"
 #include "runtime/net/relay_client.hpp"
+#include "runtime/ops/log.hpp"
 
 namespace graspd::runtime::git {
 

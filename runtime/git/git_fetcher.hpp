@@ -1,11 +1,11 @@
-// Git data fetches (docs/spec/git-hosting.md §8): object ids fetched into a repository here from other clone
-// URLs, as many at once as runtime/git/engine/git_fetch_schedule.hpp allows (daemon-wide and per-host caps,
-// per-host rate, retry backoff, skipped hosts). Each attempt resolves the URL's host
-// asynchronously, checks the address (public unless allowed otherwise) and pins it, then runs `git
-// fetch` by id as a non-blocking child process (runtime/git/git_process.*); afterwards `cat-file` says
-// what is still missing. Everything runs on the strand given at construction; call it only from
-// there. Used by the state applier (runtime/git/git_state_sync.*). Include only in runtime/git_*
-// (Asio).
+// Git data fetches (docs/spec/git-hosting.md §8): object ids fetched into a repository here from
+// other clone URLs, as many at once as runtime/git/engine/git_fetch_schedule.hpp allows
+// (daemon-wide and per-host caps, per-host rate, retry backoff, skipped hosts). Each attempt
+// resolves the URL's host asynchronously, checks the address (public unless allowed otherwise) and
+// pins it, then runs `git fetch` by id as a non-blocking child process (runtime/git/git_process.*);
+// afterwards `cat-file` says what is still missing. Everything runs on the strand given at
+// construction; call it only from there. Used by the state applier (runtime/git/git_state_sync.*).
+// Include only in runtime/git_* (Asio).
 #pragma once
 #include <utility>  // before Asio, see docs/toolchain.md §1
 

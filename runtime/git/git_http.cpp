@@ -79,9 +79,9 @@ struct GitHttp::Network {
 
 GitHttp::GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
                  std::shared_ptr<RepositoryLocks> locks, prometheus::Registry* registry)
-    : shared_(std::make_shared<Shared>(std::move(repositories), std::move(options), std::move(hooks),
-                                       locks ? std::move(locks)
-                                             : std::make_shared<RepositoryLocks>())),
+    : shared_(
+          std::make_shared<Shared>(std::move(repositories), std::move(options), std::move(hooks),
+                                   locks ? std::move(locks) : std::make_shared<RepositoryLocks>())),
       network_(std::make_shared<Network>()) {
   if (registry) shared_->metrics = std::make_unique<GitMetrics>(*registry);
   shared_->git = find_git_binary(shared_->options.git_binary);

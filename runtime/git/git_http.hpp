@@ -1,5 +1,5 @@
-// Git Smart HTTP (docs/spec/git-hosting.md §2–§3, §5, §9–§10) on the Beast listener: the handler requests
-// under `/<npub>/...` are handed to (HttpServer::set_handoff_handler). Each request runs
+// Git Smart HTTP (docs/spec/git-hosting.md §2–§3, §5, §9–§10) on the Beast listener: the handler
+// requests under `/<npub>/...` are handed to (HttpServer::set_handoff_handler). Each request runs
 // `git upload-pack|receive-pack --stateless-rpc` (posix_spawn, fixed argv, cleaned environment,
 // hardened `-c` configuration) driven through non-blocking pipes on the connection's strand:
 // request bodies stream into git (gzip decoded on the way, bounded), git's output streams back
@@ -9,10 +9,10 @@
 // behind it (docs/benchmarks.md, "Git hosting: clone").
 //
 // A receive-pack POST is authorised before git runs: its pkt-line command list is parsed
-// (store/git/git_push.hpp), the repository's refs are read (`git for-each-ref`, also a child process)
-// and the store is asked for the newest maintainer state (GitHttpHooks::authority, an LMDB read);
-// a refusal is answered as git's own report-status (`ng <ref> <reason>`, side-band when asked),
-// so the user sees `! [remote rejected] <ref> (<reason>)`.
+// (store/git/git_push.hpp), the repository's refs are read (`git for-each-ref`, also a child
+// process) and the store is asked for the newest maintainer state (GitHttpHooks::authority, an LMDB
+// read); a refusal is answered as git's own report-status (`ng <ref> <reason>`, side-band when
+// asked), so the user sees `! [remote rejected] <ref> (<reason>)`.
 #pragma once
 
 #include <atomic>
@@ -81,7 +81,8 @@ class GitHttp {
   /// `locks` are shared with the other writers of refs (the state applier); null = its own.
   /// `registry` may be null (tests): the counters are then kept only in counters().
   GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
-          std::shared_ptr<RepositoryLocks> locks = nullptr, prometheus::Registry* registry = nullptr);
+          std::shared_ptr<RepositoryLocks> locks = nullptr,
+          prometheus::Registry* registry = nullptr);
   ~GitHttp();
   GitHttp(const GitHttp&) = delete;
   GitHttp& operator=(const GitHttp&) = delete;
@@ -98,7 +99,6 @@ class GitHttp {
   const Repositories& repositories() const;
   /// The git executable in use, empty when none was found (every git request then gets 503).
   const std::string& git_binary() const;
-
 
   struct Shared;
 

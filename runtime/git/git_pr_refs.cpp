@@ -140,10 +140,11 @@ void GitPrRefs::set_ref(const RepositoryRef& name, const std::string& id_hex,
   net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
     if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
     // The zero old value: created only where no such ref exists.
-    impl->update_ref(name,
-                     {"update-ref", "-m", "graspd: PR event", std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit,
-                      ::graspd::git::zero_id},
-                     impl->counters.refs_set);
+    impl->update_ref(
+        name,
+        {"update-ref", "-m", "graspd: PR event",
+         std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit, ::graspd::git::zero_id},
+        impl->counters.refs_set);
   });
 }
 
@@ -152,8 +153,9 @@ void GitPrRefs::delete_ref(const RepositoryRef& name, const std::string& id_hex,
   if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
   net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
     if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
-    impl->update_ref(name, {"update-ref", "-d", std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit},
-                     impl->counters.refs_deleted);
+    impl->update_ref(
+        name, {"update-ref", "-d", std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit},
+        impl->counters.refs_deleted);
   });
 }
 

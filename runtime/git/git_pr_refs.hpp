@@ -1,5 +1,5 @@
-// The `refs/nostr/<id>` side of held pull requests (docs/spec/git-hosting.md §6.4, §7.3–7.4): whether a
-// commit is in a repository here (`git cat-file`), and the creation or deletion of one
+// The `refs/nostr/<id>` side of held pull requests (docs/spec/git-hosting.md §6.4, §7.3–7.4):
+// whether a commit is in a repository here (`git cat-file`), and the creation or deletion of one
 // `refs/nostr/<id>` ref (`git update-ref`, checked against the value expected, so a push that moved
 // the ref meanwhile wins). Each is a short child process driven without blocking
 // (runtime/git/git_process.*), one at a time in the order asked, on its own strand; callers (the

@@ -1,7 +1,8 @@
 // A git child process driven without blocking: posix_spawn with a fixed argv and a replaced
 // environment, its stdin/stdout/stderr as non-blocking pipes and its exit as a pidfd, all wrapped
-// in asio descriptors on the caller's executor (a strand). Used by git hosting (runtime/git/git_http.*)
-// and the state applier (runtime/git/git_state_sync.*). Include only there (Asio).
+// in asio descriptors on the caller's executor (a strand). Used by git hosting
+// (runtime/git/git_http.*) and the state applier (runtime/git/git_state_sync.*). Include only there
+// (Asio).
 #pragma once
 #include <utility>  // before Asio, see docs/toolchain.md §1
 

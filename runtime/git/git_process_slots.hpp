@@ -1,7 +1,7 @@
-// The git process cap with a line (docs/spec/git-hosting.md §9.4). git does not retry a 503 (a clone fails
-// with `RPC failed; HTTP 503`), so a request that finds every slot taken waits in line, oldest
-// first, for one to free up; only a full line or a wait over NGIT_GIT_QUEUE_SECS gets the 503.
-// A freed slot passes straight to the oldest waiter, so the running count never dips while
+// The git process cap with a line (docs/spec/git-hosting.md §9.4). git does not retry a 503 (a
+// clone fails with `RPC failed; HTTP 503`), so a request that finds every slot taken waits in line,
+// oldest first, for one to free up; only a full line or a wait over NGIT_GIT_QUEUE_SECS gets the
+// 503. A freed slot passes straight to the oldest waiter, so the running count never dips while
 // requests wait. Thread-safe; no I/O (the caller posts the waiter's continuation).
 #pragma once
 

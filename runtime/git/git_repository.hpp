@@ -1,5 +1,5 @@
-// Git hosting, the file-system side (docs/spec/git-hosting.md §2, §4, §9.6–9.7): which URL names which
-// repository, the identifier rules, and the bare repositories under NGIT_GIT_DATA_PATH
+// Git hosting, the file-system side (docs/spec/git-hosting.md §2, §4, §9.6–9.7): which URL names
+// which repository, the identifier rules, and the bare repositories under NGIT_GIT_DATA_PATH
 // (`<root>/<npub>/<identifier>.git`). No git process runs here: a repository is laid out by hand
 // (the few files `git init --bare` writes), so creating one costs a few system calls and can run
 // before the `OK` of its announcement.
@@ -20,8 +20,8 @@ namespace graspd::runtime::git {
 /// Longest identifier hosted (bytes); longer ones are never given a repository (§4.3).
 inline constexpr std::size_t max_identifier_bytes = 250;
 
-/// docs/spec/protocol.md §3.2 plus §4.3: not empty, not `.` or `..`, no `/`, `\`, NUL or other control
-/// character, at most max_identifier_bytes.
+/// docs/spec/protocol.md §3.2 plus §4.3: not empty, not `.` or `..`, no `/`, `\`, NUL or other
+/// control character, at most max_identifier_bytes.
 bool is_valid_identifier(std::string_view identifier);
 
 using nostr::nip34::RepositoryRef;

@@ -1,13 +1,13 @@
-// State events applied to the repositories here (docs/spec/git-hosting.md §5.9, §5.10, §8). When a state
-// event (kind 30618) is stored or a push applied, every repository here with that identifier gets
-// its branches and tags set to its owner's newest authorising state — at once when every object is
-// here (copied from the other repositories here with that identifier first), else after a delay
-// (a push usually follows its state) once the missing objects were fetched by id from the other
-// clone URLs of that repository (https/http only, resolved addresses checked, no redirects, no
-// credentials, bounded in time and size) by runtime/git/git_fetcher.*, which runs fetches from
-// different hosts at once within the limits of runtime/git/engine/git_fetch_schedule.hpp. The local steps
-// (cat-file, copies, ref updates) run one at a time, on the applier's strand; every git command is
-// a child process driven without blocking (runtime/git/git_process.*).
+// State events applied to the repositories here (docs/spec/git-hosting.md §5.9, §5.10, §8). When a
+// state event (kind 30618) is stored or a push applied, every repository here with that identifier
+// gets its branches and tags set to its owner's newest authorising state — at once when every
+// object is here (copied from the other repositories here with that identifier first), else after a
+// delay (a push usually follows its state) once the missing objects were fetched by id from the
+// other clone URLs of that repository (https/http only, resolved addresses checked, no redirects,
+// no credentials, bounded in time and size) by runtime/git/git_fetcher.*, which runs fetches from
+// different hosts at once within the limits of runtime/git/engine/git_fetch_schedule.hpp. The local
+// steps (cat-file, copies, ref updates) run one at a time, on the applier's strand; every git
+// command is a child process driven without blocking (runtime/git/git_process.*).
 #pragma once
 
 #include <atomic>

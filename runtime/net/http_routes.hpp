@@ -1,5 +1,5 @@
-// What graspd answers on plain HTTP, independent of the socket layer (runtime/net/http_server.cpp adds
-// the transport: parsing, CORS headers, HEAD, keep-alive, timeouts). Testable without sockets.
+// What graspd answers on plain HTTP, independent of the socket layer (runtime/net/http_server.cpp
+// adds the transport: parsing, CORS headers, HEAD, keep-alive, timeouts). Testable without sockets.
 #pragma once
 
 #include <functional>

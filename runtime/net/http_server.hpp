@@ -1,6 +1,6 @@
-// Plain-TCP HTTP/1.1 listener (Boost.Beast). Serves the routes of runtime/net/http_routes.hpp with CORS
-// headers on every response, HEAD, OPTIONS, keep-alive, a bounded request size and an idle timeout,
-// and hands WebSocket upgrades on "/" to the handler set with set_websocket_handler().
+// Plain-TCP HTTP/1.1 listener (Boost.Beast). Serves the routes of runtime/net/http_routes.hpp with
+// CORS headers on every response, HEAD, OPTIONS, keep-alive, a bounded request size and an idle
+// timeout, and hands WebSocket upgrades on "/" to the handler set with set_websocket_handler().
 // Include only where the server is wired (Beast is expensive to compile, docs/toolchain.md §9).
 #pragma once
 

@@ -1,7 +1,7 @@
-// Push authorisation for git hosting (docs/spec/git-hosting.md §5, §7): the pkt-line command list at the
-// start of a `git-receive-pack` request, the rule that decides a push against the newest state
-// event (kind 30618) of the owner's recursive maintainer set, and the store lookups that gather
-// what the rule needs. Pure: no I/O beyond StoreView, no git process; tested as a table.
+// Push authorisation for git hosting (docs/spec/git-hosting.md §5, §7): the pkt-line command list
+// at the start of a `git-receive-pack` request, the rule that decides a push against the newest
+// state event (kind 30618) of the owner's recursive maintainer set, and the store lookups that
+// gather what the rule needs. Pure: no I/O beyond StoreView, no git process; tested as a table.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,8 @@
-// Pull-request events in purgatory (docs/spec/git-hosting.md §6.1–6.2, §7): what a kind 1618/1619 event
-// says about its git data (the `c` commit, the repositories it `a`-tags), and the placeholders of
-// `refs/nostr/<id>` refs pushed before their PR event is known (§7.3). Pure: no CAF, no LMDB, no
-// git; the acceptance actor feeds it facts and carries out what it answers (persist the records,
-// delete a ref).
+// Pull-request events in purgatory (docs/spec/git-hosting.md §6.1–6.2, §7): what a kind 1618/1619
+// event says about its git data (the `c` commit, the repositories it `a`-tags), and the
+// placeholders of `refs/nostr/<id>` refs pushed before their PR event is known (§7.3). Pure: no
+// CAF, no LMDB, no git; the acceptance actor feeds it facts and carries out what it answers
+// (persist the records, delete a ref).
 #pragma once
 
 #include <cstddef>

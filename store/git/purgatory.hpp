@@ -1,6 +1,6 @@
-// Purgatory (docs/spec/git-hosting.md §6): events accepted by the policy but held back until the git data
-// they describe exists here. Pure (no CAF, no LMDB): the acceptance actor feeds it facts (an
-// accepted event to hold, git data that arrived, the time) and carries out what it answers
+// Purgatory (docs/spec/git-hosting.md §6): events accepted by the policy but held back until the
+// git data they describe exists here. Pure (no CAF, no LMDB): the acceptance actor feeds it facts
+// (an accepted event to hold, git data that arrived, the time) and carries out what it answers
 // (persist, write to the store, delete a repository). Held events are not in the event store:
 // REQ does not return them and subscribers never see them.
 //
@@ -30,8 +30,8 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
-#include "store/policy/acceptance_policy.hpp"
 #include "store/git/pull_requests.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 namespace graspd::policy {
 

@@ -157,7 +157,8 @@ void EventStore::apply_held(MDB_txn* txn, const HeldRecordChanges& changes) {
 }
 
 std::optional<std::vector<WriteReport>> EventStore::try_batch(
-    std::span<const nostr::EventPtr> events, std::span<const std::shared_ptr<const std::string>> jsons,
+    std::span<const nostr::EventPtr> events,
+    std::span<const std::shared_ptr<const std::string>> jsons,
     std::span<const std::vector<nostr::EventId>> depends_on,
     std::span<const HeldRecordChanges> held) {
   std::vector<WriteReport> reports(events.size());

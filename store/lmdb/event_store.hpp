@@ -201,9 +201,10 @@ class EventStore {
       std::uint64_t from, std::uint64_t to, std::size_t max,
       const std::function<void(std::uint64_t seq, std::string_view json)>& sink) const;
 
-  /// Purgatory records (docs/spec/git-hosting.md §6.5), beside the events and never served: `record` is
-  /// opaque here (store/lmdb/store_view.hpp). Each call is one small write transaction: for tests
-  /// and offline tools; the daemon changes them only through the store writer (commit_batch).
+  /// Purgatory records (docs/spec/git-hosting.md §6.5), beside the events and never served:
+  /// `record` is opaque here (store/lmdb/store_view.hpp). Each call is one small write transaction:
+  /// for tests and offline tools; the daemon changes them only through the store writer
+  /// (commit_batch).
   void put_held(const nostr::EventId& id, std::string_view record);
   void erase_held(const nostr::EventId& id);
   /// Every held record in id order, until the sink returns false.

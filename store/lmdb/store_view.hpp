@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include "store/policy/acceptance_policy.hpp"
-#include "store/lmdb/event_store.hpp"
 #include "store/git/purgatory.hpp"
+#include "store/lmdb/event_store.hpp"
+#include "store/policy/acceptance_policy.hpp"
 
 namespace graspd::store {
 

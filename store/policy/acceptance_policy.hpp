@@ -127,7 +127,8 @@ class CombinedView final : public StoreView {
   mutable std::vector<nostr::EventId> recorded_;
 };
 
-/// What the policy is configured with; the configuration parses every list once (runtime/config/config).
+/// What the policy is configured with; the configuration parses every list once
+/// (runtime/config/config).
 struct PolicyConfig {
   /// NGIT_DOMAIN: announcements must list it in their clone and relays tags.
   HostPort service;
@@ -182,8 +183,9 @@ class AcceptancePolicy {
   void load_from_store(const std::function<void(std::uint64_t)>& on_progress = {});
   static constexpr std::uint64_t progress_every = 4096;
 
-  /// Announcements held in purgatory (docs/spec/git-hosting.md §1.3): they count for "an announcement
-  /// exists" and the maintainer closure, never for the related-event rule. Null = none.
+  /// Announcements held in purgatory (docs/spec/git-hosting.md §1.3): they count for "an
+  /// announcement exists" and the maintainer closure, never for the related-event rule. Null =
+  /// none.
   void set_held_announcements(const StoreView* held) { held_ = held; }
 
   bool is_eligible_identity_author(const nostr::Pubkey& author) const;

@@ -53,7 +53,8 @@ store_writer_actor::behavior_type gated_writer(
       },
       [=](StoreHeld& held) {
         // Held records are not gated: they commit at once (the tests gate event writes only).
-        auto batch = store->commit_batch({}, {}, std::span<const HeldRecordChanges>(&held.changes, 1));
+        auto batch =
+            store->commit_batch({}, {}, std::span<const HeldRecordChanges>(&held.changes, 1));
         return static_cast<bool>(batch.held[0]);
       },
       [=](atom::feed_subscribe, const store_feed_actor& subscriber) {
@@ -350,7 +351,8 @@ TEST_F(AcceptanceTest, AFailedStoreWriteIsAnsweredErrorAndLoggedAtMostOnceAMinut
   EXPECT_EQ(verdicts().size(), 2u);
 }
 
-// ---------------------------------------------------------------- purgatory (docs/spec/git-hosting.md §6)
+// ---------------------------------------------------------------- purgatory
+// (docs/spec/git-hosting.md §6)
 
 /// The acceptance actor with purgatory on, git hosting a recording stand-in whose repositories are
 /// a set of identifiers.
@@ -372,8 +374,8 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
     if (purgatory_store_ && !purgatory_writer_)
       purgatory_writer_ = spawn(gated_writer, purgatory_store_, gate_);
     auto writer = purgatory_store_ ? purgatory_writer_ : writer_;
-    auto handle = spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store),
-                        writer, nullptr);
+    auto handle =
+        spawn(acceptance, config, std::shared_ptr<const store::EventStore>(store), writer, nullptr);
     run();
     caf::anon_send(writer, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(handle));
     run();
@@ -654,7 +656,8 @@ class PullRequestAcceptanceTest : public PurgatoryAcceptanceTest {
     return event(9, 1618, {{"a", repo_address(1, d)}, {"c", commit}});
   }
   void pushed_refs(std::vector<PrRefPushed> refs) {
-    caf::anon_send(acceptance_, GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}});
+    caf::anon_send(acceptance_,
+                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}});
     run();
   }
   void commits_found(std::vector<std::string> commits) {

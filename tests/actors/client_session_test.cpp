@@ -11,8 +11,8 @@
 #include <optional>
 
 #include "actors/relay/fanout.hpp"
-#include "actors/store/store_writer.hpp"
 #include "actors/relay/verifier.hpp"
+#include "actors/store/store_writer.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "tests/store/store_test_util.hpp"
@@ -30,7 +30,7 @@ using test::event_frame;
 
 /// An untagged event signed by `secret_key(3)`.
 nostr::Event untagged_event(std::uint32_t kind, std::string content,
-                          std::int64_t created_at = 1700000000) {
+                            std::int64_t created_at = 1700000000) {
   return test::signed_event(kind, {}, created_at, std::move(content), 3);
 }
 

@@ -28,13 +28,13 @@ class GitHostTest : public test::ActorTest {
       : store_(std::make_shared<store::EventStore>(store::test::options_for(store_dir_))),
         repositories_(repo_dir_.path()) {
     repositories_.prepare();
-    GitHostConfig config{repositories_,
-                         std::make_shared<store::StoreAndHeldView>(
-                             std::shared_ptr<const store::EventStore>(store_)),
-                         {},
-                         std::make_shared<runtime::git::RepositoryLocks>(),
-                         &io_,
-                         nullptr};
+    GitHostConfig config{
+        repositories_,
+        std::make_shared<store::StoreAndHeldView>(std::shared_ptr<const store::EventStore>(store_)),
+        {},
+        std::make_shared<runtime::git::RepositoryLocks>(),
+        &io_,
+        nullptr};
     host_ = spawn(git_host, std::move(config));
     run();
   }

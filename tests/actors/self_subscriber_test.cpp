@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "actors/policy/acceptance.hpp"
-#include "actors/sync/self_subscriber.hpp"
 #include "actors/store/store_writer.hpp"
+#include "actors/sync/self_subscriber.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/nostr_builders.hpp"
 #include "tests/support/recording_git_host.hpp"

@@ -246,8 +246,7 @@ TEST_F(StoreWriterTest, HeldRecordsThatDoNotFitFailAloneAndTheEventsAreStillWrit
   std::optional<bool> held;
   std::optional<WriteOutcome> outcome;
   for (int i = 0; i < 2; ++i)
-    self_->receive([&](bool committed) { held = committed; },
-                   [&](WriteOutcome o) { outcome = o; },
+    self_->receive([&](bool committed) { held = committed; }, [&](WriteOutcome o) { outcome = o; },
                    caf::after(std::chrono::seconds(0)) >> [&] { ADD_FAILURE() << "no reply"; });
   EXPECT_EQ(held, false);
   EXPECT_EQ(outcome, WriteOutcome::stored);

@@ -6,9 +6,9 @@
 #include <rapidjson/document.h>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/relay/verifier.hpp"
 #include "actors/store/store_writer.hpp"
 #include "actors/sync/sync_manager.hpp"
-#include "actors/relay/verifier.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "tests/support/actor_fixture.hpp"

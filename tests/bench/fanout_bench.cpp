@@ -7,8 +7,8 @@
 
 #include <atomic>
 
-#include "actors/relay/fanout.hpp"
 #include "actors/relay/engine/subscription_index.hpp"
+#include "actors/relay/fanout.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
-// Git hosting end to end (docs/spec/git-hosting.md §11): the real git client (and curl) against the real
-// graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push the
-// state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10 MiB;
-// partial clone; git data sync between two nodes, beside a stalling and a refusing host; pull
+// Git hosting end to end (docs/spec/git-hosting.md §11): the real git client (and curl) against the
+// real graspd binary on loopback. Announce → ls-remote; state then push → accepted; clone; a push
+// the state does not name → `[remote rejected]` with the reason, nothing changed; a push over 10
+// MiB; partial clone; git data sync between two nodes, beside a stalling and a refusing host; pull
 // requests in purgatory (held until their commit is pushed or fetched, refs/nostr placeholders
 // deleted when no PR event comes); and hostile input (traversal, oversized and gzip-bomb bodies, a
 // slow client, many concurrent advertisements while a WebSocket client keeps being answered).
@@ -541,9 +541,9 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
   EXPECT_EQ(metric_value(metrics, "graspd_git_states_total{result=\"fetched\"}"), 1);
 }
 
-// docs/spec/git-hosting.md §1.4: an announcement that reaches A by sync is held there (no git data yet);
-// GRASP-02 then syncs that repository StateOnly from the relay the announcement names, the state
-// it brings is fetched from the other clone URL, and the repository is promoted and served.
+// docs/spec/git-hosting.md §1.4: an announcement that reaches A by sync is held there (no git data
+// yet); GRASP-02 then syncs that repository StateOnly from the relay the announcement names, the
+// state it brings is fetched from the other clone URL, and the repository is promoted and served.
 TEST_F(GitE2E, AHeldAnnouncementFromSyncGetsItsStateByStateOnlySyncAndIsPromoted) {
   auto node_b = start_node_b({{"NGIT_SYNC_ENABLED", "false"}});
   ASSERT_TRUE(node_b.client);

@@ -1,10 +1,10 @@
-// graspd's NIP-77 server against a real strfry's `strfry sync` client (spec docs/spec/nip77-negentropy.md
-// §10): the two relays hold overlapping sets of events that all share one created_at (so every
-// bound needs an id prefix); `strfry sync --dir both` must leave both with the union, and a second
-// run must find nothing to do. And graspd's sync as the NIP-77 client of a `strfry relay` (§10.9):
-// it gets every event of a repository although strfry answers a REQ filter with at most 500. strfry
-// is not a Debian package: the test finds it through GRASPD_STRFRY (or `strfry` on PATH) and skips,
-// saying so, where it is absent.
+// graspd's NIP-77 server against a real strfry's `strfry sync` client (spec
+// docs/spec/nip77-negentropy.md §10): the two relays hold overlapping sets of events that all share
+// one created_at (so every bound needs an id prefix); `strfry sync --dir both` must leave both with
+// the union, and a second run must find nothing to do. And graspd's sync as the NIP-77 client of a
+// `strfry relay` (§10.9): it gets every event of a repository although strfry answers a REQ filter
+// with at most 500. strfry is not a Debian package: the test finds it through GRASPD_STRFRY (or
+// `strfry` on PATH) and skips, saying so, where it is absent.
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>

@@ -1,6 +1,7 @@
 // `graspd sync` against relays that cannot reconcile (runtime/boot/sync_session.*): an in-process
 // WebSocket peer answers NEG-OPEN with one scripted frame, or closes, or says nothing; the real
-// binary must exit 1 naming the cause each time (strfry sync's rules, docs/spec/nip77-negentropy.md §8).
+// binary must exit 1 naming the cause each time (strfry sync's rules, docs/spec/nip77-negentropy.md
+// §8).
 #include <gtest/gtest.h>
 
 #include <chrono>

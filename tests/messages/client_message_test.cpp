@@ -111,7 +111,8 @@ TEST(ClientMessage, BadNegentropyPayloadsAnswerWithTheSubscriptionId) {
     EXPECT_EQ(m.error().subscription_id, "n") << frame;
     EXPECT_EQ(m.error().message.rfind("invalid:", 0), 0u) << m.error().message;
   }
-  for (const char* frame : {R"(["NEG-OPEN","n",{}])", R"(["NEG-MSG",1,"61"])", R"(["NEG-CLOSE"])"}) {
+  for (const char* frame :
+       {R"(["NEG-OPEN","n",{}])", R"(["NEG-MSG",1,"61"])", R"(["NEG-CLOSE"])"}) {
     auto m = parse(frame);
     ASSERT_FALSE(m.ok()) << frame;
     EXPECT_EQ(m.error().kind, Kind::malformed) << frame;

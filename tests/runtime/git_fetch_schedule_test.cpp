@@ -1,5 +1,5 @@
-// FetchSchedule (runtime/git/engine/git_fetch_schedule.hpp): every rule of git data fetch scheduling, with the
-// time passed in by the test.
+// FetchSchedule (runtime/git/engine/git_fetch_schedule.hpp): every rule of git data fetch
+// scheduling, with the time passed in by the test.
 #include "runtime/git/engine/git_fetch_schedule.hpp"
 
 #include <gtest/gtest.h>

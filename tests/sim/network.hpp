@@ -1,8 +1,8 @@
 // The simulated network and plain relays: what the nodes' RelayConnections dial instead of sockets
-// (the RelayClientFactory seam, actors/sync/relay_connection.hpp). Every delivery is an event on one
-// queue ordered by (simulated time, sequence number), so a run is a pure function of its schedule.
-// Frames of one connection arrive in the order they were sent in each direction, whatever the
-// latency does meanwhile (TCP: reordering happens only between connections).
+// (the RelayClientFactory seam, actors/sync/relay_connection.hpp). Every delivery is an event on
+// one queue ordered by (simulated time, sequence number), so a run is a pure function of its
+// schedule. Frames of one connection arrive in the order they were sent in each direction, whatever
+// the latency does meanwhile (TCP: reordering happens only between connections).
 #pragma once
 
 #include <cstdint>

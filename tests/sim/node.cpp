@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "actors/policy/acceptance.hpp"
-#include "actors/sync/self_subscriber.hpp"
 #include "actors/store/store_writer.hpp"
+#include "actors/sync/self_subscriber.hpp"
 #include "actors/sync/sync_manager.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_store.hpp"

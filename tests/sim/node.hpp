@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
-#include "actors/sync/relay_connection.hpp"
 #include "actors/sync/engine/sync_plan.hpp"
+#include "actors/sync/relay_connection.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/config/config.hpp"
 #include "store/lmdb/event_store.hpp"

@@ -1,8 +1,9 @@
 // The expected contents of a node once the mesh is quiet, computed without actors: the real
-// GRASP-01 policy (store/policy/acceptance_policy.hpp) over an in-memory store, applied to every event of
-// every relay the node can reach until nothing more is accepted. A node reaches the bootstrap relay
-// and every relay named by an announcement it accepted; relays the URL guard refuses hold nothing
-// it can see. The fixed point makes the answer independent of arrival order, as sync must be.
+// GRASP-01 policy (store/policy/acceptance_policy.hpp) over an in-memory store, applied to every
+// event of every relay the node can reach until nothing more is accepted. A node reaches the
+// bootstrap relay and every relay named by an announcement it accepted; relays the URL guard
+// refuses hold nothing it can see. The fixed point makes the answer independent of arrival order,
+// as sync must be.
 #pragma once
 
 #include <set>

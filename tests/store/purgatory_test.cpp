@@ -1,5 +1,5 @@
-// Purgatory (docs/spec/git-hosting.md §6): the pure rules, their LMDB records across a reopen, and what the
-// acceptance policy sees of held announcements (§1.3).
+// Purgatory (docs/spec/git-hosting.md §6): the pure rules, their LMDB records across a reopen, and
+// what the acceptance policy sees of held announcements (§1.3).
 #include "store/git/purgatory.hpp"
 
 #include <gtest/gtest.h>

@@ -30,7 +30,8 @@ inline nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int6
   return nostr::sign_event(std::move(ev), secret_key(key));
 }
 
-/// A kind-`kind` event with content "hello", signed by `secret_key(author)`: the actor tests' event.
+/// A kind-`kind` event with content "hello", signed by `secret_key(author)`: the actor tests'
+/// event.
 inline nostr::Event signed_event(std::uint32_t kind, nostr::Tags tags, std::int64_t created_at,
                                  std::uint8_t author = 7) {
   return signed_event(kind, std::move(tags), created_at, "hello", author);

@@ -1,6 +1,6 @@
-// Which git data fetch (docs/spec/git-hosting.md §8) may start now: a pure decision class, no I/O, time
-// passed in by the caller. A request is "bring these object ids into this repository from one of
-// these clone URLs"; the schedule tries its sources in order, one attempt at a time per request,
+// Which git data fetch (docs/spec/git-hosting.md §8) may start now: a pure decision class, no I/O,
+// time passed in by the caller. A request is "bring these object ids into this repository from one
+// of these clone URLs"; the schedule tries its sources in order, one attempt at a time per request,
 // and enforces the limits of §8.2 and §9.4:
 //   - at most `max_running` attempts at once over the whole daemon, and `per_host_running` per
 //   host;
@@ -11,7 +11,8 @@
 //     and starts over; a retry that would start after its `expires_at` abandons the request;
 //   - a new request for the same key replaces the old one (fresh ids, sources, backoff and expiry);
 //   - at most `max_requests` requests are kept; beyond, new ones are dropped.
-// Hosts are keyed by `host:port` (another port is another server). Used by runtime/git/git_fetcher.*.
+// Hosts are keyed by `host:port` (another port is another server). Used by
+// runtime/git/git_fetcher.*.
 #pragma once
 
 #include <chrono>
