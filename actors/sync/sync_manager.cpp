@@ -100,49 +100,140 @@ void status_changed(Self self) {
   arm_publish(self);
 }
 
-bool has_fetches(const SyncManagerState& st, const std::string& relay) {
-  for (const auto& [id, fetch] : st.fetches)
-    if (fetch.relay == relay) return true;
-  return false;
+/// Reports from a connection that was already replaced are ignored.
+bool from_current(Self self, const std::string& relay) {
+  auto it = self->state.connections.find(relay);
+  return it != self->state.connections.end() &&
+         caf::actor_cast<caf::actor_addr>(it->second) == self->current_sender();
+}
+
+bool tracks(const SyncManagerState& st, const std::string& relay) {
+  return st.plan->relays().count(relay) > 0;
+}
+
+bool has_connection(const SyncManagerState& st, const std::string& relay) {
+  return st.connections.count(relay) > 0;
+}
+
+// -- Commands: the plan's and the FetchRouter's (GRASP-03 fetches) ------------------------------
+
+void subscribe(Self self, const sync::OpenSubscription& c) {
+  if (auto it = self->state.connections.find(c.relay); it != self->state.connections.end())
+    self->send(it->second, SyncSubscribe{c.subscription_id, c.filters, c.negentropy});
+}
+
+void unsubscribe(Self self, const sync::CloseSubscription& c) {
+  if (auto it = self->state.connections.find(c.relay); it != self->state.connections.end())
+    self->send(it->second, SyncUnsubscribe{c.subscription_id});
+}
+
+void shut_down(Self self, const std::string& relay) {
+  auto& st = self->state;
+  if (auto it = st.connections.find(relay); it != st.connections.end()) {
+    self->send(it->second, atom::shutdown::value);
+    st.connections.erase(it);
+  }
+}
+
+void plan_connected(Self self, const std::string& relay, const sync::ConnectionLimits& limits);
+
+/// Adds what the router counted since the last call to the metrics.
+void report_fetch_counts(SyncManagerState& st) {
+  const auto& now = st.router.counts();
+  if (st.metrics) {
+    st.metrics->add("plus_fetches", now.fetches - st.reported_fetches.fetches);
+    st.metrics->add("plus_fetch_failures", now.fetch_failures - st.reported_fetches.fetch_failures);
+    st.metrics->add("plus_control_dials", now.control_dials - st.reported_fetches.control_dials);
+    st.metrics->add("plus_promotions", now.promotions - st.reported_fetches.promotions);
+  }
+  st.reported_fetches = now;
+}
+
+void answer(Self self, const sync::AnswerFetch& c) {
+  auto& answers = self->state.answers;
+  auto it = answers.find(c.fetch_id);
+  if (it == answers.end()) return;
+  it->second.deliver(FetchOutcome{c.ok, c.error});
+  answers.erase(it);
+}
+
+void carry_out(Self self, const sync::FetchCommand& command) {
+  auto& st = self->state;
+  std::visit(
+      [&](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, sync::Connect>) {
+          spawn_connection(self, c.relay);
+        } else if constexpr (std::is_same_v<T, sync::ConnectForFetches>) {
+          spawn_connection(self, c.relay, c.trusted);
+          log::debug(component, "dialling " + c.relay + " for " + c.role);
+        } else if constexpr (std::is_same_v<T, sync::Promoted>) {
+          log::info(component, "promoted " + c.relay + " to a repository source");
+        } else if constexpr (std::is_same_v<T, sync::Disconnect>) {
+          shut_down(self, c.relay);
+        } else if constexpr (std::is_same_v<T, sync::ForgetRelay>) {
+          st.figures.erase(c.relay);
+        } else if constexpr (std::is_same_v<T, sync::Retire>) {
+          shut_down(self, c.relay);
+          st.figures.erase(c.relay);
+          log::debug(component, "retired idle control connection to " + c.relay);
+        } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
+          subscribe(self, c);
+        } else if constexpr (std::is_same_v<T, sync::CloseSubscription>) {
+          unsubscribe(self, c);
+        } else if constexpr (std::is_same_v<T, sync::AnswerFetch>) {
+          answer(self, c);
+        } else if constexpr (std::is_same_v<T, sync::ArmFetchTimeout>) {
+          self->delayed_send(self, std::chrono::seconds(c.delay_seconds), FetchTimeout{c.fetch_id});
+        } else if constexpr (std::is_same_v<T, sync::ArmIdle>) {
+          self->delayed_send(self, std::chrono::seconds(c.delay_seconds),
+                             FetchIdle{c.relay, c.generation});
+        } else if constexpr (std::is_same_v<T, sync::RefreshStatus>) {
+          status_changed(self);
+        }
+      },
+      command);
+}
+
+/// Carries out the router's commands; promotions of open connections are left in `promoted`
+/// for the plan to hear of.
+void execute(Self self, const sync::FetchCommands& commands,
+             std::vector<sync::Promoted>& promoted) {
+  for (const auto& command : commands) {
+    carry_out(self, command);
+    if (auto* promotion = std::get_if<sync::Promoted>(&command); promotion && promotion->open)
+      promoted.push_back(*promotion);
+  }
+  report_fetch_counts(self->state);
+}
+
+/// The plan connects the promoted relays whose connection is open.
+void connect_promoted(Self self, const std::vector<sync::Promoted>& promoted) {
+  for (const auto& promotion : promoted) plan_connected(self, promotion.relay, *promotion.open);
+}
+
+void execute(Self self, const sync::FetchCommands& commands) {
+  std::vector<sync::Promoted> promoted;
+  execute(self, commands, promoted);
+  connect_promoted(self, promoted);
 }
 
 void execute(Self self, const sync::Commands& commands) {
   auto& st = self->state;
-  std::vector<std::string> promoted;
+  std::vector<sync::Promoted> promoted;
   for (const auto& command : commands) {
     std::visit(
         [&](const auto& c) {
           using T = std::decay_t<decltype(c)>;
           if constexpr (std::is_same_v<T, sync::Dial>) {
-            // A control-plane connection becomes a repository source: no second connection.
-            if (st.connections.count(c.relay)) {
-              st.control.erase(c.relay);
-              ++st.fetch_counts.promotions;
-              if (st.metrics) st.metrics->add("plus_promotions", 1);
-              if (st.open_connections.count(c.relay)) promoted.push_back(c.relay);
-              log::info(component, "promoted " + c.relay + " to a repository source");
-            } else {
-              spawn_connection(self, c.relay);
-            }
+            execute(self, st.router.on_plan_dial(c.relay, has_connection(st, c.relay)), promoted);
           } else if constexpr (std::is_same_v<T, sync::HangUp>) {
-            if (has_fetches(st, c.relay)) {
-              // Fetches still run on it: it stays, as a control-plane connection.
-              st.control.emplace(c.relay, ControlConnection{});
-            } else if (auto it = st.connections.find(c.relay); it != st.connections.end()) {
-              self->send(it->second, atom::shutdown::value);
-              st.connections.erase(it);
-            }
-            if (!st.control.count(c.relay)) {
-              st.open_connections.erase(c.relay);
-              st.figures.erase(c.relay);
-            }
+            execute(self, st.router.on_plan_hang_up(c.relay), promoted);
             log::info(component, "stopped syncing with " + c.relay);
           } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
-            if (auto it = st.connections.find(c.relay); it != st.connections.end())
-              self->send(it->second, SyncSubscribe{c.subscription_id, c.filters, c.negentropy});
+            subscribe(self, c);
           } else if constexpr (std::is_same_v<T, sync::CloseSubscription>) {
-            if (auto it = st.connections.find(c.relay); it != st.connections.end())
-              self->send(it->second, SyncUnsubscribe{c.subscription_id});
+            unsubscribe(self, c);
           } else if constexpr (std::is_same_v<T, sync::ArmRetry>) {
             self->delayed_send(self, std::chrono::seconds(c.delay_seconds), RetryTimer{c.relay});
           } else if constexpr (std::is_same_v<T, sync::ArmDaily>) {
@@ -157,161 +248,43 @@ void execute(Self self, const sync::Commands& commands) {
   report_totals(st);
   st.state_dirty = true;
   status_changed(self);
-  for (const auto& relay : promoted) {
-    auto up = st.open_connections.at(relay);
-    execute(self,
-            st.plan->on_connected(relay, up.max_message_bytes, up.max_filters, now(self),
-                                  up.nip77(), up.max_subscriptions, up.max_subscription_values));
-  }
+  connect_promoted(self, promoted);
 }
 
-/// Reports from a connection that was already replaced are ignored.
-bool from_current(Self self, const std::string& relay) {
-  auto it = self->state.connections.find(relay);
-  return it != self->state.connections.end() &&
-         caf::actor_cast<caf::actor_addr>(it->second) == self->current_sender();
+void plan_connected(Self self, const std::string& relay, const sync::ConnectionLimits& limits) {
+  execute(self, self->state.plan->on_connected(relay, limits.max_message_bytes, limits.max_filters,
+                                               now(self), limits.nip77, limits.max_subscriptions,
+                                               limits.max_subscription_values));
 }
 
-// -- GRASP-03 fetch path -------------------------------------------------------
+// -- GRASP-03 fetch path: facts for the FetchRouter ---------------------------------------------
 
 const char* role_name(FetchRole role) {
   return role == FetchRole::discovery ? "discovery" : "history";
 }
 
-void count_fetch(Self self, const char* what) {
-  if (self->state.metrics) self->state.metrics->add(what, 1);
-}
-
-/// Hands a fetch to its relay's open connection, packed so that every REQ fits the peer's NIP-11
-/// limits (64 KiB and 10 filters when it does not say).
-void send_fetch(Self self, const std::string& id, PlusFetch& fetch) {
-  auto& st = self->state;
-  auto connection = st.connections.find(fetch.relay);
-  auto up = st.open_connections.find(fetch.relay);
-  if (connection == st.connections.end() || up == st.open_connections.end()) return;
-  fetch.sent = true;
-  const bool negentropy = st.config.plan.negentropy && up->second.nip77() != false;
-  const auto& peer = up->second;
-  auto groups = sync::pack_filters(
-      fetch.filters,
-      peer.max_message_bytes ? peer.max_message_bytes : st.config.plan.default_max_message_bytes,
-      peer.max_filters ? peer.max_filters : st.config.plan.default_max_filters);
-  for (std::size_t k = 0; k < groups.size(); ++k) {
-    auto part = groups.size() == 1 ? id : id + "." + std::to_string(k);
-    fetch.parts.insert(part);
-    st.fetch_parts[part] = id;
-    self->send(connection->second, SyncSubscribe{part, std::move(groups[k]), negentropy});
-  }
-}
-
-/// A control-plane connection with no fetch left retires after `control_idle`, unless a fetch
-/// comes first.
-void arm_idle(Self self, const std::string& relay) {
-  auto& st = self->state;
-  auto control = st.control.find(relay);
-  if (control == st.control.end() || has_fetches(st, relay)) return;
-  self->delayed_send(self, st.config.control_idle, FetchIdle{relay, ++control->second.generation});
-}
-
-void finish_fetch(Self self, const std::string& id, bool ok, std::string error) {
-  auto& st = self->state;
-  auto it = st.fetches.find(id);
-  if (it == st.fetches.end()) return;
-  auto fetch = std::move(it->second);
-  st.fetches.erase(it);
-  auto connection = st.connections.find(fetch.relay);
-  for (const auto& part : fetch.parts) {
-    st.fetch_parts.erase(part);
-    if (connection != st.connections.end()) self->send(connection->second, SyncUnsubscribe{part});
-  }
-  if (!ok) {
-    ++st.fetch_counts.fetch_failures;
-    count_fetch(self, "plus_fetch_failures");
-  }
-  fetch.promise.deliver(FetchOutcome{ok, std::move(error)});
-  arm_idle(self, fetch.relay);
-  status_changed(self);
-}
-
-/// One part's history is complete: the fetch is once every part is (the part stays open until
-/// then, and is closed with the others).
-void on_fetch_part_done(Self self, const std::string& part) {
-  auto& st = self->state;
-  auto owner = st.fetch_parts.find(part);
-  if (owner == st.fetch_parts.end()) return;
-  const auto id = owner->second;
-  auto& fetch = st.fetches.at(id);
-  auto& done = fetch.done_parts;
-  done.insert(part);
-  if (done.size() == fetch.parts.size()) finish_fetch(self, id, true, {});
-}
-
-/// Every fetch on `relay` fails (its connection ended).
-void fail_fetches(Self self, const std::string& relay, const std::string& reason) {
-  std::vector<std::string> ids;
-  for (const auto& [id, fetch] : self->state.fetches)
-    if (fetch.relay == relay) ids.push_back(id);
-  for (const auto& id : ids) finish_fetch(self, id, false, reason);
-  self->state.control.erase(relay);
-}
-
 caf::result<FetchOutcome> on_fetch(Self self, RelayFetch& request) {
   auto& st = self->state;
   auto promise = self->make_response_promise<FetchOutcome>();
-  const auto& relay = request.relay;
-  const bool connected = st.connections.count(relay) > 0;
-  if (st.config.plan.own_relays.count(relay) || (!connected && st.plan->relays().count(relay))) {
-    // Ourselves, or a repository relay waiting for its reconnect: the plan owns that timing.
-    promise.deliver(FetchOutcome{false, "relay not available"});
-    return promise;
-  }
-  auto id = "plus-" + std::to_string(st.next_fetch++);
-  ++st.fetch_counts.fetches;
-  count_fetch(self, "plus_fetches");
-  auto& fetch = st.fetches[id];
-  fetch = PlusFetch{.relay = relay,
-                    .filters = std::move(request.filters),
-                    .promise = promise,
-                    .role = request.role,
-                    .started = now(self)};
-  if (!connected) {
-    st.control[relay] = ControlConnection{request.role, 0};
-    ++st.fetch_counts.control_dials;
-    count_fetch(self, "plus_control_dials");
-    spawn_connection(self, relay, request.trusted);
-    log::debug(component, std::string("dialling ") + relay + " for " + role_name(request.role));
-  } else if (auto control = st.control.find(relay); control != st.control.end()) {
-    ++control->second.generation;  // no longer idle
-  }
-  send_fetch(self, id, fetch);
-  self->delayed_send(self, st.config.fetch_timeout, FetchTimeout{id});
-  status_changed(self);
+  const sync::RelayFacts facts{.ours = st.config.plan.own_relays.count(request.relay) > 0,
+                               .tracked = tracks(st, request.relay),
+                               .connected = has_connection(st, request.relay)};
+  auto start = st.router.on_fetch(sync::FetchRequest{request.relay, std::move(request.filters),
+                                                     request.trusted, role_name(request.role)},
+                                  facts, now(self));
+  st.answers.emplace(start.id, promise);
+  execute(self, start.commands);
   return promise;
 }
 
-/// A control-plane connection still without a fetch after its idle time retires.
-void on_fetch_idle(Self self, const FetchIdle& idle) {
-  auto& st = self->state;
-  auto control = st.control.find(idle.relay);
-  if (control == st.control.end() || control->second.generation != idle.generation ||
-      has_fetches(st, idle.relay) || st.plan->relays().count(idle.relay))
-    return;
-  st.control.erase(control);
-  if (auto it = st.connections.find(idle.relay); it != st.connections.end()) {
-    self->send(it->second, atom::shutdown::value);
-    st.connections.erase(it);
-  }
-  st.open_connections.erase(idle.relay);
-  st.figures.erase(idle.relay);
-  ++st.fetch_counts.control_retired;
-  status_changed(self);
-  log::debug(component, "retired idle control connection to " + idle.relay);
+sync::ConnectionLimits limits_of(const RelayUp& up) {
+  return {up.max_message_bytes, up.max_filters, up.nip77(), up.max_subscriptions,
+          up.max_subscription_values};
 }
 
-/// The connection of `relay` opened: fetches waiting for it go out.
-void send_waiting_fetches(Self self, const std::string& relay) {
-  for (auto& [id, fetch] : self->state.fetches)
-    if (fetch.relay == relay && !fetch.sent) send_fetch(self, id, fetch);
+sync::RelayProgress progress_of(const RelayTraffic& traffic) {
+  return {traffic.pages, traffic.negentropy_rounds, traffic.events_received,
+          traffic.events_unrequested, traffic.events_invalid};
 }
 
 void update_gauges(Self self) {
@@ -398,8 +371,7 @@ void on_exit(Self self, caf::exit_msg& msg) {
     if (caf::actor_cast<caf::actor_addr>(it->second) != msg.source) continue;
     auto relay = it->first;
     st.connections.erase(it);
-    st.open_connections.erase(relay);
-    fail_fetches(self, relay, "connection actor ended");
+    execute(self, st.router.on_connection_lost(relay, "connection actor ended"));
     if (msg.reason != caf::exit_reason::normal)
       execute(self, st.plan->on_disconnected(relay, "connection actor failed", now(self)));
     return;
@@ -415,10 +387,10 @@ void on_relay_down(Self self, RelayDown& down) {
   if (!from_current(self, down.relay)) return;
   auto& st = self->state;
   st.connections.erase(down.relay);
-  st.open_connections.erase(down.relay);
-  const bool control_only = st.control.count(down.relay) > 0;
-  fail_fetches(self, down.relay, down.reason.empty() ? "connection lost" : down.reason);
-  if (control_only && !st.plan->relays().count(down.relay)) {
+  const bool fetches_only = st.router.serves_fetches_only(down.relay, tracks(st, down.relay));
+  execute(self, st.router.on_connection_lost(
+                    down.relay, down.reason.empty() ? "connection lost" : down.reason));
+  if (fetches_only) {
     st.figures.erase(down.relay);
     log::debug(component, "control connection to " + down.relay + " ended: " + down.reason);
     return;
@@ -435,33 +407,9 @@ void on_relay_down(Self self, RelayDown& down) {
   }
 }
 
-/// A fetch that made no progress for fetch_timeout, or that ran fetch_max_duration, fails;
-/// one whose relay progressed meanwhile waits another fetch_timeout.
-void on_fetch_timeout(Self self, const FetchTimeout& timeout) {
-  auto& st = self->state;
-  auto it = st.fetches.find(timeout.subscription_id);
-  if (it == st.fetches.end()) return;
-  auto& fetch = it->second;
-  if (fetch.progressed && now(self) - fetch.started < st.config.fetch_max_duration.count()) {
-    fetch.progressed = false;
-    self->delayed_send(self, st.config.fetch_timeout, timeout);
-    return;
-  }
-  finish_fetch(self, timeout.subscription_id, false, "timed out");
-}
-
-/// Pages, NIP-77 rounds and requested events from a relay are progress for its fetches (unrequested
-/// or invalid events are not: a peer cannot keep a fetch open with noise).
-void note_fetch_progress(Self self, const RelayTraffic& traffic) {
-  auto requested = traffic.events_received - traffic.events_unrequested - traffic.events_invalid;
-  if (traffic.pages + traffic.negentropy_rounds + requested == 0) return;
-  for (auto& [id, fetch] : self->state.fetches)
-    if (fetch.relay == traffic.relay && fetch.sent) fetch.progressed = true;
-}
-
 void on_traffic(Self self, const RelayTraffic& traffic) {
   auto& st = self->state;
-  note_fetch_progress(self, traffic);
+  st.router.on_traffic(traffic.relay, progress_of(traffic));
   st.figures[traffic.relay] += traffic;
   if (st.metrics)
     traffic.for_each([&](const char* what, std::uint64_t n) { st.metrics->add(what, n); });
@@ -471,6 +419,15 @@ void on_traffic(Self self, const RelayTraffic& traffic) {
 }  // namespace
 
 namespace {
+
+sync::FetchRouterConfig fetch_router_config(const SyncManagerConfig& config) {
+  return {.fetch_timeout_seconds = config.fetch_timeout.count(),
+          .fetch_max_duration_seconds = config.fetch_max_duration.count(),
+          .control_idle_seconds = config.control_idle.count(),
+          .negentropy = config.plan.negentropy,
+          .default_max_message_bytes = config.plan.default_max_message_bytes,
+          .default_max_filters = config.plan.default_max_filters};
+}
 
 void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance,
                 store_writer_actor writer, RelayClientFactory clients,
@@ -486,24 +443,29 @@ void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance
   st.board = std::move(board);
   st.rng.seed(st.config.random_seed);
   if (registry) st.metrics = std::make_shared<SyncMetrics>(*registry);
+  st.router = sync::FetchRouter(fetch_router_config(st.config));
 }
 
 void on_relay_up(Self self, const RelayUp& up) {
   if (!from_current(self, up.relay)) return;
-  self->state.open_connections[up.relay] = up;
   self->state.figures[up.relay].last_connect = now(self);
   log::info(component, "connected to " + up.relay);
-  send_waiting_fetches(self, up.relay);
-  execute(self, self->state.plan->on_connected(up.relay, up.max_message_bytes, up.max_filters,
-                                               now(self), up.nip77(), up.max_subscriptions,
-                                               up.max_subscription_values));
+  const auto limits = limits_of(up);
+  execute(self, self->state.router.on_relay_up(up.relay, limits));
+  plan_connected(self, up.relay, limits);
+}
+
+void on_subscription_done(Self self, const RelaySubscriptionDone& done) {
+  if (!from_current(self, done.relay)) return;
+  if (auto routed = self->state.router.on_part_done(done.subscription_id))
+    return execute(self, *routed);
+  execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
 }
 
 void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {
   if (!from_current(self, closed.relay)) return;
-  if (auto part = self->state.fetch_parts.find(closed.subscription_id);
-      part != self->state.fetch_parts.end())
-    return finish_fetch(self, std::string(part->second), false, "closed: " + closed.message);
+  if (auto routed = self->state.router.on_part_closed(closed.subscription_id, closed.message))
+    return execute(self, *routed);
   log::debug(component, "relay " + closed.relay + " closed a subscription: " + closed.message);
   execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
                                             closed.rate_limited, now(self)));
@@ -554,12 +516,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       },
       [=](RelayUp& up) { on_relay_up(self, up); },
       [=](RelayDown& down) { on_relay_down(self, down); },
-      [=](RelaySubscriptionDone& done) {
-        if (!from_current(self, done.relay)) return;
-        if (self->state.fetch_parts.count(done.subscription_id))
-          return on_fetch_part_done(self, done.subscription_id);
-        execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
-      },
+      [=](RelaySubscriptionDone& done) { on_subscription_done(self, done); },
       [=](RelaySubscriptionClosed& closed) { on_subscription_closed(self, closed); },
       [=](RelayRateLimited& limited) {
         if (!from_current(self, limited.relay)) return;
@@ -588,8 +545,13 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
         self->state.plus_status = std::move(status.json);
         status_changed(self);
       },
-      [=](FetchTimeout& timeout) { on_fetch_timeout(self, timeout); },
-      [=](FetchIdle& idle) { on_fetch_idle(self, idle); },
+      [=](FetchTimeout& timeout) {
+        execute(self, self->state.router.on_timeout(timeout.subscription_id, now(self)));
+      },
+      [=](FetchIdle& idle) {
+        const bool tracked = tracks(self->state, idle.relay);
+        execute(self, self->state.router.on_idle(idle.relay, idle.generation, tracked));
+      },
   };
 }
 

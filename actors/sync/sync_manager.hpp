@@ -2,7 +2,9 @@
 // RelaySyncIndex, PendingSyncIndex) and is the only place they change. It
 // turns the plan's commands into actions: spawning one RelayConnection per
 // relay it dials, forwarding subscribe/close, and arming per-relay retry and
-// daily timers as delayed messages. It receives RepoDiscovery from the
+// daily timers as delayed messages. The GRASP-03 fetches (RelayFetch) and the
+// control-plane connections opened for them are the FetchRouter's, whose
+// commands it carries out the same way. It receives RepoDiscovery from the
 // SelfSubscriber and reports from its connections, publishes the /api/sync
 // snapshot to the StatusBoard and keeps the sync metrics.
 #pragma once
@@ -20,6 +22,7 @@
 #include <set>
 #include <string>
 
+#include "actors/sync/engine/fetch_router.hpp"
 #include "actors/sync/engine/sync_plan.hpp"
 #include "actors/sync/relay_connection.hpp"
 #include "messages/interfaces.hpp"
@@ -67,41 +70,6 @@ struct RelayFigures : TrafficCounters {
   std::string last_error;
 };
 
-/// A GRASP-03 fetch in flight (RelayFetch), by subscription id.
-struct PlusFetch {
-  std::string relay;
-  nostr::Filters filters;
-  caf::typed_response_promise<FetchOutcome> promise;
-  FetchRole role = FetchRole::discovery;
-  /// The subscription went to the connection (it was open).
-  bool sent = false;
-  /// Its subscriptions still open: the filters packed to the peer's NIP-11 limits, `<id>` alone
-  /// or `<id>.<k>` when they need more than one REQ.
-  std::set<std::string> parts{};
-  std::set<std::string> done_parts{};
-  /// When it was asked for (unix seconds), and whether its relay progressed since the last
-  /// FetchTimeout: a large paginated fetch lives on while pages come.
-  std::int64_t started = 0;
-  bool progressed = false;
-};
-
-/// A connection opened for fetches only, not tracked by the plan (a control-plane connection):
-/// promoted to the ordinary lifecycle when the plan dials the same relay.
-struct ControlConnection {
-  FetchRole role = FetchRole::discovery;
-  /// Bumped by every new fetch: a FetchIdle of an older generation is stale.
-  std::uint64_t generation = 0;
-};
-
-/// What the fetch path counted (metrics `graspd_sync_total`, /api/sync).
-struct FetchCounts {
-  std::uint64_t fetches = 0;
-  std::uint64_t fetch_failures = 0;
-  std::uint64_t control_dials = 0;
-  std::uint64_t promotions = 0;
-  std::uint64_t control_retired = 0;
-};
-
 struct SyncManagerState {
   static inline const char* name = "sync_manager";
 
@@ -124,14 +92,15 @@ struct SyncManagerState {
   /// Unix time of the last state-file save.
   std::int64_t last_state_save = 0;
   // -- GRASP-03 fetch path --
-  std::map<std::string, PlusFetch> fetches;
-  /// The fetch each open part subscription belongs to.
-  std::map<std::string, std::string> fetch_parts;
-  std::map<std::string, ControlConnection> control;
-  /// The RelayUp of every open connection (a promoted control connection is already open).
-  std::map<std::string, RelayUp> open_connections;
-  std::uint64_t next_fetch = 1;
-  FetchCounts fetch_counts;
+  sync::FetchRouter router;
+  /// The reply owed to each fetch in flight, by fetch id (the router's AnswerFetch delivers it).
+  std::map<std::string, caf::typed_response_promise<FetchOutcome>> answers;
+  /// The router's counts already added to the metrics.
+  sync::FetchCounts reported_fetches;
+  /// The router's state under the names the actor's tests read.
+  const std::map<std::string, sync::ControlConnection>& control = router.control();
+  const std::map<std::string, std::string>& fetch_parts = router.fetch_parts();
+  const sync::FetchCounts& fetch_counts = router.counts();
   /// The Sync+ section of /api/sync (SyncPlusStatus); empty while Sync+ does not run.
   std::string plus_status;
   /// The purgatory figures last written to /api/sync (a change makes the status dirty).

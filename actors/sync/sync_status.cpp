@@ -79,27 +79,26 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
   // GRASP-03: connections open for fetches only (the plan's relays are the repository ones).
   w.Key("control_connections");
   w.StartArray();
-  for (const auto& [relay, control] : st.control) {
-    std::size_t fetches = 0;
-    for (const auto& [id, fetch] : st.fetches) fetches += fetch.relay == relay ? 1 : 0;
+  const auto& router = st.router;
+  for (const auto& [relay, control] : router.control()) {
     w.StartObject();
     write_string(w, "url", relay);
-    w.Key("role");
-    w.String(control.role == FetchRole::discovery ? "discovery" : "history");
+    write_string(w, "role", control.role);
     w.Key("open");
-    w.Bool(st.open_connections.count(relay) > 0);
-    write_count(w, "fetches", fetches);
+    w.Bool(router.is_open(relay));
+    write_count(w, "fetches", router.fetches_on(relay));
     w.EndObject();
   }
   w.EndArray();
+  const auto& counts = router.counts();
   w.Key("fetches");
   w.StartObject();
-  write_count(w, "in_flight", st.fetches.size());
-  write_count(w, "started", st.fetch_counts.fetches);
-  write_count(w, "failed", st.fetch_counts.fetch_failures);
-  write_count(w, "control_dials", st.fetch_counts.control_dials);
-  write_count(w, "promotions", st.fetch_counts.promotions);
-  write_count(w, "control_retired", st.fetch_counts.control_retired);
+  write_count(w, "in_flight", router.fetches().size());
+  write_count(w, "started", counts.fetches);
+  write_count(w, "failed", counts.fetch_failures);
+  write_count(w, "control_dials", counts.control_dials);
+  write_count(w, "promotions", counts.promotions);
+  write_count(w, "control_retired", counts.control_retired);
   w.EndObject();
   if (st.config.purgatory) {
     const auto& figures = st.purgatory_shown;
