@@ -1,51 +1,14 @@
 #include "actors/sync/sync_manager.hpp"
 #include "messages/unix_clock.hpp"
 
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/registry.h>
 #include <caf/typed_event_based_actor.hpp>
 
 #include <ctime>
 
+#include "actors/sync/sync_metrics.hpp"
 #include "runtime/ops/log.hpp"
 
 namespace graspd {
-
-struct SyncMetrics {
-  explicit SyncMetrics(prometheus::Registry& r)
-      : relays(prometheus::BuildGauge()
-                   .Name("graspd_sync_relays")
-                   .Help("Tracked relays by connection status")
-                   .Register(r)),
-        health(prometheus::BuildGauge()
-                   .Name("graspd_sync_relay_health")
-                   .Help("Tracked relays by health")
-                   .Register(r)),
-        totals(prometheus::BuildCounter()
-                   .Name("graspd_sync_total")
-                   .Help("Sync activity: connection_attempts, events_received, events_stored, "
-                         "events_invalid, events_known, events_unrequested, pages, bytes_received, "
-                         "consolidations, "
-                         "daily_syncs, evictions, over_value_budget, and the GRASP-03 fetch path: "
-                         "plus_fetches, "
-                         "plus_fetch_failures, plus_control_dials, plus_promotions")
-                   .Register(r)),
-        open(prometheus::BuildGauge()
-                 .Name("graspd_sync_open")
-                 .Help("Open sync work: subscriptions, filters, pending_batches")
-                 .Register(r)) {}
-
-  void add(const char* what, std::uint64_t n) {
-    if (n) totals.Add({{"what", what}}).Increment(static_cast<double>(n));
-  }
-
-  prometheus::Family<prometheus::Gauge>& relays;
-  prometheus::Family<prometheus::Gauge>& health;
-  prometheus::Family<prometheus::Counter>& totals;
-  prometheus::Family<prometheus::Gauge>& open;
-};
 
 namespace {
 
@@ -140,12 +103,7 @@ void plan_connected(Self self, const std::string& relay, const sync::ConnectionL
 /// Adds what the router counted since the last call to the metrics.
 void report_fetch_counts(SyncManagerState& st) {
   const auto& now = st.router.counts();
-  if (st.metrics) {
-    st.metrics->add("plus_fetches", now.fetches - st.reported_fetches.fetches);
-    st.metrics->add("plus_fetch_failures", now.fetch_failures - st.reported_fetches.fetch_failures);
-    st.metrics->add("plus_control_dials", now.control_dials - st.reported_fetches.control_dials);
-    st.metrics->add("plus_promotions", now.promotions - st.reported_fetches.promotions);
-  }
+  if (st.metrics) st.metrics->add_fetch_counts(now, st.reported_fetches);
   st.reported_fetches = now;
 }
 

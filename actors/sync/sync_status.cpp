@@ -94,8 +94,8 @@ std::string sync_status_json(const SyncManagerState& st, std::int64_t t) {
   w.Key("fetches");
   w.StartObject();
   write_count(w, "in_flight", router.fetches().size());
-  write_count(w, "started", counts.fetches);
-  write_count(w, "failed", counts.fetch_failures);
+  write_count(w, "started", counts.started);
+  write_count(w, "failed", counts.failed);
   write_count(w, "control_dials", counts.control_dials);
   write_count(w, "promotions", counts.promotions);
   write_count(w, "control_retired", counts.control_retired);

@@ -7,6 +7,7 @@
 #include <caf/send.hpp>
 
 #include "actors/sync/self_subscriber.hpp"
+#include "actors/sync/sync_metrics.hpp"
 #include "runtime/ops/log.hpp"
 #include "runtime/ops/metrics.hpp"
 
@@ -87,6 +88,8 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
                                    const WiredPolicy& policy) {
   if (!services.config.sync_enabled) {
     log::info("relay", "GRASP-02 sync disabled (NGIT_SYNC_ENABLED=false)");
+    // Its series exist anyway, at zero: the dashboard and the alerts query them on every graspd.
+    SyncMetrics{services.metrics.registry()};
     return std::nullopt;
   }
   WiredSync wired;

@@ -86,7 +86,7 @@ TEST_F(FetchRouterTest, AFetchOnAnOpenConnectionUsesIt) {
   EXPECT_EQ(timers[0].delay_seconds, 30);
   EXPECT_EQ(only<RefreshStatus>(start.commands).size(), 1u);
   EXPECT_TRUE(router_.control().empty()) << "an ordinary connection is no control one";
-  EXPECT_EQ(router_.counts().fetches, 1u);
+  EXPECT_EQ(router_.counts().started, 1u);
   EXPECT_EQ(router_.counts().control_dials, 0u);
   EXPECT_EQ(router_.fetches_on(mailbox), 1u);
 }
@@ -142,12 +142,12 @@ TEST_F(FetchRouterTest, FetchesAreRefusedForOurselvesAndForTrackedRelaysWithoutA
       EXPECT_EQ(answer.fetch_id, "");
       EXPECT_FALSE(answer.ok);
       EXPECT_EQ(answer.error, "relay not available");
-      EXPECT_EQ(router.counts().fetches, 0u);
+      EXPECT_EQ(router.counts().started, 0u);
       EXPECT_TRUE(router.fetches().empty());
     } else {
       EXPECT_EQ(start.id, "plus-1");
       EXPECT_TRUE(answers(start.commands).empty());
-      EXPECT_EQ(router.counts().fetches, 1u);
+      EXPECT_EQ(router.counts().started, 1u);
     }
     EXPECT_EQ(only<ConnectForFetches>(start.commands).size(), c.dials ? 1u : 0u);
     EXPECT_EQ(router.control().count(mailbox), c.dials ? 1u : 0u);
@@ -207,7 +207,7 @@ TEST_F(FetchRouterTest, AFetchIsPackedToThePeersLimitsAndCompletesWhenEveryPartD
   EXPECT_EQ(only<RefreshStatus>(*last).size(), 1u);
   EXPECT_TRUE(router_.fetch_parts().empty());
   EXPECT_TRUE(router_.fetches().empty());
-  EXPECT_EQ(router_.counts().fetch_failures, 0u);
+  EXPECT_EQ(router_.counts().failed, 0u);
 }
 
 TEST_F(FetchRouterTest, WithoutNip11LimitsAFetchIsPackedTo10FiltersPerReq) {
@@ -231,7 +231,7 @@ TEST_F(FetchRouterTest, APartClosedByThePeerFailsItsFetch) {
   EXPECT_EQ(answers(*closed),
             (std::vector<std::pair<bool, std::string>>{{false, "closed: blocked: no"}}));
   EXPECT_EQ(only<CloseSubscription>(*closed).size(), 2u) << "every part is closed";
-  EXPECT_EQ(router_.counts().fetch_failures, 1u);
+  EXPECT_EQ(router_.counts().failed, 1u);
   EXPECT_TRUE(router_.fetch_parts().empty());
 }
 
@@ -240,7 +240,7 @@ TEST_F(FetchRouterTest, AFetchWithoutProgressFor30SecondsTimesOut) {
   auto out = router_.on_timeout(id, t0 + 30);
   EXPECT_EQ(answers(out), (std::vector<std::pair<bool, std::string>>{{false, "timed out"}}));
   EXPECT_EQ(only<CloseSubscription>(out).size(), 1u);
-  EXPECT_EQ(router_.counts().fetch_failures, 1u);
+  EXPECT_EQ(router_.counts().failed, 1u);
   EXPECT_TRUE(router_.on_timeout(id, t0 + 60).empty()) << "a finished fetch's timer is stale";
 }
 
@@ -420,7 +420,7 @@ TEST_F(FetchRouterTest, ALostConnectionFailsItsFetchesAndEndsItsControlRole) {
     EXPECT_FALSE(answer.ok);
     EXPECT_EQ(answer.error, "connection lost");
   }
-  EXPECT_EQ(router_.counts().fetch_failures, 2u);
+  EXPECT_EQ(router_.counts().failed, 2u);
   EXPECT_TRUE(router_.control().count(mailbox) == 0 && !router_.is_open(mailbox));
   EXPECT_FALSE(router_.serves_fetches_only(mailbox, false));
   EXPECT_EQ(router_.fetches_on(other), 1u) << "other relays' fetches run on";

@@ -8,7 +8,7 @@ FetchStart FetchRouter::on_fetch(FetchRequest request, const RelayFacts& relay, 
   if (relay.ours || (!relay.connected && relay.tracked))
     return {{}, {AnswerFetch{{}, false, "relay not available"}}};
   FetchStart start{"plus-" + std::to_string(next_fetch_++), {}};
-  ++counts_.fetches;
+  ++counts_.started;
   auto& fetch = fetches_[start.id];
   fetch = PlusFetch{.relay = request.relay, .filters = std::move(request.filters), .started = now};
   if (!relay.connected) {
@@ -151,7 +151,7 @@ void FetchRouter::finish(const std::string& id, bool ok, std::string error, Fetc
     parts_.erase(part);
     out.push_back(CloseSubscription{fetch.relay, part});
   }
-  if (!ok) ++counts_.fetch_failures;
+  if (!ok) ++counts_.failed;
   out.push_back(AnswerFetch{id, ok, std::move(error)});
   arm_idle(fetch.relay, out);
   out.push_back(RefreshStatus{});

@@ -87,10 +87,11 @@ struct ControlConnection {
   std::uint64_t generation = 0;
 };
 
-/// What the fetch path counted (metrics `graspd_sync_total`, /api/sync).
+/// What the fetch path counted: /api/sync's `fetches` object under these names, and
+/// graspd_sync_total{what="fetches_<name>"} (actors/sync/sync_metrics.hpp).
 struct FetchCounts {
-  std::uint64_t fetches = 0;
-  std::uint64_t fetch_failures = 0;
+  std::uint64_t started = 0;
+  std::uint64_t failed = 0;
   std::uint64_t control_dials = 0;
   std::uint64_t promotions = 0;
   std::uint64_t control_retired = 0;
