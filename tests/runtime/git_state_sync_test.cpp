@@ -1,0 +1,320 @@
+// State events applied to the repositories here (runtime/git/git_state_sync.*) with real git on
+// temporary bare repositories: refs set (and removed) to match the owner's newest state, HEAD
+// aligned, objects copied from another repository here with the identifier or fetched from a clone
+// URL (a loopback `git http-backend`), and a push in progress left to finish first. The store is
+// a map behind the hooks. Local steps run one at a time in order, so a want_commit for a commit
+// that is here, asked after other work, is the test's signal that the work before it has ended.
+#include <utility>  // before Asio, see toolchain.md §1
+
+#include "runtime/git/git_state_sync.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "messages/nostr/nip19.hpp"
+#include "messages/nostr/nip34.hpp"
+#include "runtime/git/git_http.hpp"
+#include "runtime/git/repository_locks.hpp"
+#include "tests/support/git_backend_server.hpp"
+#include "tests/support/git_test_repos.hpp"
+#include "tests/support/io_thread.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/wait_until.hpp"
+
+namespace graspd::runtime::git {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using ::graspd::git::StateRefs;
+
+nostr::Pubkey key(std::uint8_t fill) {
+  nostr::Pubkey out{};
+  out.fill(fill);
+  return out;
+}
+
+/// A kind 30618 event naming `identifier`: all the applier reads of it is its `d` tag.
+nostr::EventPtr state_event(const std::string& identifier) {
+  nostr::Event event;
+  event.kind = 30618;
+  event.tags = {{"d", identifier}};
+  return std::make_shared<const nostr::Event>(std::move(event));
+}
+
+/// The store as the applier sees it, and what the applier told it back. Hooks run on the
+/// applier's strand, the test reads from its own thread: everything under one mutex.
+struct FakeStore {
+  std::mutex mutex;
+  std::map<nostr::Pubkey, StateRefs> states;
+  std::vector<nostr::Pubkey> owners;
+  std::vector<std::string> clone_urls;
+  std::vector<std::pair<RepositoryRef, nostr::EventId>> objects_present;
+  std::vector<std::pair<RepositoryRef, std::string>> commits_present;
+  int lock_attempts = 0;
+
+  void set_state(const nostr::Pubkey& owner, StateRefs refs) {
+    std::lock_guard lock{mutex};
+    states[owner] = std::move(refs);
+  }
+  bool commit_reported(const std::string& commit) {
+    std::lock_guard lock{mutex};
+    for (const auto& [name, id] : commits_present)
+      if (id == commit) return true;
+    return false;
+  }
+  std::size_t objects_reported() {
+    std::lock_guard lock{mutex};
+    return objects_present.size();
+  }
+};
+
+class GitStateSyncTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(git_.empty()) << "git is needed";
+    repositories_.prepare();
+    ASSERT_TRUE(repositories_.create(a_));
+    ASSERT_TRUE(repositories_.create(marker_));
+    marker_commit_ = test::make_commit(repositories_.path_of(marker_), "marker");
+    ASSERT_EQ(marker_commit_.size(), 40u);
+    store_.owners = {a_.owner};
+  }
+
+  void TearDown() override { sync_.reset(); }
+
+  fs::path path(const RepositoryRef& name) const { return repositories_.path_of(name); }
+
+  GitStateSyncOptions options() const {
+    GitStateSyncOptions o;
+    o.git_binary = git_;
+    o.allow_private_addresses = true;  // the other clone URL is on loopback
+    o.fetch_delay = 0s;
+    o.fetch_timeout = 60s;
+    return o;
+  }
+
+  GitStateSyncHooks hooks() {
+    GitStateSyncHooks h;
+    h.newest_state = [this](const nostr::Pubkey& owner,
+                            const std::string& identifier) -> std::optional<StateRefs> {
+      std::lock_guard lock{store_.mutex};
+      auto it = store_.states.find(owner);
+      if (identifier != "repo" || it == store_.states.end()) return std::nullopt;
+      return it->second;
+    };
+    h.owners = [this](const std::string&) {
+      std::lock_guard lock{store_.mutex};
+      return store_.owners;
+    };
+    h.clone_urls = [this](const std::string&) {
+      std::lock_guard lock{store_.mutex};
+      return store_.clone_urls;
+    };
+    h.objects_present = [this](const RepositoryRef& name, const nostr::EventId& id) {
+      std::lock_guard lock{store_.mutex};
+      store_.objects_present.emplace_back(name, id);
+    };
+    h.commit_present = [this](const RepositoryRef& name, const std::string& commit) {
+      std::lock_guard lock{store_.mutex};
+      store_.commits_present.emplace_back(name, commit);
+    };
+    h.try_lock = [this](const std::string& path) {
+      {
+        std::lock_guard lock{store_.mutex};
+        ++store_.lock_attempts;
+      }
+      return locks_.try_lock(path);
+    };
+    h.unlock = [this](const std::string& path) { locks_.unlock(path); };
+    return h;
+  }
+
+  void start(GitStateSyncOptions o) {
+    sync_ = std::make_unique<GitStateSync>(io_.io(), repositories_, std::move(o), hooks());
+  }
+
+  /// Waits until every step asked of the applier before has ended (see the file comment).
+  void settle() {
+    sync_->want_commit(marker_, marker_commit_, {});
+    ASSERT_TRUE(test::wait_until([&] { return store_.commit_reported(marker_commit_); }));
+    std::lock_guard lock{store_.mutex};
+    store_.commits_present.clear();
+  }
+
+  /// A state whose event id is 64 times `id_fill`.
+  static StateRefs state(char id_fill, std::map<std::string, std::string> refs,
+                         std::optional<std::string> head = std::nullopt) {
+    StateRefs out;
+    out.event_id = std::string(64, id_fill);
+    out.refs = std::move(refs);
+    out.head = std::move(head);
+    return out;
+  }
+
+  test::TempDir dir_{"graspd-git-state-sync"};
+  Repositories repositories_{dir_.path() / "git"};
+  RepositoryRef a_{key(0x42), "repo"};
+  RepositoryRef b_{key(0x43), "repo"};
+  RepositoryRef marker_{key(0x4d), "marker"};
+  std::string git_ = find_git_binary();
+  std::string marker_commit_;
+  FakeStore store_;
+  RepositoryLocks locks_;
+  test::IoThread io_;
+  std::unique_ptr<GitStateSync> sync_;
+};
+
+TEST_F(GitStateSyncTest, AStateWhoseObjectsAreHereIsAppliedAtOnce) {
+  auto c1 = test::make_commit(path(a_), "one");
+  auto c2 = test::make_commit(path(a_), "two", c1);
+  store_.set_state(a_.owner, state('a',
+                                   {{"refs/heads/main", c2},
+                                    {"refs/heads/dev", c1},
+                                    {"refs/tags/v1", c1},
+                                    {"refs/heads/bad..name", c1}},
+                                   "dev"));
+  // A repository of that name whose owner announced nothing is not touched.
+  RepositoryRef stranger{key(0x44), "repo"};
+  ASSERT_TRUE(repositories_.create(stranger));
+  store_.set_state(stranger.owner, state('b', {{"refs/heads/main", c1}}));
+  start(options());
+  sync_->on_state(state_event("repo"));
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
+  EXPECT_EQ(test::refs_of(path(a_)),
+            c1 + " refs/heads/dev\n" + c2 + " refs/heads/main\n" + c1 + " refs/tags/v1")
+      << "an invalid ref name is skipped";
+  EXPECT_EQ(test::read_file(path(a_) / "HEAD"), "ref: refs/heads/dev\n");
+  ASSERT_EQ(store_.objects_reported(), 1u);
+  EXPECT_EQ(store_.objects_present[0].first, a_);
+  EXPECT_EQ(nostr::to_hex(store_.objects_present[0].second), std::string(64, 'a'));
+  settle();
+  EXPECT_EQ(test::refs_of(path(stranger)), "");
+  EXPECT_EQ(sync_->counters().applied, 1u);
+}
+
+TEST_F(GitStateSyncTest, RefsTheStateDoesNotNameAreDeletedButRefsNostrStay) {
+  auto c1 = test::make_commit(path(a_), "one");
+  auto c2 = test::make_commit(path(a_), "two", c1);
+  auto nostr_ref = std::string(nostr::nip34::refs_nostr_prefix) + std::string(64, 'e');
+  for (auto ref : {"refs/heads/main", "refs/heads/old", "refs/tags/gone", nostr_ref.c_str()})
+    test::git_in(path(a_), std::string("update-ref ") + ref + " " + c1);
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c2}}));
+  start(options());
+  sync_->on_state(state_event("repo"));
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
+  EXPECT_EQ(test::refs_of(path(a_)), c2 + " refs/heads/main\n" + c1 + " " + nostr_ref);
+}
+
+TEST_F(GitStateSyncTest, AStateAlreadyInLineTakesNoLockAndOnlyAlignsHead) {
+  auto c1 = test::make_commit(path(a_), "one");
+  test::git_in(path(a_), "update-ref refs/heads/trunk " + c1);
+  store_.set_state(a_.owner, state('a', {{"refs/heads/trunk", c1}}));
+  ASSERT_TRUE(locks_.try_lock(path(a_).string())) << "a push is in progress";
+  start(options());
+  sync_->on_state(state_event("repo"));
+  settle();
+  EXPECT_EQ(sync_->counters().applied, 0u) << "nothing had to move";
+  EXPECT_EQ(store_.lock_attempts, 0) << "a push right after another is not turned away";
+  EXPECT_EQ(store_.objects_reported(), 1u);
+  EXPECT_EQ(test::read_file(path(a_) / "HEAD"), "ref: refs/heads/trunk\n");
+}
+
+TEST_F(GitStateSyncTest, APushInProgressIsLeftToFinishThenThePushBringsTheRestInLine) {
+  auto c1 = test::make_commit(path(a_), "one");
+  auto c2 = test::make_commit(path(a_), "two", c1);
+  test::git_in(path(a_), "update-ref refs/heads/main " + c1);
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c2}}));
+  ASSERT_TRUE(locks_.try_lock(path(a_).string()));
+  start(options());
+  sync_->on_state(state_event("repo"));
+  settle();
+  EXPECT_EQ(store_.lock_attempts, 1);
+  EXPECT_EQ(test::ref_of(path(a_), "refs/heads/main"), c1) << "the push holds the lock";
+  EXPECT_EQ(sync_->counters().applied, 0u);
+
+  locks_.unlock(path(a_).string());
+  sync_->on_pushed(a_);
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
+  EXPECT_EQ(test::ref_of(path(a_), "refs/heads/main"), c2);
+  EXPECT_TRUE(locks_.try_lock(path(a_).string())) << "the applier gave the lock back";
+}
+
+TEST_F(GitStateSyncTest, ObjectsAreCopiedFromAnotherRepositoryHereWithTheIdentifier) {
+  ASSERT_TRUE(repositories_.create(b_));
+  auto c1 = test::make_commit(path(a_), "one");
+  auto c2 = test::make_commit(path(a_), "two", c1);
+  store_.owners = {a_.owner, b_.owner};
+  store_.set_state(b_.owner, state('b', {{"refs/heads/main", c2}}));
+  start(options());  // no clone URL: only the sibling has the objects
+  sync_->on_state(state_event("repo"));
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
+  EXPECT_EQ(test::ref_of(path(b_), "refs/heads/main"), c2);
+  EXPECT_TRUE(test::has_object(path(b_), c1)) << "with its history";
+  EXPECT_EQ(test::refs_of(path(a_)), "") << "the sibling (no state of its own) is unchanged";
+  EXPECT_EQ(sync_->counters().fetched, 0u);
+}
+
+TEST_F(GitStateSyncTest, MissingObjectsAreFetchedFromACloneUrlThenApplied) {
+  test::TempDir served{"graspd-git-served"};
+  test::GitBackendServer server{served.path()};
+  auto source = served.path() / "source.git";
+  ASSERT_TRUE(test::init_bare(source));
+  auto c1 = test::make_commit(source, "one");
+  auto c2 = test::make_commit(source, "two", c1);
+  test::git_in(source, "update-ref refs/heads/main " + c2);
+  store_.clone_urls = {server.url("source.git")};
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c2}, {"refs/tags/v1", c1}}));
+  start(options());
+  sync_->on_state(state_event("repo"));
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }, 60s));
+  EXPECT_EQ(sync_->counters().fetched, 1u);
+  EXPECT_EQ(test::refs_of(path(a_)), c2 + " refs/heads/main\n" + c1 + " refs/tags/v1");
+  EXPECT_EQ(store_.objects_reported(), 1u) << "reported once every object was here";
+  sync_.reset();  // before the server goes
+}
+
+TEST_F(GitStateSyncTest, WithFetchingOffAStateMissingObjectsIsLeftAlone) {
+  test::TempDir other{"graspd-git-other"};
+  ASSERT_TRUE(test::init_bare(other.path() / "x.git"));
+  auto elsewhere = test::make_commit(other.path() / "x.git", "elsewhere");
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", elsewhere}}));
+  auto o = options();
+  o.fetch_enabled = false;
+  start(o);
+  sync_->on_state(state_event("repo"));
+  settle();
+  EXPECT_EQ(test::refs_of(path(a_)), "") << "a ref never points at an object that is not here";
+  EXPECT_EQ(store_.objects_reported(), 0u);
+  EXPECT_EQ(sync_->counters().applied, 0u);
+}
+
+TEST_F(GitStateSyncTest, AWantedCommitIsReportedWhenHereOrOnceFetchedFromThePrsCloneUrl) {
+  auto here = test::make_commit(path(a_), "here");
+  test::TempDir served{"graspd-git-served"};
+  test::GitBackendServer server{served.path()};
+  auto fork = served.path() / "fork.git";
+  ASSERT_TRUE(test::init_bare(fork));
+  auto pr_commit = test::make_commit(fork, "pull request");
+  test::git_in(fork, "update-ref refs/heads/pr " + pr_commit);
+  start(options());
+  sync_->want_commit(a_, here, {});
+  ASSERT_TRUE(test::wait_until([&] { return store_.commit_reported(here); }));
+  EXPECT_TRUE(server.requests().empty());
+
+  sync_->want_commit(a_, pr_commit, {server.url("fork.git")});
+  ASSERT_TRUE(test::wait_until([&] { return store_.commit_reported(pr_commit); }, 60s));
+  EXPECT_TRUE(test::has_object(path(a_), pr_commit));
+  EXPECT_EQ(test::refs_of(path(a_)), "") << "a wanted commit moves no ref";
+  std::lock_guard lock{store_.mutex};
+  EXPECT_EQ(store_.commits_present.back().first, a_);
+  sync_.reset();
+}
+
+}  // namespace
+}  // namespace graspd::runtime::git
