@@ -42,7 +42,7 @@ caf::behavior pool_owner(Owner* self, std::vector<verifier_actor> verifiers, std
 }
 
 nostr::EventPtr event(const std::string& content) {
-  return std::make_shared<const nostr::Event>(nostr::testing::signed_event(content));
+  return std::make_shared<const nostr::Event>(nostr::testing::signed_note(content));
 }
 
 class VerifierPoolTest : public test::ActorTest {
@@ -139,10 +139,10 @@ TEST_F(VerifierPoolTest, NoMoreThanTheCapIsEverOut) {
 TEST_F(VerifierPoolTest, WithoutVerifiersTheCheckRunsInline) {
   auto handle = owner({}, 1);
   auto good = event("good");
-  auto forged = std::make_shared<nostr::Event>(nostr::testing::signed_event("forged"));
+  auto forged = std::make_shared<nostr::Event>(nostr::testing::signed_note("forged"));
   forged->sig[3] ^= 1;
   // The content changed, the id and signature did not: only a check of the id notices.
-  auto edited = std::make_shared<nostr::Event>(nostr::testing::signed_event("edited"));
+  auto edited = std::make_shared<nostr::Event>(nostr::testing::signed_note("edited"));
   edited->content = "edited later";
   caf::anon_send(handle, VerifyEvent{good});
   caf::anon_send(handle, VerifyEvent{forged});
@@ -160,7 +160,7 @@ TEST_F(VerifierPoolTest, WithoutVerifiersTheCheckRunsInline) {
 
 TEST_F(VerifierPoolTest, RealVerifiersAnswerWithTheCheck) {
   auto handle = owner({spawn(verifier), spawn(verifier)}, 8);
-  auto forged = std::make_shared<nostr::Event>(nostr::testing::signed_event("forged"));
+  auto forged = std::make_shared<nostr::Event>(nostr::testing::signed_note("forged"));
   forged->sig[3] ^= 1;
   caf::anon_send(handle, VerifyEvent{event("good")});
   caf::anon_send(handle, VerifyEvent{forged});
