@@ -32,6 +32,7 @@
 #include "tests/support/git_test_repos.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/io_thread.hpp"
+#include "tests/support/process_state.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -173,22 +174,10 @@ std::string chunked(const std::string& body) {
   return out + "0\r\n\r\n";
 }
 
-nostr::Pubkey owner() {
-  nostr::Pubkey key{};
-  key.fill(0x42);
-  return key;
-}
+using test::owner;
 
 std::string base() {
   return "/" + nostr::encode_npub(owner()) + "/repo.git";
-}
-
-/// True once `pid` is gone or a zombie (it runs no more either way).
-bool process_ended(pid_t pid) {
-  auto text = test::read_file("/proc/" + std::to_string(pid) + "/stat");
-  if (text.empty()) return true;
-  auto paren = text.rfind(')');
-  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
 }
 
 // ------------------------------------------------------------------ the fixture
@@ -548,7 +537,8 @@ TEST_F(GitExchangeTest, AGitProcessBeyondTheWallClockLimitIsKilledAndTheConnecti
   auto pid_text = test::read_file(pid_file);
   ASSERT_FALSE(pid_text.empty());
   auto pid = static_cast<pid_t>(std::stol(pid_text));
-  EXPECT_TRUE(test::wait_until([&] { return process_ended(pid); })) << "the stand-in survived";
+  EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }))
+      << "the stand-in survived";
   expect_no_process_left();
 }
 

@@ -20,6 +20,7 @@
 
 #include "tests/support/git_test_repos.hpp"
 #include "tests/support/io_thread.hpp"
+#include "tests/support/process_state.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -40,15 +41,6 @@ void block_like_the_daemon() {
   sigaddset(&blocked, SIGINT);
   sigaddset(&blocked, SIGTERM);
   ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
-}
-
-/// True once `pid` is gone or a zombie nobody has reaped yet (it runs no more either way).
-bool process_ended(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), {});
-  if (text.empty()) return true;
-  auto paren = text.rfind(')');
-  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
 }
 
 /// A pid a script wrote to a file, -1 while there is none.
@@ -173,7 +165,7 @@ TEST_F(GitProcessTest, OutputBeyondTheBoundKillsTheChild) {
   EXPECT_LE(result.out.size(), run.max_output + 16 * 1024) << "at most one read beyond the bound";
   auto pid = pid_in(pid_file);
   ASSERT_GT(pid, 0);
-  EXPECT_TRUE(test::wait_until([&] { return process_ended(pid); })) << "yes is still running";
+  EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); })) << "yes is still running";
 }
 
 TEST_F(GitProcessTest, TheTimeoutKillsTheWholeProcessGroup) {
@@ -192,8 +184,8 @@ TEST_F(GitProcessTest, TheTimeoutKillsTheWholeProcessGroup) {
   auto grandchild = pid_in(pids.string() + ".grandchild");
   ASSERT_GT(child, 0);
   ASSERT_GT(grandchild, 0);
-  EXPECT_TRUE(test::wait_until([&] { return process_ended(child); }));
-  EXPECT_TRUE(test::wait_until([&] { return process_ended(grandchild); }))
+  EXPECT_TRUE(test::wait_until([&] { return test::process_ended(child); }));
+  EXPECT_TRUE(test::wait_until([&] { return test::process_ended(grandchild); }))
       << "the grandchild survived the kill";
 }
 
@@ -257,10 +249,10 @@ TEST_F(GitProcessTest, KillAndForgetEndsTheChildAndSoDoesItsDestructor) {
   }));
   ASSERT_TRUE(child) << error;
   auto pid = child->pid;
-  ASSERT_FALSE(process_ended(pid));
+  ASSERT_FALSE(test::process_ended(pid));
   ASSERT_TRUE(io_.run_on([&] { child->kill_and_forget(); }));
   EXPECT_TRUE(child->reaped);
-  EXPECT_TRUE(test::wait_until([&] { return process_ended(pid); }));
+  EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }));
 
   ASSERT_TRUE(io_.run_on([&] {
     child = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0, &error);
@@ -268,7 +260,7 @@ TEST_F(GitProcessTest, KillAndForgetEndsTheChildAndSoDoesItsDestructor) {
   ASSERT_TRUE(child) << error;
   pid = child->pid;
   ASSERT_TRUE(io_.run_on([&] { child.reset(); }));
-  EXPECT_TRUE(test::wait_until([&] { return process_ended(pid); }));
+  EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }));
 }
 
 TEST(GitProcessExitCode, ExitCodesAndSignalsOfAWaitStatus) {
