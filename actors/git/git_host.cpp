@@ -15,15 +15,13 @@ namespace graspd {
 
 namespace {
 
-using Self = git_host_actor::stateful_pointer<GitHostState>;
-
-constexpr std::string_view component = "git";
+using GitHostSelf = git_host_actor::stateful_pointer<GitHostState>;
 
 /// A held pull request's own `clone` URLs (§8.1) tried before the announcements' ones.
 constexpr std::size_t max_pr_clone_urls = 16;
 
 /// Hands git data that arrived to every subscriber.
-void publish(Self self, const GitDataArrived& arrived) {
+void publish(GitHostSelf self, const GitDataArrived& arrived) {
   for (const auto& subscriber : self->state.subscribers) self->send(subscriber, arrived);
 }
 
@@ -32,7 +30,7 @@ void report_found(const git_host_actor& host, GitDataArrived arrived) {
   caf::anon_send(host, atom::git_found::value, std::move(arrived));
 }
 
-runtime::git::GitStateSyncHooks state_sync_hooks(Self self, const GitHostConfig& config) {
+runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHostConfig& config) {
   runtime::git::GitStateSyncHooks hooks;
   auto view = config.view;
   hooks.newest_state = [view](const nostr::Pubkey& owner, const std::string& identifier) {
@@ -59,26 +57,27 @@ runtime::git::GitStateSyncHooks state_sync_hooks(Self self, const GitHostConfig&
 
 /// Creates the repository of an announcement that lists this service (§4.1); false (logged)
 /// when it cannot be.
-bool create_repository(Self self, const nostr::Event& announcement) {
+bool create_repository(GitHostSelf self, const nostr::Event& announcement) {
   RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
   if (!runtime::git::is_valid_identifier(repository.identifier)) return false;
   std::string error;
   if (self->state.repositories->create(repository, &error)) return true;
-  log::error(component, "cannot create repository ", repository.identifier, ": ", error);
+  log::error(log::components::git, "cannot create repository ", repository.identifier, ": ", error);
   return false;
 }
 
 /// Removes the repository of an announcement whose hold ended without git data (§4.7).
-void remove_repository(Self self, const nostr::Event& announcement) {
+void remove_repository(GitHostSelf self, const nostr::Event& announcement) {
   RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
   if (!runtime::git::is_valid_identifier(repository.identifier)) return;
   if (!self->state.repositories->remove(repository))
-    log::error(component, "cannot remove the repository of expired ", repository.identifier);
+    log::error(log::components::git, "cannot remove the repository of expired ",
+               repository.identifier);
 }
 
 /// True when a repository named `identifier` exists here for an owner whose announcement of it is
 /// stored or held.
-bool repository_exists(Self self, const std::string& identifier) {
+bool repository_exists(GitHostSelf self, const std::string& identifier) {
   if (!runtime::git::is_valid_identifier(identifier)) return false;
   auto& st = self->state;
   for (const auto& owner : git::announcement_owners(*st.view, identifier))
@@ -86,7 +85,7 @@ bool repository_exists(Self self, const std::string& identifier) {
   return false;
 }
 
-std::vector<RepositoryRef> hosted_among(Self self, std::vector<RepositoryRef> repositories) {
+std::vector<RepositoryRef> hosted_among(GitHostSelf self, std::vector<RepositoryRef> repositories) {
   std::vector<RepositoryRef> out;
   for (auto& repository : repositories)
     if (runtime::git::is_valid_identifier(repository.identifier) &&
@@ -97,7 +96,7 @@ std::vector<RepositoryRef> hosted_among(Self self, std::vector<RepositoryRef> re
 
 /// A held pull request: its commit is looked for at once in each repository (a push may have
 /// brought it); where it is missing it is fetched by id after the fetch delay (§8.1).
-void look_for_pull_request(Self self, const PrHeld& held) {
+void look_for_pull_request(GitHostSelf self, const PrHeld& held) {
   auto commit = policy::pr_commit(*held.pull_request);
   if (!commit) return;
   auto& st = self->state;
@@ -113,7 +112,7 @@ void look_for_pull_request(Self self, const PrHeld& held) {
                       });
 }
 
-void check_commits(Self self, PrCommitsCheck& check) {
+void check_commits(GitHostSelf self, PrCommitsCheck& check) {
   auto host = caf::actor_cast<git_host_actor>(self);
   self->state.pr_refs->check(
       check.repository, std::move(check.commits),
@@ -123,7 +122,7 @@ void check_commits(Self self, PrCommitsCheck& check) {
       });
 }
 
-void change_pr_ref(Self self, const PrRefChange& change) {
+void change_pr_ref(GitHostSelf self, const PrRefChange& change) {
   auto& refs = *self->state.pr_refs;
   auto id = nostr::to_hex(change.id);
   if (change.action == PrRefChange::Action::set)
@@ -132,7 +131,7 @@ void change_pr_ref(Self self, const PrRefChange& change) {
     refs.delete_ref(change.repository, id, change.commit);
 }
 
-void subscribe(Self self, git_data_feed_actor subscriber) {
+void subscribe(GitHostSelf self, git_data_feed_actor subscriber) {
   auto& subscribers = self->state.subscribers;
   if (std::find(subscribers.begin(), subscribers.end(), subscriber) == subscribers.end())
     subscribers.push_back(std::move(subscriber));
@@ -145,7 +144,7 @@ void GitHostState::stop() {
   if (pr_refs) pr_refs->stop();
 }
 
-git_host_actor::behavior_type git_host(Self self, GitHostConfig config) {
+git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
   auto& st = self->state;
   st.repositories.emplace(config.repositories);
   st.view = config.view;

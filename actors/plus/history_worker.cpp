@@ -6,16 +6,16 @@ namespace graspd {
 
 namespace {
 
-using Self = history_worker_actor::stateful_pointer<HistoryWorkerState>;
+using HistoryWorkerSelf = history_worker_actor::stateful_pointer<HistoryWorkerState>;
 
-void report(Self self, bool ok) {
+void report(HistoryWorkerSelf self, bool ok) {
   auto& st = self->state;
   self->send(st.controller, HistoryNext{st.relay, true, ok});
 }
 
 /// One group through the sync manager's fetch path; a failed reply counts as a failed group (the
 /// controller counts and retries it).
-void fetch(Self self, HistoryGroup& group) {
+void fetch(HistoryWorkerSelf self, HistoryGroup& group) {
   auto& st = self->state;
   if (group.done) return self->quit();
   ++st.groups;
@@ -27,7 +27,7 @@ void fetch(Self self, HistoryGroup& group) {
 
 }  // namespace
 
-history_worker_actor::behavior_type history_worker(Self self, std::string relay,
+history_worker_actor::behavior_type history_worker(HistoryWorkerSelf self, std::string relay,
                                                    sync_plus_actor controller,
                                                    sync_manager_actor manager) {
   auto& st = self->state;

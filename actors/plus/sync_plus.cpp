@@ -37,17 +37,15 @@ struct SyncPlusMetrics {
 
 namespace {
 
-using Self = sync_plus_actor::stateful_pointer<SyncPlusState>;
+using SyncPlusSelf = sync_plus_actor::stateful_pointer<SyncPlusState>;
 using nostr::Pubkey;
 using Roots = std::set<nostr::EventId>;
 
-constexpr std::string_view component = "sync_plus";
-
-std::int64_t now(Self self) {
+std::int64_t now(SyncPlusSelf self) {
   return self->state.config.unix_now();
 }
 
-void count(Self self, std::uint64_t& counter, const char* what) {
+void count(SyncPlusSelf self, std::uint64_t& counter, const char* what) {
   ++counter;
   if (self->state.metrics) self->state.metrics->add(what);
 }
@@ -87,7 +85,7 @@ bool uses_fallback(const SyncPlusState& st, const Pubkey& author) {
          st.discovery->index_answered(author);
 }
 
-void update_gauges(Self self) {
+void update_gauges(SyncPlusSelf self) {
   auto& st = self->state;
   if (!st.metrics) return;
   auto set = [&](const char* what, std::size_t n) {
@@ -99,7 +97,7 @@ void update_gauges(Self self) {
   set("active_workers", st.history->active_workers());
 }
 
-void publish_status(Self self) {
+void publish_status(SyncPlusSelf self) {
   update_gauges(self);
   self->send(self->state.manager, SyncPlusStatus{sync_plus_status_json(self->state, now(self))});
 }
@@ -132,7 +130,7 @@ void reconcile_discovery(SyncPlusState& st) {
   st.discovery->set_authors(std::move(authors));
 }
 
-void reconcile_coverage(Self self) {
+void reconcile_coverage(SyncPlusSelf self) {
   auto& st = self->state;
   std::map<std::string, Roots> coverage;
   for (const auto& [author, roots] : snapshot(st).roots_by_author) {
@@ -153,7 +151,7 @@ void reconcile_coverage(Self self) {
   self->send(st.manager, PlusCoverage{std::move(coverage)});
 }
 
-void reconcile_history(Self self) {
+void reconcile_history(SyncPlusSelf self) {
   auto& st = self->state;
   const auto& snap = snapshot(st);
   std::map<std::string, sync::SyncItems> desired;
@@ -196,7 +194,7 @@ void reconcile_history(Self self) {
 }
 
 /// Derives sources, live coverage and history work from the current inventory.
-void reconcile(Self self) {
+void reconcile(SyncPlusSelf self) {
   auto& st = self->state;
   st.reasons.clear();
   select_mailboxes(st);
@@ -205,15 +203,15 @@ void reconcile(Self self) {
   reconcile_history(self);
 }
 
-void send_batch(Self self, const sync::DiscoveryBatch& batch);
+void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch);
 
-void on_batch_done(Self self, std::uint64_t id, bool ok) {
+void on_batch_done(SyncPlusSelf self, std::uint64_t id, bool ok) {
   auto& st = self->state;
   if (!ok) count(self, st.counts.discovery_failures, "discovery_failures");
   if (auto next = st.discovery->on_done(id, ok, now(self))) send_batch(self, *next);
 }
 
-void send_batch(Self self, const sync::DiscoveryBatch& batch) {
+void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch) {
   auto& st = self->state;
   count(self, st.counts.discovery_batches, "discovery_batches");
   nostr::Filter filter;
@@ -229,16 +227,16 @@ void send_batch(Self self, const sync::DiscoveryBatch& batch) {
             [=](caf::error&) { on_batch_done(self, id, false); });
 }
 
-void start_worker(Self self, const std::string& relay) {
+void start_worker(SyncPlusSelf self, const std::string& relay) {
   auto& st = self->state;
   auto worker = self->spawn<caf::linked>(history_worker, relay, sync_plus_actor{self}, st.manager);
   self->monitor(worker);
   st.workers[relay] = worker;
   count(self, st.counts.workers_started, "workers_started");
-  log::debug(component, "history worker for " + relay);
+  log::debug(log::components::sync_plus, "history worker for " + relay);
 }
 
-void arm_maintenance(Self self, bool started) {
+void arm_maintenance(SyncPlusSelf self, bool started) {
   auto& st = self->state;
   if (st.maintenance_armed || !(started || st.history->admissible(now(self)))) return;
   st.maintenance_armed = true;
@@ -248,7 +246,7 @@ void arm_maintenance(Self self, bool started) {
 /// A maintenance pass: one discovery batch on a new source, one history relay; repeated every
 /// maintenance interval while it starts something or a relay is admissible. True when it started
 /// something: the caller publishes the status once (a pass after a reconciliation did it twice).
-bool maintain(Self self) {
+bool maintain(SyncPlusSelf self) {
   auto& st = self->state;
   ++st.counts.passes;
   bool started = false;
@@ -264,19 +262,19 @@ bool maintain(Self self) {
   return started;
 }
 
-void on_maintenance_timer(Self self) {
+void on_maintenance_timer(SyncPlusSelf self) {
   self->state.maintenance_armed = false;
   if (maintain(self)) publish_status(self);
 }
 
 /// Reconciliation, then a maintenance pass.
-void pass(Self self) {
+void pass(SyncPlusSelf self) {
   reconcile(self);
   maintain(self);
   publish_status(self);
 }
 
-void on_inventory(Self self, PlusInventoryUpdate& update) {
+void on_inventory(SyncPlusSelf self, PlusInventoryUpdate& update) {
   auto& st = self->state;
   st.snapshot = std::move(update.snapshot);
   if (!st.first_pass_done) {
@@ -288,7 +286,7 @@ void on_inventory(Self self, PlusInventoryUpdate& update) {
   arm_maintenance(self, false);
 }
 
-void on_history_next(Self self, const HistoryNext& next) {
+void on_history_next(SyncPlusSelf self, const HistoryNext& next) {
   auto& st = self->state;
   auto worker = st.workers.find(next.relay);
   if (worker == st.workers.end()) return;
@@ -311,7 +309,7 @@ void on_history_next(Self self, const HistoryNext& next) {
              HistoryGroup{false, std::move(*group), trusted(st.config, next.relay)});
 }
 
-void on_worker_down(Self self, const caf::down_msg& down) {
+void on_worker_down(SyncPlusSelf self, const caf::down_msg& down) {
   auto& st = self->state;
   for (auto it = st.workers.begin(); it != st.workers.end(); ++it) {
     if (caf::actor_cast<caf::actor_addr>(it->second) != down.source) continue;
@@ -322,14 +320,14 @@ void on_worker_down(Self self, const caf::down_msg& down) {
   }
 }
 
-void on_tick(Self self) {
+void on_tick(SyncPlusSelf self) {
   pass(self);
   self->delayed_send(self, self->state.config.reconcile_interval, atom::tick::value);
 }
 
 }  // namespace
 
-sync_plus_actor::behavior_type sync_plus(Self self, SyncPlusConfig config,
+sync_plus_actor::behavior_type sync_plus(SyncPlusSelf self, SyncPlusConfig config,
                                          sync_manager_actor manager,
                                          std::shared_ptr<prometheus::Registry> registry) {
   auto& st = self->state;

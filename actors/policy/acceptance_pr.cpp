@@ -16,8 +16,6 @@ namespace graspd::acceptance_steps {
 
 namespace {
 
-constexpr std::string_view component = "acceptance";
-
 void change_ref(Self self, PrRefChange::Action action, const RepositoryRef& repository,
                 const nostr::EventId& id, const std::string& commit) {
   auto& git = self->state.config.git;
@@ -98,8 +96,8 @@ void on_pr_ref(Self self, const RepositoryRef& repository, const PrRefPushed& re
   }
   if (st.placeholders->put(ref.id, repository, ref.commit, st.config.unix_now()) ==
       policy::PrPlaceholders::Put::full) {
-    log::warn(component, "too many refs/nostr placeholders: refs/nostr/", nostr::to_hex(ref.id),
-              " is deleted again");
+    log::warn(log::components::acceptance, "too many refs/nostr placeholders: refs/nostr/",
+              nostr::to_hex(ref.id), " is deleted again");
     return delete_ref(self, repository, ref.id, ref.commit);
   }
   persist_placeholders(self, ref.id);

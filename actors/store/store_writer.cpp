@@ -19,9 +19,9 @@ namespace graspd {
 
 namespace {
 
-using Self = store_writer_actor::stateful_pointer<StoreWriterState>;
+using StoreWriterSelf = store_writer_actor::stateful_pointer<StoreWriterState>;
 
-void publish(Self self, const std::vector<nostr::EventPtr>& events,
+void publish(StoreWriterSelf self, const std::vector<nostr::EventPtr>& events,
              const std::vector<store::WriteReport>& reports) {
   auto& st = self->state;
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -36,7 +36,7 @@ void publish(Self self, const std::vector<nostr::EventPtr>& events,
 /// Publishes the events other processes committed with sequence numbers in [tail_from, to), at
 /// most `max`. Their JSON was checked when they were written; one that does not parse is skipped.
 /// A failed read is logged and tried again at the next look.
-void publish_foreign(Self self, std::uint64_t to, std::size_t max) {
+void publish_foreign(StoreWriterSelf self, std::uint64_t to, std::size_t max) {
   auto& st = self->state;
   if (st.tail_from >= to) return;
   nostr::ParseLimits limits;
@@ -79,7 +79,7 @@ store::BatchReport write_all(StoreWriterState& st) {
   }
 }
 
-void flush(Self self) {
+void flush(StoreWriterSelf self) {
   auto& st = self->state;
   st.flush_queued = false;
   if (st.pending.empty() && st.held.empty()) return;
@@ -113,7 +113,7 @@ void flush(Self self) {
 }
 
 /// Joins the next transaction: pending events, held changes and all.
-void queue_flush(Self self) {
+void queue_flush(StoreWriterSelf self) {
   auto& st = self->state;
   if (st.pending.size() + st.held.size() >= st.config.max_batch) {
     flush(self);
@@ -126,7 +126,7 @@ void queue_flush(Self self) {
 }
 
 /// Queues one write for the next transaction and answers it after the commit.
-caf::result<WriteOutcome> enqueue_write(Self self, StoreWrite& msg) {
+caf::result<WriteOutcome> enqueue_write(StoreWriterSelf self, StoreWrite& msg) {
   auto& st = self->state;
   auto promise = self->make_response_promise<WriteOutcome>();
   st.pending.push_back(std::move(msg.event));
@@ -138,7 +138,7 @@ caf::result<WriteOutcome> enqueue_write(Self self, StoreWrite& msg) {
 }
 
 /// Queues purgatory record changes for the next transaction; answered after the commit.
-caf::result<bool> enqueue_held(Self self, StoreHeld& msg) {
+caf::result<bool> enqueue_held(StoreWriterSelf self, StoreHeld& msg) {
   auto& st = self->state;
   auto promise = self->make_response_promise<bool>();
   st.held.push_back(std::move(msg.changes));
@@ -147,14 +147,14 @@ caf::result<bool> enqueue_held(Self self, StoreHeld& msg) {
   return promise;
 }
 
-void subscribe(Self self, const store_feed_actor& subscriber) {
+void subscribe(StoreWriterSelf self, const store_feed_actor& subscriber) {
   auto& subs = self->state.subscribers;
   if (!subscriber || std::find(subs.begin(), subs.end(), subscriber) != subs.end()) return;
   self->monitor(subscriber);
   subs.push_back(subscriber);
 }
 
-void drop_subscriber(Self self, const caf::actor_addr& source) {
+void drop_subscriber(StoreWriterSelf self, const caf::actor_addr& source) {
   auto& subs = self->state.subscribers;
   subs.erase(std::remove_if(subs.begin(), subs.end(),
                             [&](const store_feed_actor& s) { return s.address() == source; }),
@@ -163,7 +163,7 @@ void drop_subscriber(Self self, const caf::actor_addr& source) {
 
 /// Deletes the NIP-40 expired events and re-arms the sweep timer. A failed sweep is logged (at most
 /// one line per interval) and tried again on the next tick.
-void sweep(Self self) {
+void sweep(StoreWriterSelf self) {
   auto& st = self->state;
   flush(self);  // keep commit order: pending writes go first
   try {
@@ -177,7 +177,7 @@ void sweep(Self self) {
 
 /// Publishes what other processes (graspd sync, graspd import) committed since the last look. With
 /// a tail interval the writer polls; without one, boot's file watch sends store_tail on writes.
-void tail(Self self) {
+void tail(StoreWriterSelf self) {
   auto& st = self->state;
   flush(self);  // keep commit order: pending writes go first
   publish_foreign(self, std::numeric_limits<std::uint64_t>::max(), st.config.tail_max);
@@ -187,7 +187,8 @@ void tail(Self self) {
 
 }  // namespace
 
-store_writer_actor::behavior_type store_writer(Self self, std::shared_ptr<store::EventStore> store,
+store_writer_actor::behavior_type store_writer(StoreWriterSelf self,
+                                               std::shared_ptr<store::EventStore> store,
                                                StoreWriterConfig config) {
   self->state.store = std::move(store);
   self->state.config = config;

@@ -16,7 +16,7 @@ namespace graspd {
 
 namespace {
 
-using Self = relay_connection_actor::stateful_pointer<RelayConnectionState>;
+using RelayConnectionSelf = relay_connection_actor::stateful_pointer<RelayConnectionState>;
 
 /// Consumed bytes are reported to the transport at least this many at a time (and on every tick).
 constexpr std::size_t consumed_report_bytes = 256 * 1024;
@@ -52,13 +52,13 @@ bool owns(const RelayConnectionState& st, const std::string& wire_id) {
   return st.pager.owner_of(wire_id) || st.negentropy.owner_of(wire_id);
 }
 
-void send_frames(Self self, const std::vector<std::string>& frames) {
+void send_frames(RelayConnectionSelf self, const std::vector<std::string>& frames) {
   if (!self->state.client) return;
   for (const auto& frame : frames) self->state.client->send(frame);
 }
 
 /// Hands the consumed bytes gathered so far back to the transport.
-void report_consumed(Self self) {
+void report_consumed(RelayConnectionSelf self) {
   auto& st = self->state;
   if (st.unreported_consumed == 0) return;
   if (st.client) st.client->consumed(st.unreported_consumed);
@@ -69,14 +69,14 @@ void report_consumed(Self self) {
 /// transport stops reading past its inbound bound until frames are reported, whatever they were;
 /// reporting in batches spares a strand hand-off per frame, and the batch stays well below half
 /// the bound (where reading resumes), so a stopped transport always restarts.
-void consumed(Self self, std::size_t bytes) {
+void consumed(RelayConnectionSelf self, std::size_t bytes) {
   auto& st = self->state;
   st.unreported_consumed += bytes;
   const auto batch = std::min(consumed_report_bytes, st.config.client.unconsumed_bound() / 8);
   if (st.unreported_consumed >= batch) report_consumed(self);
 }
 
-void event_settled(Self self, std::size_t frame_bytes) {
+void event_settled(RelayConnectionSelf self, std::size_t frame_bytes) {
   auto& st = self->state;
   consumed(self, frame_bytes);
   --st.in_flight;
@@ -86,11 +86,11 @@ void event_settled(Self self, std::size_t frame_bytes) {
   }
 }
 
-void count_outcome(Self self, WriteOutcome outcome) {
+void count_outcome(RelayConnectionSelf self, WriteOutcome outcome) {
   if (wrote(outcome)) ++self->state.traffic.events_stored;
 }
 
-void store_event(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
+void store_event(RelayConnectionSelf self, nostr::EventPtr ev, std::size_t frame_bytes) {
   self->request(self->state.writer, caf::infinite, StoreWrite{ev, {}})
       .then(
           [=](WriteOutcome outcome) {
@@ -105,7 +105,7 @@ void store_event(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
 
 /// Counts an event as in flight (verification, acceptance, store); past the bound the transport
 /// stops reading until half of them settled.
-void admit(Self self) {
+void admit(RelayConnectionSelf self) {
   auto& st = self->state;
   if (++st.in_flight >= st.config.max_in_flight && !st.paused && st.client) {
     st.paused = true;
@@ -113,7 +113,7 @@ void admit(Self self) {
   }
 }
 
-void ingest_admitted(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
+void ingest_admitted(RelayConnectionSelf self, nostr::EventPtr ev, std::size_t frame_bytes) {
   auto& st = self->state;
   if (!st.acceptance) return store_event(self, std::move(ev), frame_bytes);
   // The acceptance actor stores what it accepts and answers after the commit.
@@ -130,20 +130,20 @@ void ingest_admitted(Self self, nostr::EventPtr ev, std::size_t frame_bytes) {
 }
 
 /// Runs `step` at its place in the arrival order: after the frames before it whose checks are out.
-void in_order(Self self, RelayConnectionState::Arrivals::Ticket ticket,
+void in_order(RelayConnectionSelf self, RelayConnectionState::Arrivals::Ticket ticket,
               std::function<void()> step) {
   auto& arrivals = self->state.arrivals;
   arrivals.complete(ticket, std::move(step));
   arrivals.drain([](std::function<void()>&& run) { run(); });
 }
 
-void in_order(Self self, std::function<void()> step) {
+void in_order(RelayConnectionSelf self, std::function<void()> step) {
   in_order(self, self->state.arrivals.reserve(), std::move(step));
 }
 
 /// An admitted event whose signature check is done, at its place in the arrival order.
-void on_verified(Self self, const std::string& subscription, const nostr::EventPtr& ev, bool valid,
-                 std::size_t frame_bytes) {
+void on_verified(RelayConnectionSelf self, const std::string& subscription,
+                 const nostr::EventPtr& ev, bool valid, std::size_t frame_bytes) {
   auto& st = self->state;
   if (!valid) {
     ++st.traffic.events_invalid;
@@ -156,7 +156,8 @@ void on_verified(Self self, const std::string& subscription, const nostr::EventP
 
 /// The event's frame counts as consumed once the event settled: until then its parsed copy is
 /// held here, so the transport's inbound bound covers events in flight too.
-void verify(Self self, std::string subscription, nostr::EventPtr ev, std::size_t frame_bytes) {
+void verify(RelayConnectionSelf self, std::string subscription, nostr::EventPtr ev,
+            std::size_t frame_bytes) {
   admit(self);
   auto ticket = self->state.arrivals.reserve();
   // on_event recomputed the id already (the already-stored shortcut needs it).
@@ -170,7 +171,7 @@ void verify(Self self, std::string subscription, nostr::EventPtr ev, std::size_t
       });
 }
 
-void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
+void on_event(RelayConnectionSelf self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
   auto& st = self->state;
   if (!owns(st, msg.subscription_id)) {  // late event of a closed subscription
     return consumed(self, frame_bytes);
@@ -201,7 +202,7 @@ void on_event(Self self, nostr::RelayEvent& msg, std::size_t frame_bytes) {
   verify(self, std::move(subscription), std::move(ev), frame_bytes);
 }
 
-void apply_step(Self self, const sync::HistoryPager::Step& step) {
+void apply_step(RelayConnectionSelf self, const sync::HistoryPager::Step& step) {
   send_frames(self, step.frames);
   if (step.page_requested) ++self->state.traffic.pages;
   if (step.completed)
@@ -209,14 +210,14 @@ void apply_step(Self self, const sync::HistoryPager::Step& step) {
 }
 
 /// Tells the manager, once per connection, whether the peer speaks NIP-77.
-void report_negentropy(Self self, bool supported) {
+void report_negentropy(RelayConnectionSelf self, bool supported) {
   auto& st = self->state;
   if (st.negentropy_reported) return;
   st.negentropy_reported = true;
   self->send(st.manager, RelayNegentropy{st.relay, supported});
 }
 
-void apply_step(Self self, sync::NegentropyHistory::Step&& step) {
+void apply_step(RelayConnectionSelf self, sync::NegentropyHistory::Step&& step) {
   auto& st = self->state;
   send_frames(self, step.frames);
   st.traffic.negentropy_rounds += step.rounds;
@@ -236,7 +237,7 @@ std::int64_t unix_now(const RelayConnectionState& st) {
   return st.config.unix_now ? st.config.unix_now() : system_unix_now();
 }
 
-void on_negentropy_closed(Self self, const nostr::RelayClosed& msg) {
+void on_negentropy_closed(RelayConnectionSelf self, const nostr::RelayClosed& msg) {
   auto& st = self->state;
   bool forgotten = false;
   const bool rate_limited = signals_rate_limit(msg.message);
@@ -248,7 +249,7 @@ void on_negentropy_closed(Self self, const nostr::RelayClosed& msg) {
     self->send(st.manager, RelayRateLimited{st.relay});
 }
 
-void on_closed(Self self, const nostr::RelayClosed& msg) {
+void on_closed(RelayConnectionSelf self, const nostr::RelayClosed& msg) {
   auto& st = self->state;
   if (st.negentropy.owner_of(msg.subscription_id)) return on_negentropy_closed(self, msg);
   auto owner = st.pager.owner_of(msg.subscription_id);
@@ -264,7 +265,7 @@ void on_closed(Self self, const nostr::RelayClosed& msg) {
 }
 
 /// Every frame ends in consumed(): right away, or once the step or event it queued is done.
-void on_frame(Self self, std::string& text) {
+void on_frame(RelayConnectionSelf self, std::string& text) {
   auto& st = self->state;
   const auto frame_bytes = text.size();
   st.traffic.bytes_received += frame_bytes;
@@ -323,7 +324,7 @@ void on_frame(Self self, std::string& text) {
       *parsed);
 }
 
-void report_traffic(Self self) {
+void report_traffic(RelayConnectionSelf self) {
   auto& st = self->state;
   if (st.traffic.empty()) return;
   st.traffic.relay = st.relay;
@@ -344,9 +345,12 @@ bool signals_rate_limit(std::string_view message) {
          lower.find("slow down") != std::string::npos;
 }
 
-relay_connection_actor::behavior_type relay_connection(
-    Self self, std::string relay, RelayConnectionConfig config, sync_manager_actor manager,
-    acceptance_actor acceptance, store_writer_actor writer, RelayClientFactory clients) {
+relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self, std::string relay,
+                                                       RelayConnectionConfig config,
+                                                       sync_manager_actor manager,
+                                                       acceptance_actor acceptance,
+                                                       store_writer_actor writer,
+                                                       RelayClientFactory clients) {
   auto& st = self->state;
   st.relay = relay;
   st.config = config;

@@ -12,7 +12,7 @@ namespace graspd {
 
 namespace {
 
-using Self = self_subscriber_actor::stateful_pointer<SelfSubscriberState>;
+using SelfSubscriberSelf = self_subscriber_actor::stateful_pointer<SelfSubscriberState>;
 
 namespace nip34 = nostr::nip34;
 
@@ -26,7 +26,7 @@ std::set<std::string> announced_relays(const nostr::Event& announcement) {
   return out;
 }
 
-void send_inventory(Self self) {
+void send_inventory(SelfSubscriberSelf self) {
   auto& st = self->state;
   if (!st.inventory || !st.inventory_changed) return;
   st.inventory_changed = false;
@@ -35,7 +35,7 @@ void send_inventory(Self self) {
                           std::make_shared<const sync::PlusSnapshot>(st.inventory->snapshot())});
 }
 
-void send_pending(Self self) {
+void send_pending(SelfSubscriberSelf self) {
   auto& st = self->state;
   st.window_open = false;
   send_inventory(self);
@@ -84,7 +84,7 @@ void load_descendants(const store::EventStoreView& view, sync::PlusInventory& in
   inventory.take_frontier();
 }
 
-void load_from_store(Self self, const store::EventStore& store) {
+void load_from_store(SelfSubscriberSelf self, const store::EventStore& store) {
   store::EventStoreView view(
       std::shared_ptr<const store::EventStore>(&store, [](const store::EventStore*) {}));
   nostr::Filter announcements;
@@ -109,7 +109,7 @@ void load_from_store(Self self, const store::EventStore& store) {
 }
 
 /// The first fact after a send opens the batch window; later ones do not extend it.
-void open_window(Self self) {
+void open_window(SelfSubscriberSelf self) {
   auto& st = self->state;
   if (!st.window_open && (!st.pending.empty() || st.inventory_changed)) {
     st.window_open = true;
@@ -118,7 +118,7 @@ void open_window(Self self) {
 }
 
 /// Collects what a committed event tells about repositories.
-void on_committed(Self self, const nostr::Event& ev) {
+void on_committed(SelfSubscriberSelf self, const nostr::Event& ev) {
   auto& st = self->state;
   collect_repository_facts(ev, st.pending);
   if (st.inventory) st.inventory_changed |= st.inventory->add(ev);
@@ -127,7 +127,7 @@ void on_committed(Self self, const nostr::Event& ev) {
 
 /// What purgatory says about a held announcement's repository: StateOnly while held (the Sync+
 /// inventory knows it, inert), Full once released (before its commit arrives), gone when dropped.
-void on_held(Self self, const HeldRepositories& held) {
+void on_held(SelfSubscriberSelf self, const HeldRepositories& held) {
   auto& st = self->state;
   using Change = HeldRepositories::Change;
   for (const auto& entry : held.entries) {
@@ -181,7 +181,7 @@ void collect_repository_facts(const nostr::Event& ev,
   }
 }
 
-self_subscriber_actor::behavior_type self_subscriber(Self self,
+self_subscriber_actor::behavior_type self_subscriber(SelfSubscriberSelf self,
                                                      std::shared_ptr<const store::EventStore> store,
                                                      sync_manager_actor manager,
                                                      std::chrono::milliseconds window) {
@@ -189,8 +189,8 @@ self_subscriber_actor::behavior_type self_subscriber(Self self,
 }
 
 self_subscriber_actor::behavior_type self_subscriber_plus(
-    Self self, std::shared_ptr<const store::EventStore> store, sync_manager_actor manager,
-    std::chrono::milliseconds window, sync_plus_actor plus) {
+    SelfSubscriberSelf self, std::shared_ptr<const store::EventStore> store,
+    sync_manager_actor manager, std::chrono::milliseconds window, sync_plus_actor plus) {
   auto& st = self->state;
   st.manager = std::move(manager);
   st.window = window;

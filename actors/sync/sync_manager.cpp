@@ -12,15 +12,13 @@ namespace graspd {
 
 namespace {
 
-using Self = sync_manager_actor::stateful_pointer<SyncManagerState>;
+using SyncManagerSelf = sync_manager_actor::stateful_pointer<SyncManagerState>;
 
-constexpr std::string_view component = "sync_manager";
-
-std::int64_t now(Self self) {
+std::int64_t now(SyncManagerSelf self) {
   return self->state.config.unix_now();
 }
 
-void spawn_connection(Self self, const std::string& relay, bool trusted = false) {
+void spawn_connection(SyncManagerSelf self, const std::string& relay, bool trusted = false) {
   auto& st = self->state;
   auto config = st.config.connection;
   // Operator-configured relays are trusted; relays from events are not.
@@ -35,7 +33,7 @@ void spawn_connection(Self self, const std::string& relay, bool trusted = false)
   auto& figures = st.figures[relay];
   ++figures.connection_attempts;
   if (st.metrics) st.metrics->add("connection_attempts", 1);
-  log::debug(component, "dialling " + relay);
+  log::debug(log::components::sync_manager, "dialling " + relay);
 }
 
 /// Adds what the plan counted since the last call to the metrics.
@@ -50,7 +48,7 @@ void report_totals(SyncManagerState& st) {
   st.reported = now;
 }
 
-void arm_publish(Self self) {
+void arm_publish(SyncManagerSelf self) {
   auto& st = self->state;
   if (st.publish_armed) return;
   st.publish_armed = true;
@@ -58,13 +56,13 @@ void arm_publish(Self self) {
 }
 
 /// /api/sync is refreshed within one status interval of any change.
-void status_changed(Self self) {
+void status_changed(SyncManagerSelf self) {
   self->state.status_dirty = true;
   arm_publish(self);
 }
 
 /// Reports from a connection that was already replaced are ignored.
-bool from_current(Self self, const std::string& relay) {
+bool from_current(SyncManagerSelf self, const std::string& relay) {
   auto it = self->state.connections.find(relay);
   return it != self->state.connections.end() &&
          caf::actor_cast<caf::actor_addr>(it->second) == self->current_sender();
@@ -80,17 +78,17 @@ bool has_connection(const SyncManagerState& st, const std::string& relay) {
 
 // -- Commands: the plan's and the FetchRouter's (GRASP-03 fetches) ------------------------------
 
-void subscribe(Self self, const sync::OpenSubscription& c) {
+void subscribe(SyncManagerSelf self, const sync::OpenSubscription& c) {
   if (auto it = self->state.connections.find(c.relay); it != self->state.connections.end())
     self->send(it->second, SyncSubscribe{c.subscription_id, c.filters, c.negentropy});
 }
 
-void unsubscribe(Self self, const sync::CloseSubscription& c) {
+void unsubscribe(SyncManagerSelf self, const sync::CloseSubscription& c) {
   if (auto it = self->state.connections.find(c.relay); it != self->state.connections.end())
     self->send(it->second, SyncUnsubscribe{c.subscription_id});
 }
 
-void shut_down(Self self, const std::string& relay) {
+void shut_down(SyncManagerSelf self, const std::string& relay) {
   auto& st = self->state;
   if (auto it = st.connections.find(relay); it != st.connections.end()) {
     self->send(it->second, atom::shutdown::value);
@@ -98,7 +96,8 @@ void shut_down(Self self, const std::string& relay) {
   }
 }
 
-void plan_connected(Self self, const std::string& relay, const sync::ConnectionLimits& limits);
+void plan_connected(SyncManagerSelf self, const std::string& relay,
+                    const sync::ConnectionLimits& limits);
 
 /// Adds what the router counted since the last call to the metrics.
 void report_fetch_counts(SyncManagerState& st) {
@@ -107,7 +106,7 @@ void report_fetch_counts(SyncManagerState& st) {
   st.reported_fetches = now;
 }
 
-void answer(Self self, const sync::AnswerFetch& c) {
+void answer(SyncManagerSelf self, const sync::AnswerFetch& c) {
   auto& answers = self->state.answers;
   auto it = answers.find(c.fetch_id);
   if (it == answers.end()) return;
@@ -115,7 +114,7 @@ void answer(Self self, const sync::AnswerFetch& c) {
   answers.erase(it);
 }
 
-void carry_out(Self self, const sync::FetchCommand& command) {
+void carry_out(SyncManagerSelf self, const sync::FetchCommand& command) {
   auto& st = self->state;
   std::visit(
       [&](const auto& c) {
@@ -124,9 +123,10 @@ void carry_out(Self self, const sync::FetchCommand& command) {
           spawn_connection(self, c.relay);
         } else if constexpr (std::is_same_v<T, sync::ConnectForFetches>) {
           spawn_connection(self, c.relay, c.trusted);
-          log::debug(component, "dialling " + c.relay + " for " + c.role);
+          log::debug(log::components::sync_manager, "dialling " + c.relay + " for " + c.role);
         } else if constexpr (std::is_same_v<T, sync::Promoted>) {
-          log::info(component, "promoted " + c.relay + " to a repository source");
+          log::info(log::components::sync_manager,
+                    "promoted " + c.relay + " to a repository source");
         } else if constexpr (std::is_same_v<T, sync::Disconnect>) {
           shut_down(self, c.relay);
         } else if constexpr (std::is_same_v<T, sync::ForgetRelay>) {
@@ -134,7 +134,8 @@ void carry_out(Self self, const sync::FetchCommand& command) {
         } else if constexpr (std::is_same_v<T, sync::Retire>) {
           shut_down(self, c.relay);
           st.figures.erase(c.relay);
-          log::debug(component, "retired idle control connection to " + c.relay);
+          log::debug(log::components::sync_manager,
+                     "retired idle control connection to " + c.relay);
         } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
           subscribe(self, c);
         } else if constexpr (std::is_same_v<T, sync::CloseSubscription>) {
@@ -155,7 +156,7 @@ void carry_out(Self self, const sync::FetchCommand& command) {
 
 /// Carries out the router's commands; promotions of open connections are left in `promoted`
 /// for the plan to hear of.
-void execute(Self self, const sync::FetchCommands& commands,
+void execute(SyncManagerSelf self, const sync::FetchCommands& commands,
              std::vector<sync::Promoted>& promoted) {
   for (const auto& command : commands) {
     carry_out(self, command);
@@ -166,17 +167,17 @@ void execute(Self self, const sync::FetchCommands& commands,
 }
 
 /// The plan connects the promoted relays whose connection is open.
-void connect_promoted(Self self, const std::vector<sync::Promoted>& promoted) {
+void connect_promoted(SyncManagerSelf self, const std::vector<sync::Promoted>& promoted) {
   for (const auto& promotion : promoted) plan_connected(self, promotion.relay, *promotion.open);
 }
 
-void execute(Self self, const sync::FetchCommands& commands) {
+void execute(SyncManagerSelf self, const sync::FetchCommands& commands) {
   std::vector<sync::Promoted> promoted;
   execute(self, commands, promoted);
   connect_promoted(self, promoted);
 }
 
-void execute(Self self, const sync::Commands& commands) {
+void execute(SyncManagerSelf self, const sync::Commands& commands) {
   auto& st = self->state;
   std::vector<sync::Promoted> promoted;
   for (const auto& command : commands) {
@@ -187,7 +188,7 @@ void execute(Self self, const sync::Commands& commands) {
             execute(self, st.router.on_plan_dial(c.relay, has_connection(st, c.relay)), promoted);
           } else if constexpr (std::is_same_v<T, sync::HangUp>) {
             execute(self, st.router.on_plan_hang_up(c.relay), promoted);
-            log::info(component, "stopped syncing with " + c.relay);
+            log::info(log::components::sync_manager, "stopped syncing with " + c.relay);
           } else if constexpr (std::is_same_v<T, sync::OpenSubscription>) {
             subscribe(self, c);
           } else if constexpr (std::is_same_v<T, sync::CloseSubscription>) {
@@ -209,7 +210,8 @@ void execute(Self self, const sync::Commands& commands) {
   connect_promoted(self, promoted);
 }
 
-void plan_connected(Self self, const std::string& relay, const sync::ConnectionLimits& limits) {
+void plan_connected(SyncManagerSelf self, const std::string& relay,
+                    const sync::ConnectionLimits& limits) {
   execute(self, self->state.plan->on_connected(relay, limits.max_message_bytes, limits.max_filters,
                                                now(self), limits.nip77, limits.max_subscriptions,
                                                limits.max_subscription_values));
@@ -221,7 +223,7 @@ const char* role_name(FetchRole role) {
   return role == FetchRole::discovery ? "discovery" : "history";
 }
 
-caf::result<FetchOutcome> on_fetch(Self self, RelayFetch& request) {
+caf::result<FetchOutcome> on_fetch(SyncManagerSelf self, RelayFetch& request) {
   auto& st = self->state;
   auto promise = self->make_response_promise<FetchOutcome>();
   const sync::RelayFacts facts{.ours = st.config.plan.own_relays.count(request.relay) > 0,
@@ -245,7 +247,7 @@ sync::RelayProgress progress_of(const RelayTraffic& traffic) {
           traffic.events_unrequested, traffic.events_invalid};
 }
 
-void update_gauges(Self self) {
+void update_gauges(SyncManagerSelf self) {
   auto& st = self->state;
   if (!st.metrics) return;
   std::map<std::string, double> by_status{{"connected", 0}, {"connecting", 0}, {"disconnected", 0}};
@@ -278,7 +280,7 @@ std::array<std::uint64_t, policy::held_kind_count + 2> purgatory_figures(
   return out;
 }
 
-void publish_status(Self self) {
+void publish_status(SyncManagerSelf self) {
   auto& st = self->state;
   auto purgatory = purgatory_figures(st);
   if (purgatory != st.purgatory_shown) st.status_dirty = true;
@@ -289,22 +291,24 @@ void publish_status(Self self) {
   if (st.board) st.board->publish("sync", sync_status_json(st, now(self)));
 }
 
-void load_state(Self self) {
+void load_state(SyncManagerSelf self) {
   auto& st = self->state;
   if (st.config.state_file.empty()) return;
   auto text = sync::read_state_file(st.config.state_file);
   if (!text) return;
   if (st.plan->restore_json(*text))
-    log::info(component, "resumed sync state of ", st.plan->relays().size(), " relays");
+    log::info(log::components::sync_manager, "resumed sync state of ", st.plan->relays().size(),
+              " relays");
   else
-    log::warn(component, "ignoring unreadable sync state ", st.config.state_file);
+    log::warn(log::components::sync_manager, "ignoring unreadable sync state ",
+              st.config.state_file);
 }
 
 void save_state(SyncManagerState& st, std::int64_t t) {
   if (st.config.state_file.empty()) return;
   std::string error;
   if (!sync::write_state_file(st.config.state_file, st.plan->snapshot_json(t), error)) {
-    log::warn(component, error);
+    log::warn(log::components::sync_manager, error);
     return;
   }
   st.state_dirty = false;
@@ -323,7 +327,7 @@ std::vector<sync::RepoUpdate> to_updates(RepoDiscovery& discovery) {
 /// Exit messages come from linked connections (their normal quit follows a
 /// RelayDown; a crash must not take the manager down: it counts as a lost
 /// connection) or from the daemon stopping us: then save before quitting.
-void on_exit(Self self, caf::exit_msg& msg) {
+void on_exit(SyncManagerSelf self, caf::exit_msg& msg) {
   auto& st = self->state;
   for (auto it = st.connections.begin(); it != st.connections.end(); ++it) {
     if (caf::actor_cast<caf::actor_addr>(it->second) != msg.source) continue;
@@ -341,7 +345,7 @@ void on_exit(Self self, caf::exit_msg& msg) {
   self->quit(msg.reason);
 }
 
-void on_relay_down(Self self, RelayDown& down) {
+void on_relay_down(SyncManagerSelf self, RelayDown& down) {
   if (!from_current(self, down.relay)) return;
   auto& st = self->state;
   st.connections.erase(down.relay);
@@ -350,22 +354,24 @@ void on_relay_down(Self self, RelayDown& down) {
                     down.relay, down.reason.empty() ? "connection lost" : down.reason));
   if (fetches_only) {
     st.figures.erase(down.relay);
-    log::debug(component, "control connection to " + down.relay + " ended: " + down.reason);
+    log::debug(log::components::sync_manager,
+               "control connection to " + down.relay + " ended: " + down.reason);
     return;
   }
   auto& figures = st.figures[down.relay];
   figures.last_error = down.reason;
   if (down.was_open) {
     figures.last_disconnect = now(self);
-    log::info(component, "lost " + down.relay + ": " + down.reason);
+    log::info(log::components::sync_manager, "lost " + down.relay + ": " + down.reason);
     execute(self, st.plan->on_disconnected(down.relay, down.reason, now(self)));
   } else {
-    log::debug(component, "cannot connect to " + down.relay + ": " + down.reason);
+    log::debug(log::components::sync_manager,
+               "cannot connect to " + down.relay + ": " + down.reason);
     execute(self, st.plan->on_connect_failed(down.relay, down.reason, now(self)));
   }
 }
 
-void on_traffic(Self self, const RelayTraffic& traffic) {
+void on_traffic(SyncManagerSelf self, const RelayTraffic& traffic) {
   auto& st = self->state;
   st.router.on_traffic(traffic.relay, progress_of(traffic));
   st.figures[traffic.relay] += traffic;
@@ -387,7 +393,7 @@ sync::FetchRouterConfig fetch_router_config(const SyncManagerConfig& config) {
           .default_max_filters = config.plan.default_max_filters};
 }
 
-void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance,
+void init_state(SyncManagerSelf self, SyncManagerConfig config, acceptance_actor acceptance,
                 store_writer_actor writer, RelayClientFactory clients,
                 std::shared_ptr<runtime::StatusBoard> board,
                 const std::shared_ptr<prometheus::Registry>& registry) {
@@ -404,34 +410,35 @@ void init_state(Self self, SyncManagerConfig config, acceptance_actor acceptance
   st.router = sync::FetchRouter(fetch_router_config(st.config));
 }
 
-void on_relay_up(Self self, const RelayUp& up) {
+void on_relay_up(SyncManagerSelf self, const RelayUp& up) {
   if (!from_current(self, up.relay)) return;
   self->state.figures[up.relay].last_connect = now(self);
-  log::info(component, "connected to " + up.relay);
+  log::info(log::components::sync_manager, "connected to " + up.relay);
   const auto limits = limits_of(up);
   execute(self, self->state.router.on_relay_up(up.relay, limits));
   plan_connected(self, up.relay, limits);
 }
 
-void on_subscription_done(Self self, const RelaySubscriptionDone& done) {
+void on_subscription_done(SyncManagerSelf self, const RelaySubscriptionDone& done) {
   if (!from_current(self, done.relay)) return;
   if (auto routed = self->state.router.on_part_done(done.subscription_id))
     return execute(self, *routed);
   execute(self, self->state.plan->on_eose(done.relay, done.subscription_id, now(self)));
 }
 
-void on_subscription_closed(Self self, const RelaySubscriptionClosed& closed) {
+void on_subscription_closed(SyncManagerSelf self, const RelaySubscriptionClosed& closed) {
   if (!from_current(self, closed.relay)) return;
   if (auto routed = self->state.router.on_part_closed(closed.subscription_id, closed.message))
     return execute(self, *routed);
-  log::debug(component, "relay " + closed.relay + " closed a subscription: " + closed.message);
+  log::debug(log::components::sync_manager,
+             "relay " + closed.relay + " closed a subscription: " + closed.message);
   execute(self, self->state.plan->on_closed(closed.relay, closed.subscription_id,
                                             closed.rate_limited, now(self)));
 }
 
-void on_negentropy_answer(Self self, const RelayNegentropy& answer) {
+void on_negentropy_answer(SyncManagerSelf self, const RelayNegentropy& answer) {
   if (!from_current(self, answer.relay)) return;
-  log::info(component,
+  log::info(log::components::sync_manager,
             answer.relay + (answer.supported ? " answers NIP-77: history by negentropy"
                                              : " does not answer NIP-77: history by REQ"));
   self->state.plan->on_negentropy(answer.relay, answer.supported);
@@ -441,7 +448,7 @@ void on_negentropy_answer(Self self, const RelayNegentropy& answer) {
 /// Refreshes /api/sync and saves the state file when it changed and is due. The timer stays armed
 /// while relays are tracked (their health ages with time) or a save is pending; an idle manager
 /// with no relays sleeps until something changes.
-void on_publish(Self self) {
+void on_publish(SyncManagerSelf self) {
   auto& st = self->state;
   st.publish_armed = false;
   publish_status(self);
@@ -452,7 +459,7 @@ void on_publish(Self self) {
 
 }  // namespace
 
-sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig config,
+sync_manager_actor::behavior_type sync_manager(SyncManagerSelf self, SyncManagerConfig config,
                                                acceptance_actor acceptance,
                                                store_writer_actor writer,
                                                RelayClientFactory clients,
@@ -478,7 +485,7 @@ sync_manager_actor::behavior_type sync_manager(Self self, SyncManagerConfig conf
       [=](RelaySubscriptionClosed& closed) { on_subscription_closed(self, closed); },
       [=](RelayRateLimited& limited) {
         if (!from_current(self, limited.relay)) return;
-        log::info(component, "rate limited by " + limited.relay);
+        log::info(log::components::sync_manager, "rate limited by " + limited.relay);
         execute(self, self->state.plan->on_rate_limited(limited.relay, now(self)));
       },
       [=](RelayNegentropy& answer) { on_negentropy_answer(self, answer); },

@@ -20,9 +20,7 @@ ParsedClientMessage fail(Kind kind, std::string message, std::string verb = {},
       Error{kind, std::move(message), std::move(verb), std::move(subscription_id), event_id});
 }
 
-std::string_view view_of(const Value& v) {
-  return {v.GetString(), v.GetStringLength()};
-}
+using detail::view_of;
 
 // The id of an invalid event, when it is readable, so the relay can answer OK.
 std::optional<EventId> readable_id(const Value& event) {

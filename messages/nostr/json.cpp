@@ -13,6 +13,7 @@ namespace graspd::nostr {
 
 namespace {
 
+using detail::view_of;
 using rapidjson::Value;
 
 // Largest created_at JavaScript represents exactly: beyond it nostr-tools
@@ -26,10 +27,6 @@ std::string invalid(std::string_view what) {
   std::string out = "invalid: ";
   out += what;
   return out;
-}
-
-std::string_view view_of(const Value& v) {
-  return {v.GetString(), v.GetStringLength()};
 }
 
 int lower_hex_value(char c) {
@@ -253,6 +250,10 @@ class ObjectWriter {
 };
 
 }  // namespace
+
+std::string_view detail::view_of(const rapidjson::Value& v) {
+  return {v.GetString(), v.GetStringLength()};
+}
 
 // --- detail -----------------------------------------------------------------
 

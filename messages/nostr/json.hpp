@@ -99,6 +99,8 @@ std::string parse_document(std::string_view json, rapidjson::Document& doc,
 /// Whether a parsed string contains an encoded UTF-16 surrogate (RapidJSON
 /// 1.1 decodes a lone "\udc00" escape into one).
 bool has_surrogate(std::string_view utf8);
+/// The bytes of a parsed JSON string value (which must be a string).
+std::string_view view_of(const rapidjson::Value& v);
 }  // namespace detail
 
 }  // namespace graspd::nostr

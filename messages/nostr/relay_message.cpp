@@ -33,9 +33,7 @@ std::string with_subscription(std::string_view verb, std::string_view subscripti
   return out;
 }
 
-std::string_view view_of(const Value& v) {
-  return {v.GetString(), v.GetStringLength()};
-}
+using detail::view_of;
 
 std::optional<std::string> read_text(const Value& v, std::size_t max_bytes) {
   if (!v.IsString() || v.GetStringLength() > max_bytes || detail::has_surrogate(view_of(v)))

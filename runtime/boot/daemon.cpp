@@ -42,8 +42,6 @@ namespace {
 
 using runtime::Config;
 
-constexpr std::string_view component = "daemon";
-
 std::size_t default_thread_count() {
   auto cores = std::thread::hardware_concurrency();
   return cores == 0 ? 2 : cores;
@@ -136,19 +134,19 @@ struct Wired {
 /// Wires into `wired` one component after the other; what started before a failure stays there.
 void wire_all(const Services& services, Wired& wired) {
   wired.store = wire_store(services);
-  log::debug(component, "started store_writer");
+  log::debug(log::components::daemon, "started store_writer");
   wired.git = wire_git(services, wired.store);
-  log::debug(component, "started git hosting");
+  log::debug(log::components::daemon, "started git hosting");
   wired.policy = wire_policy(services, wired.store, wired.git.host);
-  if (wired.policy.acceptance) log::debug(component, "started acceptance");
+  if (wired.policy.acceptance) log::debug(log::components::daemon, "started acceptance");
   wired.relay = wire_relay(services, wired.store, wired.policy);
-  log::debug(component, "started relay");
+  log::debug(log::components::daemon, "started relay");
   wired.sync = wire_sync(services, wired.store, wired.policy);
-  if (wired.sync) log::debug(component, "started sync_manager");
+  if (wired.sync) log::debug(log::components::daemon, "started sync_manager");
   wired.monitor = wire_monitor(services);
-  log::debug(component, "started process_monitor");
+  log::debug(log::components::daemon, "started process_monitor");
   wired.status = wire_status(services, wired.store);
-  log::debug(component, "started status_history");
+  log::debug(log::components::daemon, "started status_history");
 }
 
 /// The long-lived actors: store writer, git hosting, fan-out, process monitor and status history;
@@ -190,7 +188,7 @@ bool boot(Config& config, Process& process, Wired& wired) {
     wire_all(services, wired);
     *process.content = site_content(config, process.metrics, process.status, wired.store.store);
   } catch (const std::exception& failure) {
-    log::error(component, "cannot start: ", failure.what(), " (bind address ",
+    log::error(log::components::daemon, "cannot start: ", failure.what(), " (bind address ",
                config.bind_address.text, ")");
     hang_up(wired);
     stop_actors(wired);
@@ -204,7 +202,7 @@ void serve(const Config& config, Process& process, const Wired& wired) {
   auto threads = io_thread_count(config);
   for (std::size_t i = 0; i < threads; ++i)
     process.io_threads.emplace_back([&io = process.io] { io.run(); });
-  log::info(component, "listening on ",
+  log::info(log::components::daemon, "listening on ",
             runtime::endpoint_text(config.bind_address.host, process.http.port()), " (domain ",
             config.domain.text, ", ", actor_count(wired), " actors, ",
             scheduler_thread_count(config), " scheduler threads, ", threads, " io threads)");
@@ -217,7 +215,7 @@ void drain_network_threads(Process& process) {
     for (auto& thread : threads) thread.join();
   });
   if (drained.wait_for(std::chrono::seconds{2}) != std::future_status::ready) {
-    log::warn(component, "network threads still busy after 2 s; stopping them");
+    log::warn(log::components::daemon, "network threads still busy after 2 s; stopping them");
     process.io.stop();
   }
   drained.wait();
@@ -269,7 +267,8 @@ class ShutdownWatchdog {
       : thread_([this, limit] {
           std::unique_lock lock{mutex_};
           if (!done_cv_.wait_for(lock, limit, [this] { return done_; })) {
-            log::error(component, "shutdown did not finish within ", limit.count(), " s; exiting");
+            log::error(log::components::daemon, "shutdown did not finish within ", limit.count(),
+                       " s; exiting");
             std::_Exit(1);
           }
         }) {}
@@ -297,16 +296,17 @@ Daemon::~Daemon() = default;
 
 int Daemon::run() {
   auto stop_signals = block_stop_signals();
-  log::info(component, "graspd ", runtime::version(), " starting (data ", config_.data_path, ")");
+  log::info(log::components::daemon, "graspd ", runtime::version(), " starting (data ",
+            config_.data_path, ")");
   Process process{config_};
   Wired wired;
   if (!boot(config_, process, wired)) return 1;
   serve(config_, process, wired);
   auto signal_name = wait_for_stop_signal(stop_signals);
-  log::info(component, "shutting down on ", signal_name);
+  log::info(log::components::daemon, "shutting down on ", signal_name);
   ShutdownWatchdog watchdog{std::chrono::seconds{10}};
   shut_down(process, wired);
-  log::info(component, "stopped");
+  log::info(log::components::daemon, "stopped");
   return 0;
 }
 

@@ -20,8 +20,6 @@ namespace graspd::boot {
 
 namespace {
 
-constexpr std::string_view component = "git";
-
 runtime::git::GitHttpOptions git_http_options(const runtime::Config& config,
                                               std::string git_binary) {
   runtime::git::GitHttpOptions out;
@@ -78,7 +76,7 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
       repositories, git_http_options(config, git_binary), std::move(hooks), locks,
       &services.metrics.registry());
   services.http.set_handoff_handler(http->predicate(), http->handler());
-  log::info(component, "git repositories in ", repositories.root().string(), " (git ",
+  log::info(log::components::git, "git repositories in ", repositories.root().string(), " (git ",
             git_binary.empty() ? std::string("not found") : git_binary, ")");
   return {host, http};
 }
@@ -91,7 +89,7 @@ void hang_up(const WiredGit& wired) {
   self->request(wired.host, std::chrono::seconds(5), atom::shutdown::value)
       .receive([](bool) {},
                [](caf::error& error) {
-                 log::warn(component,
+                 log::warn(log::components::git,
                            "git hosting did not confirm its stop: ", caf::to_string(error));
                });
 }

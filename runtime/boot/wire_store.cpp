@@ -17,8 +17,6 @@ namespace graspd::boot {
 
 namespace {
 
-constexpr std::string_view component = "relay";
-
 // What graspd sync / graspd import commit meanwhile reaches live subscribers within this time.
 constexpr std::chrono::seconds foreign_write_delay{1};
 
@@ -48,7 +46,7 @@ WiredStore wire_store(const Services& services) {
     throw std::runtime_error(std::string("event store: ") + failure.what());
   }
   auto events = wired.store->size();
-  log::info(component, "event store open at ", services.config.data_path, " (", events,
+  log::info(log::components::relay, "event store open at ", services.config.data_path, " (", events,
             " events, opened in ",
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                   started)
@@ -62,7 +60,8 @@ WiredStore wire_store(const Services& services) {
         services.io, std::filesystem::path(services.config.data_path) / "data.mdb",
         foreign_write_delay, [writer] { caf::anon_send(*writer, atom::store_tail::value); });
   } catch (const std::exception& failure) {
-    log::warn(component, failure.what(), ": looking for other processes' writes every second");
+    log::warn(log::components::relay, failure.what(),
+              ": looking for other processes' writes every second");
     config.tail_interval = foreign_write_delay;
   }
   wired.writer = spawn_store_writer(services.system, wired.store, config);

@@ -13,11 +13,7 @@
 
 namespace graspd::boot {
 
-namespace {
-
-constexpr std::string_view component = "sync";
-
-}  // namespace
+namespace {}  // namespace
 
 std::set<std::string> own_relay_urls(const runtime::Config& config) {
   std::set<std::string> out;
@@ -136,8 +132,8 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
         caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
         if (plus) caf::anon_send_exit(plus, caf::exit_reason::user_shutdown);
       });
-  log::info(component, "GRASP-02 proactive sync running");
-  if (wired.plus) log::info(component, "GRASP-03 Sync+ overlay running");
+  log::info(log::components::sync, "GRASP-02 proactive sync running");
+  if (wired.plus) log::info(log::components::sync, "GRASP-03 Sync+ overlay running");
   return wired;
 }
 

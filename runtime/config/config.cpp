@@ -15,12 +15,12 @@ namespace {
 
 // ---- loading ----
 
-std::string quoted(std::string_view value) {
+std::string in_quotes(std::string_view value) {
   return "\"" + std::string(value) + "\"";
 }
 
 ConfigError invalid(std::string_view source, std::string_view value, std::string_view expected) {
-  return {"invalid " + std::string(source) + " " + quoted(value) + ": " + std::string(expected)};
+  return {"invalid " + std::string(source) + " " + in_quotes(value) + ": " + std::string(expected)};
 }
 
 const OptionSpec* find_by(std::string_view OptionSpec::*field, std::string_view name) {
@@ -55,7 +55,7 @@ std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>
       result.action = Action::version;
       continue;
     }
-    if (arg.substr(0, 2) != "--") return ConfigError{"unexpected argument " + quoted(arg)};
+    if (arg.substr(0, 2) != "--") return ConfigError{"unexpected argument " + in_quotes(arg)};
     std::string_view name = arg;
     std::optional<std::string> value;
     if (auto equals = arg.find('='); equals != std::string_view::npos) {
@@ -65,7 +65,7 @@ std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>
     const OptionSpec* spec = nullptr;
     if (name != "--config") {
       spec = find_by(&OptionSpec::flag, name);
-      if (!spec) return ConfigError{"unknown option " + quoted(name) + " (see graspd --help)"};
+      if (!spec) return ConfigError{"unknown option " + in_quotes(name) + " (see graspd --help)"};
     }
     if (!value) {
       if (i + 1 >= args.size())
@@ -84,8 +84,8 @@ std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>
 std::variant<Assignments, ConfigError> read_config_file(const std::string& path) {
   std::ifstream file(path);
   if (!file) {
-    return ConfigError{"invalid --config " + quoted(path) + ": expected a readable config file (" +
-                       std::strerror(errno) + ")"};
+    return ConfigError{"invalid --config " + in_quotes(path) +
+                       ": expected a readable config file (" + std::strerror(errno) + ")"};
   }
   Assignments result;
   std::string line;
@@ -105,7 +105,7 @@ std::variant<Assignments, ConfigError> read_config_file(const std::string& path)
       value = value.substr(1, value.size() - 2);
     }
     const auto* spec = find_by(&OptionSpec::key, key);
-    if (!spec) return ConfigError{"unknown key " + quoted(key) + " in " + where};
+    if (!spec) return ConfigError{"unknown key " + in_quotes(key) + " in " + where};
     result[spec->key] = Source{std::string(value), std::string(key) + " (" + where + ")"};
   }
   return result;
@@ -204,7 +204,7 @@ std::string help_text() {
   for (const auto& spec : option_table()) {
     text << "  " << spec.flag << " <" << spec.type << ">\n"
          << "      env " << spec.env << ", file key " << spec.key << ", default "
-         << (spec.default_value.empty() ? std::string("(empty)") : quoted(spec.default_value))
+         << (spec.default_value.empty() ? std::string("(empty)") : in_quotes(spec.default_value))
          << "\n      " << spec.description << "\n";
     if (!spec.no_effect_yet.empty()) text << "      No effect yet: " << spec.no_effect_yet << ".\n";
   }

@@ -182,7 +182,7 @@ bool Exchange::spawn(std::vector<std::string> command, bool with_protocol) {
       spawn_child(stream_.get_executor(), git_argv(std::move(command)),
                   git_environment(with_protocol), shared_->repositories.root().string(), 0, &error);
   if (!child_) {
-    log::error(component, "cannot start git: ", error);
+    log::error(log::components::git, "cannot start git: ", error);
     return false;
   }
   ++shared_->counters.processes_started;
@@ -231,7 +231,7 @@ void Exchange::arm_deadline() {
     if (error) return;
     if (auto self = weak.lock()) {
       self->shared_->bump(self->shared_->counters.timeouts, &GitMetrics::timeouts);
-      log::info(component, "git request from ", self->remote_ip_, " took longer than ",
+      log::info(log::components::git, "git request from ", self->remote_ip_, " took longer than ",
                 self->shared_->options.process_timeout.count(), " s; killed");
       self->abort();
     }
@@ -480,8 +480,8 @@ void Exchange::complete(int code) {
   deadline_.cancel();
   if (answered_) return;
   if (code != 0) {
-    log::info(component, target.service, " for ", remote_ip_, " exited with ", code, ": ",
-              child_->stderr_text);
+    log::info(log::components::git, target.service, " for ", remote_ip_, " exited with ", code,
+              ": ", child_->stderr_text);
   }
   if (target.endpoint == GitEndpoint::receive_pack) after_push(code);
   if (!headers_sent_ && code != 0) return respond_text(500, "git failed\n");

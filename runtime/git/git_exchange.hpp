@@ -45,7 +45,6 @@ namespace fs = std::filesystem;
 using ::graspd::git::ParseStatus;
 using ::graspd::git::PushDecision;
 
-inline constexpr std::string_view component = "git";
 inline constexpr std::size_t io_chunk = 64 * 1024;
 /// A push's command list larger than this is refused (a few thousand refs).
 inline constexpr std::size_t max_command_list = 1024 * 1024;

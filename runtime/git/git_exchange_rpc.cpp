@@ -81,7 +81,7 @@ void Exchange::read_commands() {
     self->head_.append(data);
     auto parsed = ::graspd::git::parse_command_list(self->head_);
     if (parsed.status == ParseStatus::invalid) {
-      log::info(component, "push from ", self->remote_ip_, " refused: ", parsed.error);
+      log::info(log::components::git, "push from ", self->remote_ip_, " refused: ", parsed.error);
       self->shared_->bump(self->shared_->counters.pushes_refused, &GitMetrics::refused);
       return self->respond_text(400, "invalid push: " + parsed.error + "\n");
     }
@@ -125,7 +125,7 @@ void Exchange::read_refs(const std::string& path) {
 
 void Exchange::on_refs(int code) {
   if (code != 0) {
-    log::warn(component, "for-each-ref failed (", code, "): ", child_->stderr_text);
+    log::warn(log::components::git, "for-each-ref failed (", code, "): ", child_->stderr_text);
     return respond_text(500, "git failed\n");
   }
   child_.reset();
@@ -166,7 +166,7 @@ void Exchange::on_refs(int code) {
 
 void Exchange::refuse_push() {
   shared_->bump(shared_->counters.pushes_refused, &GitMetrics::refused);
-  log::info(component, "push to ", nostr::encode_npub(target.repository.owner), "/",
+  log::info(log::components::git, "push to ", nostr::encode_npub(target.repository.owner), "/",
             target.repository.identifier, " from ", remote_ip_, " refused: ", decision_.reason);
   bool side_band = commands_.capabilities.count("side-band-64k") > 0;
   auto report = std::make_shared<std::string>(refusal_report(decision_, side_band));

@@ -19,9 +19,8 @@ namespace net = boost::asio;
 
 namespace {
 
-constexpr std::string_view component = "git";
 constexpr std::size_t max_listing = 16 * 1024 * 1024;
-constexpr std::chrono::seconds local_timeout{60};
+constexpr std::chrono::seconds fetcher_local_timeout{60};
 
 }  // namespace
 
@@ -45,10 +44,10 @@ void GitRunner::missing(const std::string& path, const std::vector<std::string>&
                         std::function<void(std::optional<std::vector<std::string>>)> done) const {
   std::string input;
   for (const auto& id : ids) input += id + "\n";
-  run(argv(path, {"cat-file", "--batch-check"}), std::move(input), local_timeout, 0,
+  run(argv(path, {"cat-file", "--batch-check"}), std::move(input), fetcher_local_timeout, 0,
       [done = std::move(done), path](Collected result) {
         if (result.exit_code != 0) {
-          log::warn(component, "cat-file failed in ", path, ": ", result.err);
+          log::warn(log::components::git, "cat-file failed in ", path, ": ", result.err);
           return done(std::nullopt);
         }
         // One line per id: "<id> <type> <size>" or "<id> missing".
@@ -180,7 +179,7 @@ void GitFetcher::start(FetchAttempt attempt) {
           }
         }
         if (address.empty()) {
-          log::info(component, "fetch from ", attempt.url, ": ",
+          log::info(log::components::git, "fetch from ", attempt.url, ": ",
                     error ? "cannot resolve " + host : host + " has no public address");
           self->finish(attempt, FetchOutcome::unreachable);
           return self->pump();
@@ -238,7 +237,7 @@ void GitFetcher::fetched(FetchAttempt attempt, Collected result) {
   auto outcome = !refused.empty()                   ? FetchOutcome::not_our_ref
                  : is_unreachable_error(result.err) ? FetchOutcome::unreachable
                                                     : FetchOutcome::failed;
-  log::info(component, "fetch from ", attempt.url, " failed (",
+  log::info(log::components::git, "fetch from ", attempt.url, " failed (",
             result.timed_out ? std::string("timeout") : std::to_string(result.exit_code), ", ",
             outcome_name(outcome), "): ", result.err);
   finish(attempt, outcome, refused);

@@ -68,7 +68,7 @@ struct GitHttp::Network {
     if (!thread.joinable()) return;
     auto joined = std::async(std::launch::async, [this] { thread.join(); });
     if (joined.wait_for(std::chrono::seconds{2}) != std::future_status::ready) {
-      log::warn(component, "git connections still busy after 2 s; cutting them");
+      log::warn(log::components::git, "git connections still busy after 2 s; cutting them");
       io.stop();
     }
     joined.wait();
@@ -86,7 +86,7 @@ GitHttp::GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks
   if (registry) shared_->metrics = std::make_unique<GitMetrics>(*registry);
   shared_->git = find_git_binary(shared_->options.git_binary);
   if (shared_->git.empty())
-    log::warn(component, "git was not found in PATH: git requests are answered 503");
+    log::warn(log::components::git, "git was not found in PATH: git requests are answered 503");
 }
 
 GitHttp::~GitHttp() {

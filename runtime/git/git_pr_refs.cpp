@@ -18,12 +18,11 @@ namespace net = boost::asio;
 
 namespace {
 
-constexpr std::string_view component = "git";
 /// One process at a time, in the order asked: a deletion and a creation of one ref never swap.
-constexpr std::size_t max_running = 1;
-constexpr std::size_t max_queue = 1024;
+constexpr std::size_t pr_refs_processes = 1;
+constexpr std::size_t pr_refs_queue_limit = 1024;
 constexpr std::chrono::seconds timeout{60};
-constexpr std::size_t max_output = 1024 * 1024;
+constexpr std::size_t pr_refs_max_output = 1024 * 1024;
 
 bool is_event_id(std::string_view hex) {
   return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
@@ -61,7 +60,7 @@ struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
   void add(const RepositoryRef& name, std::vector<std::string> args, std::string input,
            std::function<void(Collected)> done) {
     if (stopping) return;
-    if (queue.size() >= max_queue) {
+    if (queue.size() >= pr_refs_queue_limit) {
       ++counters.dropped;
       return done(Collected{});
     }
@@ -73,13 +72,13 @@ struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
   }
 
   void next() {
-    while (!stopping && running < max_running && !queue.empty()) {
+    while (!stopping && running < pr_refs_processes && !queue.empty()) {
       auto job = std::move(queue.front());
       queue.pop_front();
       ++running;
       run_collect(strand, std::move(job.argv), repositories.git_environment(),
-                  repositories.root().string(), std::move(job.input), timeout, max_output, 0,
-                  [self = shared_from_this(), done = std::move(job.done)](Collected result) {
+                  repositories.root().string(), std::move(job.input), timeout, pr_refs_max_output,
+                  0, [self = shared_from_this(), done = std::move(job.done)](Collected result) {
                     --self->running;
                     done(std::move(result));
                     self->next();
@@ -95,8 +94,8 @@ struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
       if (result.exit_code == 0)
         ++counter;
       else
-        log::debug(component, "update-ref of a refs/nostr ref left it (", result.exit_code,
-                   "): ", result.err);
+        log::debug(log::components::git, "update-ref of a refs/nostr ref left it (",
+                   result.exit_code, "): ", result.err);
     });
   }
 

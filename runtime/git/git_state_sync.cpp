@@ -26,9 +26,8 @@ using ::graspd::git::StateRefs;
 
 namespace {
 
-constexpr std::string_view component = "git";
-constexpr std::size_t max_queue = 1024;
-constexpr std::chrono::seconds local_timeout{60};
+constexpr std::size_t state_sync_queue_limit = 1024;
+constexpr std::chrono::seconds state_sync_local_timeout{60};
 
 }  // namespace
 
@@ -63,7 +62,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   void enqueue(std::string identifier) {
     if (stopping || queued.count(identifier)) return;
-    if (queue.size() >= max_queue) {
+    if (queue.size() >= state_sync_queue_limit) {
       bump(counters.dropped, "dropped");
       return;
     }
@@ -180,7 +179,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
         source};
     for (auto& id : state_ids(task)) args.push_back(std::move(id));
     auto shared = std::make_shared<Task>(std::move(task));
-    run(runner.argv(shared->path, std::move(args)), "", local_timeout, options.max_fetch_bytes,
+    run(runner.argv(shared->path, std::move(args)), "", state_sync_local_timeout,
+        options.max_fetch_bytes,
         [self = shared_from_this(), shared](Collected) { self->check(std::move(*shared)); });
   }
 
@@ -216,8 +216,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     if (result == FetchResult::dropped) return bump(counters.dropped, "dropped");
     if (result == FetchResult::abandoned) {
       bump(counters.fetch_failed, "unavailable");
-      log::info(component, "objects of state ", task.refs.event_id.substr(0, 12), " for ",
-                task.path, " were found at no clone URL");
+      log::info(log::components::git, "objects of state ", task.refs.event_id.substr(0, 12),
+                " for ", task.path, " were found at no clone URL");
       return;
     }
     bump(counters.fetched, "fetched");
@@ -240,7 +240,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     auto shared = std::make_shared<Task>(std::move(task));
     run(runner.argv(shared->path, {"for-each-ref", "--format=%(objectname) %(refname)",
                                    "refs/heads", "refs/tags"}),
-        "", local_timeout, 0, [self = shared_from_this(), shared](Collected result) {
+        "", state_sync_local_timeout, 0, [self = shared_from_this(), shared](Collected result) {
           if (result.exit_code != 0) return self->next_state();
           ::graspd::git::RefMap current;
           std::string_view text = result.out;
@@ -272,9 +272,9 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
           if (self->hooks.try_lock && !self->hooks.try_lock(shared->path))
             return self->next_state();
           self->run(self->runner.argv(shared->path, {"update-ref", "--stdin"}), commands,
-                    local_timeout, 0, [self, shared](Collected updated) {
+                    state_sync_local_timeout, 0, [self, shared](Collected updated) {
                       if (updated.exit_code != 0) {
-                        log::warn(component, "update-ref failed in ", shared->path, ": ",
+                        log::warn(log::components::git, "update-ref failed in ", shared->path, ": ",
                                   updated.err);
                       } else {
                         self->bump(self->counters.applied, "applied");

@@ -28,8 +28,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-constexpr std::string_view component = "http";
-
 class Session;
 
 /// Shared between the server object, the acceptor loop and the sessions (sessions may outlive
@@ -147,7 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return send_error(413, "request too large\n");
     }
     if (error) {
-      log::debug(component, "bad request from ", remote_ip_, ": ", error.message());
+      log::debug(log::components::http, "bad request from ", remote_ip_, ": ", error.message());
       return send_error(400, "bad request\n");
     }
     auto& request = parser_->get();
@@ -161,7 +159,8 @@ class Session : public std::enable_shared_from_this<Session> {
     try {
       routed = state_->handler(info);
     } catch (const std::exception& failure) {
-      log::error(component, "handler failed for ", request.target(), ": ", failure.what());
+      log::error(log::components::http, "handler failed for ", request.target(), ": ",
+                 failure.what());
       routed = HttpResponse{500, "text/plain; charset=utf-8", "internal error\n", {}};
     }
     write(make_response(routed, request, keep_alive));
@@ -295,7 +294,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     ++failures_since_log;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_failure_log >= std::chrono::seconds(10)) {
-      log::warn(component, "accept failed: ", error.message(), " (", failures_since_log,
+      log::warn(log::components::http, "accept failed: ", error.message(), " (", failures_since_log,
                 " failures since the last report); retrying with back-off");
       failures_since_log = 0;
       last_failure_log = now;

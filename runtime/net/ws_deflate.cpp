@@ -12,7 +12,7 @@ namespace graspd::runtime {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_ows(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -23,7 +23,7 @@ template <class Fn>
 void for_each_piece(std::string_view s, char sep, Fn&& fn) {
   while (true) {
     auto at = s.find(sep);
-    fn(trim(s.substr(0, at)));
+    fn(trim_ows(s.substr(0, at)));
     if (at == std::string_view::npos) return;
     s.remove_prefix(at + 1);
   }
@@ -101,9 +101,9 @@ DeflateParams negotiated_deflate(std::string_view response_extensions) {
       }
       if (!ours) return;
       auto eq = param.find('=');
-      if (trim(param.substr(0, eq)) != "server_max_window_bits" || eq == std::string_view::npos)
+      if (trim_ows(param.substr(0, eq)) != "server_max_window_bits" || eq == std::string_view::npos)
         return;
-      auto value = trim(param.substr(eq + 1));
+      auto value = trim_ows(param.substr(eq + 1));
       if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
       int bits = 15;
       std::from_chars(value.data(), value.data() + value.size(), bits);

@@ -34,6 +34,18 @@ void write(Level level, std::string_view component, std::string_view message);
 /// Formats the full line (timestamp, level, component, message, trailing newline).
 std::string format_line(Level level, std::string_view component, std::string_view message);
 
+/// The component each log line names, one per part of the daemon (the `[component]` field).
+namespace components {
+inline constexpr std::string_view acceptance = "acceptance";
+inline constexpr std::string_view daemon = "daemon";
+inline constexpr std::string_view git = "git";
+inline constexpr std::string_view http = "http";
+inline constexpr std::string_view relay = "relay";
+inline constexpr std::string_view sync = "sync";
+inline constexpr std::string_view sync_manager = "sync_manager";
+inline constexpr std::string_view sync_plus = "sync_plus";
+}  // namespace components
+
 namespace detail {
 extern std::atomic<int> level_value;
 template <class... Args>

@@ -62,7 +62,7 @@ TEST(TextScan, EscapingSkipsCleanRunsButEscapesEveryByteThatNeedsIt) {
     std::string s = random_text(rng, specials);
     std::string out;
     append_json_string(out, s);
-    ASSERT_EQ(out, escaped_byte_at_a_time(s)) << testing::PrintToString(s);
+    ASSERT_EQ(out, escaped_byte_at_a_time(s)) << ::testing::PrintToString(s);
   }
 }
 
@@ -94,7 +94,7 @@ TEST(TextScan, NestingScanSkipsStringContentsButNotTheirEnds) {
     std::string s;
     for (int piece = 0; piece < 4; ++piece) s += random_text(rng, specials);
     ASSERT_EQ(detail::nesting_depth(s, 1000), nesting_byte_at_a_time(s))
-        << testing::PrintToString(s);
+        << ::testing::PrintToString(s);
   }
 }
 
@@ -131,7 +131,7 @@ TEST(TextScan, Utf8CheckAcceptsExactlyWhatRapidJsonsValidatorAccepts) {
     const std::string s = random_utf8ish(rng);
     const bool expected = rapidjson_accepts_utf8(s);
     accepted += expected;
-    ASSERT_EQ(scan::valid_utf8(s), expected) << testing::PrintToString(s);
+    ASSERT_EQ(scan::valid_utf8(s), expected) << ::testing::PrintToString(s);
   }
   EXPECT_GT(accepted, 1000u) << "the inputs must exercise valid text too";
   for (const char* valid : {"", "plain", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf",

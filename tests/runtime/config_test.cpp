@@ -9,29 +9,15 @@
 #include <map>
 #include <set>
 
+#include "tests/support/config_loading.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::runtime {
 namespace {
 
-using Env = std::map<std::string, std::string>;
-
-EnvironmentLookup lookup(const Env& env) {
-  return [env](std::string_view name) -> std::optional<std::string> {
-    auto it = env.find(std::string(name));
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-Config load_ok(const std::vector<std::string>& args, const Env& env = {}) {
-  auto result = load_config(args, lookup(env));
-  if (auto* error = std::get_if<ConfigError>(&result)) {
-    ADD_FAILURE() << error->message;
-    return {};
-  }
-  return std::get<LoadedConfig>(result).config;
-}
+using test::Env;
+using test::load_ok;
+using test::lookup;
 
 std::string load_error(const std::vector<std::string>& args, const Env& env = {}) {
   auto result = load_config(args, lookup(env));

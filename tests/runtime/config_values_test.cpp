@@ -10,6 +10,7 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/nip19.hpp"
 #include "runtime/config/config.hpp"
+#include "tests/support/config_loading.hpp"
 
 namespace graspd::runtime {
 namespace {
@@ -97,18 +98,8 @@ TEST(ConfigValues, ScalarParsers) {
   EXPECT_EQ(trim("  x y \t"), "x y");
 }
 
-std::variant<LoadedConfig, ConfigError> load(const std::vector<std::string>& args) {
-  return load_config(args, [](std::string_view) { return std::optional<std::string>{}; });
-}
-
-Config load_ok(const std::vector<std::string>& args) {
-  auto result = load(args);
-  if (auto* error = std::get_if<ConfigError>(&result)) {
-    ADD_FAILURE() << error->message;
-    return {};
-  }
-  return std::get<LoadedConfig>(result).config;
-}
+using test::load;
+using test::load_ok;
 
 TEST(ConfigValues, ListsArriveParsedInTheConfig) {
   auto config = load_ok({"--event-blacklist", std::string(npub) + ", " + std::string(64, 'A'),

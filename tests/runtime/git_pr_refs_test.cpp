@@ -30,11 +30,7 @@ using Ids = std::vector<std::string>;
 
 const std::string pr_id(64, 'e');
 
-nostr::Pubkey owner() {
-  nostr::Pubkey key{};
-  key.fill(0x42);
-  return key;
-}
+using test::owner;
 
 std::string nostr_ref(const std::string& id) {
   return std::string(nostr::nip34::refs_nostr_prefix) + id;

@@ -9,6 +9,7 @@
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git/git_http.hpp"
 #include "runtime/git/git_state_sync.hpp"
+#include "tests/support/git_test_repos.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace graspd::runtime::git {
@@ -16,11 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nostr::Pubkey owner() {
-  nostr::Pubkey key{};
-  key.fill(0x42);
-  return key;
-}
+using test::owner;
 
 std::string npub() {
   return nostr::encode_npub(owner());

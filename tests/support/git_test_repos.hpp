@@ -12,7 +12,16 @@
 #include <fstream>
 #include <string>
 
+#include "messages/nostr/event.hpp"
+
 namespace graspd::test {
+
+/// The owner of the repositories git hosting's I/O tests create.
+inline nostr::Pubkey owner() {
+  nostr::Pubkey key{};
+  key.fill(0x42);
+  return key;
+}
 
 struct CommandResult {
   int exit_code = -1;

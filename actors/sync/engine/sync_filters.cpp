@@ -7,11 +7,6 @@ namespace graspd::sync {
 
 namespace {
 
-template <class T>
-bool contains(const std::set<T>& set, const T& x) {
-  return set.find(x) != set.end();
-}
-
 /// The identifier part of "30617:<owner>:<identifier>"; empty when `repo` is no address.
 std::string identifier_of(const RepoRef& repo) {
   auto address = nostr::nip34::parse_address(repo);
@@ -63,11 +58,11 @@ void SyncItems::merge(const SyncItems& other) {
 SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
   SyncItems out;
   for (const auto& repo : repos)
-    if (!contains(a.repos, repo) && !contains(b.repos, repo)) out.repos.insert(repo);
+    if (!a.repos.contains(repo) && !b.repos.contains(repo)) out.repos.insert(repo);
   for (const auto& root : roots)
-    if (!contains(a.roots, root) && !contains(b.roots, root)) out.roots.insert(root);
+    if (!a.roots.contains(root) && !b.roots.contains(root)) out.roots.insert(root);
   for (const auto& repo : states)
-    if (!contains(a.states, repo) && !contains(b.states, repo)) out.states.insert(repo);
+    if (!a.states.contains(repo) && !b.states.contains(repo)) out.states.insert(repo);
   return out;
 }
 

@@ -5,15 +5,6 @@
 
 namespace graspd::sync {
 
-namespace {
-
-template <class T>
-bool contains(const std::set<T>& set, const T& x) {
-  return set.find(x) != set.end();
-}
-
-}  // namespace
-
 const char* to_string(ConnectionStatus status) {
   switch (status) {
     case ConnectionStatus::disconnected:
@@ -142,7 +133,7 @@ void SyncPlan::apply(const RepoUpdate& update) {
   if (update.relays) {
     known.relays.clear();
     for (const auto& relay : *update.relays)
-      if (!contains(config_.own_relays, relay)) known.relays.insert(relay);
+      if (!config_.own_relays.contains(relay)) known.relays.insert(relay);
   }
   known.roots.insert(update.roots.begin(), update.roots.end());
   if (update.level && *update.level != known.level) {
@@ -172,7 +163,7 @@ void SyncPlan::refresh_targets() {
   targets_ = derive_relay_targets(repos_);
   ranks_ = rank_relays(repos_);
   for (const auto& [relay, roots] : plus_)
-    if (!contains(config_.own_relays, relay) && !roots.empty())
+    if (!config_.own_relays.contains(relay) && !roots.empty())
       targets_[relay].roots.insert(roots.begin(), roots.end());
 }
 
