@@ -317,11 +317,10 @@ class NonReadingClient {
   bool connected_ = false;
 };
 
-std::uint64_t metric_value(std::uint16_t port, const std::string& name) {
-  auto body = http_get(port, "/metrics").body;
-  auto at = body.find("\n" + name + " ");
-  if (at == std::string::npos) return 0;
-  return std::stoull(body.substr(at + name.size() + 2));
+/// The value of the sample `name` on the daemon's /metrics, 0 while it is absent.
+std::uint64_t scraped_metric(std::uint16_t port, const std::string& name) {
+  auto value = metric_value(http_get(port, "/metrics").body, name);
+  return value < 0 ? 0 : static_cast<std::uint64_t>(value);
 }
 
 /// Publishes `count` events of 4,000 content bytes from `first_created_at` on and waits for every
@@ -343,7 +342,7 @@ TEST(RelayBackpressure, AnAnswerWaitsForItsReaderAndASlowLiveReaderIsDisconnecte
   const int count = 3000;
   publish_many(*publisher, count, 1700000000);
   auto disconnects = [&] {
-    return metric_value(port, "graspd_relay_slow_reader_disconnects_total");
+    return scraped_metric(port, "graspd_relay_slow_reader_disconnects_total");
   };
 
   // The answer leaves in chunks as its reader takes them: one that never reads holds about two
