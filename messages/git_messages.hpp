@@ -29,8 +29,8 @@ namespace graspd {
 using nostr::nip34::RepositoryRef;
 
 /// An accepted announcement that lists this service, stored or held (§4.1): its repository is
-/// created. Answered once the repository exists (true) or could not be created (false, logged),
-/// so that the announcement's OK comes after the repository is there.
+/// created. Answered once the repository exists (an empty reply) or could not be created (a
+/// git_errc error, logged), so that the announcement's OK comes after the repository is there.
 struct RepoAnnounced {
   nostr::EventPtr announcement;
 };

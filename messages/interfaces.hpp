@@ -97,8 +97,8 @@ using git_data_feed_actor = caf::typed_actor<caf::reacts_to<GitDataArrived>>;
 // of GitDataArrived.
 using git_host_actor = caf::typed_actor<
     // An announcement listing this service was accepted: its repository is created before the
-    // reply (true: it exists; false: it could not be created, logged).
-    caf::replies_to<RepoAnnounced>::with<bool>,
+    // reply (an empty reply: it exists; a git_errc error: it could not be created, logged).
+    caf::replies_to<RepoAnnounced>::with<void>,
     // A held announcement expired or was withdrawn: its repository is removed.
     caf::reacts_to<RepoWithdrawn>,
     // Whether a repository of that identifier exists here (for an announced owner).

@@ -20,11 +20,11 @@ constexpr int usage_error = 2;
 int run_daemon(const std::vector<std::string>& args) {
   using namespace graspd::runtime;
   auto loaded = load_config(args, process_environment());
-  if (auto* error = std::get_if<ConfigError>(&loaded)) {
-    std::cerr << "graspd: " << error->message << "\n";
+  if (!loaded) {
+    std::cerr << "graspd: " << loaded.error().message << "\n";
     return usage_error;
   }
-  auto& result = std::get<LoadedConfig>(loaded);
+  auto& result = loaded.value();
   switch (result.action) {
     case Action::help:
       std::cout << help_text();

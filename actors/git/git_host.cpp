@@ -57,13 +57,15 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
 
 /// Creates the repository of an announcement that lists this service (§4.1); false (logged)
 /// when it cannot be.
-bool create_repository(GitHostSelf self, const nostr::Event& announcement) {
+caf::result<void> create_repository(GitHostSelf self, const nostr::Event& announcement) {
   RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
-  if (!runtime::git::is_valid_identifier(repository.identifier)) return false;
-  std::string error;
-  if (self->state.repositories->create(repository, &error)) return true;
-  log::error(log::components::git, "cannot create repository ", repository.identifier, ": ", error);
-  return false;
+  auto created = self->state.repositories->create(repository);
+  if (created) return caf::unit;
+  const auto& failure = created.error();
+  if (failure.code != git_errc::invalid_identifier)
+    log::error(log::components::git, "cannot create repository ", repository.identifier, ": ",
+               failure.message);
+  return make_error(failure);
 }
 
 /// Removes the repository of an announcement whose hold ended without git data (§4.7).

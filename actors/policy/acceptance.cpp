@@ -29,19 +29,9 @@ void update_gauges(Self self) {
 
 policy::Decision decide(Self self, const nostr::Event& ev) {
   auto& st = self->state;
-  auto decision = st.policy->evaluate(ev);
-  // A stored event is answered by the store ("duplicate:"), never refused by rules whose inputs
-  // may have changed since it was accepted. Checked only on refusal: accepted events (the common
-  // case) do not pay the extra lookup. A pending copy counts too: this one stores only if it does.
-  if (!decision.accepted()) {
-    const bool pending = st.policy->is_pending(ev.id);
-    if (pending || st.store->contains(ev.id)) {
-      policy::Decision already;
-      already.verdict = policy::Verdict::accept;
-      if (pending) already.depends_on = {ev.id};
-      return already;
-    }
-  }
+  auto decision = st.policy->evaluate_submission(
+      ev, [&store = *st.store](const nostr::EventId& id) { return store.contains(id); });
+  if (decision.already_here) return decision;
   ++st.decisions[static_cast<std::size_t>(decision.rule)];
   if (!decision.depends_on.empty()) ++st.counts.accepted_on_pending;
   if (st.metrics) st.metrics->count(policy::kind_group(ev.kind), decision);
@@ -70,23 +60,23 @@ std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr
 
 void on_written(Self self, Submission submission, WriteOutcome outcome) {
   auto& st = self->state;
-  const auto& id = submission.event->id;
-  if (wrote(outcome)) {
-    st.policy->on_written(id);  // visible until the change feed reports the commit
-    if (submission.event->kind == nostr::nip34::kind::repo_state && st.config.git)
-      self->send(st.config.git, StateStored{submission.event});
-    if (submission.event->kind == nostr::nip34::kind::deletion && st.purgatory)
-      withdraw_held(self, *submission.event);
-    return submission.reply(AcceptanceVerdict{true, {}, outcome});
+  const auto& ev = submission.event;
+  switch (st.policy->on_write_outcome(ev->id, outcome, ++submission.attempt)) {
+    case policy::AfterWrite::done:
+      if (wrote(outcome)) {
+        if (ev->kind == nostr::nip34::kind::repo_state && st.config.git)
+          self->send(st.config.git, StateStored{ev});
+        if (ev->kind == nostr::nip34::kind::deletion && st.purgatory) withdraw_held(self, *ev);
+      }
+      return submission.reply(AcceptanceVerdict{true, {}, outcome});
+    case policy::AfterWrite::refuse:
+      ++st.counts.rejudged;
+      return submission.reply(
+          AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
+    case policy::AfterWrite::judge_again:
+      ++st.counts.rejudged;
+      return judge(self, std::move(submission));
   }
-  st.policy->on_not_stored(id, outcome == WriteOutcome::duplicate);
-  if (outcome != WriteOutcome::dependency_missing)
-    return submission.reply(AcceptanceVerdict{true, {}, outcome});
-  ++st.counts.rejudged;
-  if (++submission.attempt >= policy::max_write_attempts)
-    return submission.reply(
-        AcceptanceVerdict{false, std::string(store::ok_message(outcome)), outcome});
-  judge(self, std::move(submission));
 }
 
 /// The writer did not answer: the event counts as not stored, the asker gets "error:" and the
@@ -119,8 +109,10 @@ void create_repository_then(Self self, const nostr::EventPtr& announcement,
                             std::function<void()> then) {
   auto& git = self->state.config.git;
   if (!git) return then();
+  // A repository that could not be created was logged by git hosting; the announcement is
+  // stored either way (its clone URL answers 404 until an operator fixes the disk).
   self->request(git, caf::infinite, RepoAnnounced{announcement})
-      .await([then](bool) { then(); }, [then](caf::error&) { then(); });
+      .await([then]() { then(); }, [then](caf::error&) { then(); });
 }
 
 void store_accepted(Self self, Submission submission, policy::Decision decision) {

@@ -11,6 +11,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/result.hpp"
 
 namespace graspd::nostr {
 
@@ -31,31 +32,11 @@ struct ParseLimits {
   std::size_t max_nesting = 10;
 };
 
-/// A value or the reason it was refused. For events, filters and client
-/// messages the error is a complete NIP-01 machine-readable message, prefix
-/// included (e.g. "invalid: bad pubkey"), ready for OK/CLOSED/NOTICE.
+/// What a parser returns: the value or the reason it was refused (the one Result type). For
+/// events, filters and client messages the error is a complete NIP-01 machine-readable message,
+/// prefix included (e.g. "invalid: bad pubkey"), ready for OK/CLOSED/NOTICE.
 template <class T, class E = std::string>
-class Parsed {
- public:
-  Parsed(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
-  static Parsed failure(E error) { return Parsed(std::move(error), 0); }
-
-  bool ok() const { return value_.has_value(); }
-  explicit operator bool() const { return ok(); }
-  T& value() { return *value_; }
-  const T& value() const { return *value_; }
-  T& operator*() { return *value_; }
-  const T& operator*() const { return *value_; }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  /// Meaningful only when !ok().
-  const E& error() const { return error_; }
-
- private:
-  Parsed(E error, int) : error_(std::move(error)) {}
-  std::optional<T> value_;
-  E error_{};
-};
+using Parsed = Result<T, E>;
 
 /// Parses one event object. Strict: exactly the seven NIP-01 fields with the
 /// right types (unknown extra fields are ignored, a repeated known field is

@@ -11,7 +11,7 @@ namespace graspd::nostr {
 namespace {
 
 using rapidjson::Value;
-using Result = Parsed<RelayMessage>;
+using ParsedRelayMessage = Parsed<RelayMessage>;
 
 // Bound on relay-supplied text kept from OK/CLOSED/NOTICE (log material).
 constexpr std::size_t kMaxRelayText = 4096;
@@ -41,20 +41,20 @@ std::optional<std::string> read_text(const Value& v, std::size_t max_bytes) {
   return std::string(view_of(v));
 }
 
-Result fail(std::string what) {
-  return Result::failure("invalid: " + std::move(what));
+ParsedRelayMessage fail(std::string what) {
+  return ParsedRelayMessage::failure("invalid: " + std::move(what));
 }
 
-Result parse_event_frame(const Value& a, const ParseLimits& limits) {
+ParsedRelayMessage parse_event_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3) return fail("EVENT must be [\"EVENT\", <subid>, <event>]");
   auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
   auto ev = parse_event(a[2], limits);
-  if (!ev) return Result::failure(ev.error());
+  if (!ev) return ParsedRelayMessage::failure(ev.error());
   return RelayMessage{RelayEvent{std::move(*subid), std::move(*ev)}};
 }
 
-Result parse_ok_frame(const Value& a) {
+ParsedRelayMessage parse_ok_frame(const Value& a) {
   if (a.Size() != 4 || !a[1].IsString() || !a[2].IsBool())
     return fail("OK must be [\"OK\", <id>, <bool>, <message>]");
   RelayOk ok;
@@ -66,14 +66,14 @@ Result parse_ok_frame(const Value& a) {
   return RelayMessage{std::move(ok)};
 }
 
-Result parse_eose_frame(const Value& a, const ParseLimits& limits) {
+ParsedRelayMessage parse_eose_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 2) return fail("EOSE must be [\"EOSE\", <subid>]");
   auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
   return RelayMessage{RelayEose{std::move(*subid)}};
 }
 
-Result parse_closed_frame(const Value& a, const ParseLimits& limits) {
+ParsedRelayMessage parse_closed_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3) return fail("CLOSED must be [\"CLOSED\", <subid>, <message>]");
   auto subid = read_text(a[1], limits.max_subid_length);
   auto message = read_text(a[2], kMaxRelayText);
@@ -81,14 +81,14 @@ Result parse_closed_frame(const Value& a, const ParseLimits& limits) {
   return RelayMessage{RelayClosed{std::move(*subid), std::move(*message)}};
 }
 
-Result parse_notice_frame(const Value& a) {
+ParsedRelayMessage parse_notice_frame(const Value& a) {
   if (a.Size() != 2) return fail("NOTICE must be [\"NOTICE\", <message>]");
   auto message = read_text(a[1], kMaxRelayText);
   if (!message) return fail("bad NOTICE");
   return RelayMessage{RelayNotice{std::move(*message)}};
 }
 
-Result parse_count_frame(const Value& a, const ParseLimits& limits) {
+ParsedRelayMessage parse_count_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3 || !a[2].IsObject()) return fail("COUNT must be [\"COUNT\", <subid>, {...}]");
   auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
@@ -108,7 +108,7 @@ bool is_hex_text(std::string_view text) {
   });
 }
 
-Result parse_neg_msg_frame(const Value& a, const ParseLimits& limits) {
+ParsedRelayMessage parse_neg_msg_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3) return fail("NEG-MSG must be [\"NEG-MSG\", <subid>, <hex>]");
   auto subid = read_text(a[1], limits.max_subid_length);
   if (!subid) return fail("bad subscription id");
@@ -116,7 +116,7 @@ Result parse_neg_msg_frame(const Value& a, const ParseLimits& limits) {
   return RelayMessage{RelayNegMsg{std::move(*subid), std::string(view_of(a[2]))}};
 }
 
-Result parse_neg_err_frame(const Value& a, const ParseLimits& limits) {
+ParsedRelayMessage parse_neg_err_frame(const Value& a, const ParseLimits& limits) {
   if (a.Size() != 3 && a.Size() != 4)
     return fail("NEG-ERR must be [\"NEG-ERR\", <subid>, <reason>]");
   auto subid = read_text(a[1], limits.max_subid_length);
@@ -200,7 +200,7 @@ Parsed<RelayMessage> parse_relay_message(std::string_view frame, const ParseLimi
   if (frame.size() > limits.max_message_bytes) return fail("message too large");
   rapidjson::Document doc;
   std::string error = detail::parse_document(frame, doc, limits);
-  if (!error.empty()) return Result::failure(std::move(error));
+  if (!error.empty()) return ParsedRelayMessage::failure(std::move(error));
   if (!doc.IsArray() || doc.Empty() || !doc[0].IsString())
     return fail("message must be a JSON array starting with a verb");
   const std::string_view verb = view_of(doc[0]);
@@ -218,7 +218,7 @@ Parsed<RelayMessage> parse_relay_message(std::string_view frame, const ParseLimi
   if (verb == "COUNT") return parse_count_frame(a, limits);
   if (verb == "NEG-MSG") return parse_neg_msg_frame(a, limits);
   if (verb == "NEG-ERR") return parse_neg_err_frame(a, limits);
-  return Result::failure("error: unsupported message type");
+  return ParsedRelayMessage::failure("error: unsupported message type");
 }
 
 }  // namespace graspd::nostr

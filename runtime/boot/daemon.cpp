@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "messages/errors.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/wire_git.hpp"
 #include "runtime/boot/wire_monitor.hpp"
@@ -64,6 +65,7 @@ class ActorSystemConfig : public caf::actor_system_config {
     // after each job, ~1,000 wake-ups a second with nothing to do. Work sharing waits on one
     // condition variable until a job is enqueued (docs/benchmarks.md, "Idle").
     set("scheduler.policy", caf::atom("sharing"));
+    add_error_categories(*this);
   }
 };
 

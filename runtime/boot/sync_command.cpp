@@ -44,11 +44,11 @@ std::optional<runtime::Config> load(const SyncArgs& args) {
   std::vector<std::string> flags;
   if (args.config_file) flags = {"--config", *args.config_file};
   auto loaded = runtime::load_config(flags, runtime::process_environment());
-  if (auto* error = std::get_if<runtime::ConfigError>(&loaded)) {
-    std::cerr << "graspd sync: " << error->message << "\n";
+  if (!loaded) {
+    std::cerr << "graspd sync: " << loaded.error().message << "\n";
     return std::nullopt;
   }
-  auto config = std::move(std::get<runtime::LoadedConfig>(loaded).config);
+  auto config = std::move(loaded.value().config);
   if (args.data_path) config.data_path = *args.data_path;
   return config;
 }

@@ -44,12 +44,10 @@ void SyncIngest::judge(nostr::EventPtr event, int attempt) {
     batch_.push_back({std::move(event), {}, attempt});
     return;
   }
-  // Already accepted in this run, or stored (by us or by the daemon): the store answers duplicate.
-  if (policy_->is_pending(event->id) || store_->contains(event->id)) {
-    ++counts_.duplicate;
-    return;
-  }
-  auto decision = policy_->evaluate(*event);
+  // Already accepted in this run, or stored (by us or by the daemon): accepted, and the store
+  // answers duplicate.
+  auto decision = policy_->evaluate_submission(
+      *event, [this](const nostr::EventId& id) { return store_->contains(id); });
   if (decision.verdict == policy::Verdict::refuse_missing_dependency) {
     retry_->park(event, policy::RetryCache::approximate_bytes(*event), decision.wait_keys,
                  system_unix_now());
@@ -93,21 +91,17 @@ bool SyncIngest::write_round() {
 void SyncIngest::on_outcome(Accepted& accepted, const store::WriteReport& report,
                             std::vector<nostr::EventPtr>& newly_committed) {
   const auto& id = accepted.event->id;
+  auto after = policy_ ? policy_->on_write_outcome(id, report.outcome, accepted.attempt + 1)
+                       : policy::AfterWrite::done;
+  if (after == policy::AfterWrite::judge_again) return judge(accepted.event, accepted.attempt + 1);
   if (wrote(report.outcome)) {
     ++counts_.stored;
-    if (policy_) policy_->on_written(id);
     newly_committed.push_back(accepted.event);
-    return;
-  }
-  if (policy_) policy_->on_not_stored(id, report.outcome == WriteOutcome::duplicate);
-  if (report.outcome == WriteOutcome::duplicate) {
+  } else if (report.outcome == WriteOutcome::duplicate) {
     ++counts_.duplicate;
-  } else if (report.outcome != WriteOutcome::dependency_missing) {
-    refuse(id, std::string(store::ok_message(report.outcome)));
-  } else if (accepted.attempt + 1 >= policy::max_write_attempts) {
-    refuse(id, std::string(store::ok_message(report.outcome)));
   } else {
-    judge(accepted.event, accepted.attempt + 1);
+    // Refused by the store's own rules, or (AfterWrite::refuse) after max_write_attempts.
+    refuse(id, std::string(store::ok_message(report.outcome)));
   }
 }
 

@@ -1,11 +1,14 @@
 // Where `graspd sync` puts what it downloads: the GRASP-01 acceptance policy and the store, run
-// synchronously on the caller's thread. The same steps as the acceptance actor
-// (actors/policy/acceptance.cpp) with the store written directly instead of through the writer
-// actor: evaluate against the store plus the accepted-but-unwritten events → park an event whose
-// dependency is missing → write the accepted ones in decision order, one transaction per flush
-// → feed each commit to the policy, which releases the parked events it satisfies; those are
-// judged again and written by the same flush. Events may so arrive in any order (a reply before
-// its issue) within one run. Without a policy (`--policy open`) every event is written.
+// synchronously on the caller's thread. The acceptance steps are the policy's own
+// (AcceptancePolicy::evaluate_submission and on_write_outcome, which the acceptance actor calls
+// too). What differs: the store is written directly instead of through the writer actor, and
+// neither purgatory nor git hosting runs in the command (an announcement is stored, its
+// repository is not created). The steps: evaluate against the store plus the accepted-but-unwritten
+// events → park an event whose dependency is missing → write the accepted ones in decision order,
+// one transaction per flush → feed each commit to the policy, which releases the parked events it
+// satisfies; those are judged again and written by the same flush. Events may so arrive in any
+// order (a reply before its issue) within one run. Without a policy (`--policy open`) every event
+// is written.
 #pragma once
 
 #include <cstdint>

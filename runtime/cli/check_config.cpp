@@ -78,11 +78,11 @@ int run_check_config(const std::vector<std::string>& args, const EnvironmentLook
                      const std::vector<std::string>& environment_names, std::ostream& out,
                      std::ostream& err) {
   auto loaded = load_config(args, environment);
-  if (auto* error = std::get_if<ConfigError>(&loaded)) {
-    err << "graspd check-config: " << error->message << "\n";
+  if (!loaded) {
+    err << "graspd check-config: " << loaded.error().message << "\n";
     return kConfigError;
   }
-  auto& result = std::get<LoadedConfig>(loaded);
+  auto& result = loaded.value();
   if (result.action != Action::run) {
     err << "usage: graspd check-config [--config FILE] [--option VALUE]...\n";
     return result.action == Action::help ? 0 : kConfigError;

@@ -20,7 +20,8 @@ std::string in_quotes(std::string_view value) {
 }
 
 ConfigError invalid(std::string_view source, std::string_view value, std::string_view expected) {
-  return {"invalid " + std::string(source) + " " + in_quotes(value) + ": " + std::string(expected)};
+  return {config_errc::invalid_value,
+          "invalid " + std::string(source) + " " + in_quotes(value) + ": " + std::string(expected)};
 }
 
 const OptionSpec* find_by(std::string_view OptionSpec::*field, std::string_view name) {
@@ -43,7 +44,7 @@ struct CommandLine {
   Assignments flags;
 };
 
-std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>& args) {
+Result<CommandLine, ConfigError> parse_args(const std::vector<std::string>& args) {
   CommandLine result;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -55,7 +56,8 @@ std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>
       result.action = Action::version;
       continue;
     }
-    if (arg.substr(0, 2) != "--") return ConfigError{"unexpected argument " + in_quotes(arg)};
+    if (arg.substr(0, 2) != "--")
+      return ConfigError{config_errc::unexpected_argument, "unexpected argument " + in_quotes(arg)};
     std::string_view name = arg;
     std::optional<std::string> value;
     if (auto equals = arg.find('='); equals != std::string_view::npos) {
@@ -65,11 +67,14 @@ std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>
     const OptionSpec* spec = nullptr;
     if (name != "--config") {
       spec = find_by(&OptionSpec::flag, name);
-      if (!spec) return ConfigError{"unknown option " + in_quotes(name) + " (see graspd --help)"};
+      if (!spec)
+        return ConfigError{config_errc::unknown_option,
+                           "unknown option " + in_quotes(name) + " (see graspd --help)"};
     }
     if (!value) {
       if (i + 1 >= args.size())
-        return ConfigError{"option " + std::string(name) + " needs a value"};
+        return ConfigError{config_errc::missing_value,
+                           "option " + std::string(name) + " needs a value"};
       value = args[++i];
     }
     if (spec) {
@@ -81,11 +86,12 @@ std::variant<CommandLine, ConfigError> parse_args(const std::vector<std::string>
   return result;
 }
 
-std::variant<Assignments, ConfigError> read_config_file(const std::string& path) {
+Result<Assignments, ConfigError> read_config_file(const std::string& path) {
   std::ifstream file(path);
   if (!file) {
-    return ConfigError{"invalid --config " + in_quotes(path) +
-                       ": expected a readable config file (" + std::strerror(errno) + ")"};
+    return ConfigError{config_errc::unreadable_file, "invalid --config " + in_quotes(path) +
+                                                         ": expected a readable config file (" +
+                                                         std::strerror(errno) + ")"};
   }
   Assignments result;
   std::string line;
@@ -97,7 +103,8 @@ std::variant<Assignments, ConfigError> read_config_file(const std::string& path)
     auto where = path + ":" + std::to_string(number);
     auto equals = text.find('=');
     if (equals == std::string_view::npos) {
-      return ConfigError{"invalid line in " + where + ": expected key = value"};
+      return ConfigError{config_errc::invalid_line,
+                         "invalid line in " + where + ": expected key = value"};
     }
     auto key = trim(text.substr(0, equals));
     auto value = trim(text.substr(equals + 1));
@@ -105,28 +112,32 @@ std::variant<Assignments, ConfigError> read_config_file(const std::string& path)
       value = value.substr(1, value.size() - 2);
     }
     const auto* spec = find_by(&OptionSpec::key, key);
-    if (!spec) return ConfigError{"unknown key " + in_quotes(key) + " in " + where};
+    if (!spec)
+      return ConfigError{config_errc::unknown_option,
+                         "unknown key " + in_quotes(key) + " in " + where};
     result[spec->key] = Source{std::string(value), std::string(key) + " (" + where + ")"};
   }
   return result;
 }
 
-std::optional<ConfigError> check_consistency(Config& config) {
+Result<void, ConfigError> check_consistency(Config& config) {
   if (config.domain.text.empty())
     config.domain = domain_of(config.bind_address, config.bind_address.port);
   if (config.sync_daily_resync_min_secs > config.sync_daily_resync_max_secs) {
-    return ConfigError{"invalid NGIT_SYNC_DAILY_RESYNC_MIN_SECS \"" +
-                       std::to_string(config.sync_daily_resync_min_secs) +
-                       "\": expected at most NGIT_SYNC_DAILY_RESYNC_MAX_SECS (" +
-                       std::to_string(config.sync_daily_resync_max_secs) + ")"};
+    return ConfigError{config_errc::inconsistent_options,
+                       "invalid NGIT_SYNC_DAILY_RESYNC_MIN_SECS \"" +
+                           std::to_string(config.sync_daily_resync_min_secs) +
+                           "\": expected at most NGIT_SYNC_DAILY_RESYNC_MAX_SECS (" +
+                           std::to_string(config.sync_daily_resync_max_secs) + ")"};
   }
   if (config.sync_base_backoff_secs > config.sync_max_backoff_secs) {
-    return ConfigError{"invalid NGIT_SYNC_BASE_BACKOFF_SECS \"" +
-                       std::to_string(config.sync_base_backoff_secs) +
-                       "\": expected at most NGIT_SYNC_MAX_BACKOFF_SECS (" +
-                       std::to_string(config.sync_max_backoff_secs) + ")"};
+    return ConfigError{config_errc::inconsistent_options,
+                       "invalid NGIT_SYNC_BASE_BACKOFF_SECS \"" +
+                           std::to_string(config.sync_base_backoff_secs) +
+                           "\": expected at most NGIT_SYNC_MAX_BACKOFF_SECS (" +
+                           std::to_string(config.sync_max_backoff_secs) + ")"};
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -139,11 +150,11 @@ EnvironmentLookup process_environment() {
   };
 }
 
-std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& args,
-                                                    const EnvironmentLookup& environment) {
+Result<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& args,
+                                              const EnvironmentLookup& environment) {
   auto command_line = parse_args(args);
-  if (auto* error = std::get_if<ConfigError>(&command_line)) return *error;
-  auto& flags = std::get<CommandLine>(command_line);
+  if (!command_line) return command_line.error();
+  auto& flags = *command_line;
 
   LoadedConfig loaded;
   loaded.action = flags.action;
@@ -154,8 +165,8 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
   if (config_file.empty()) config_file = environment("GRASPD_CONFIG").value_or("");
   if (!config_file.empty()) {
     auto file = read_config_file(config_file);
-    if (auto* error = std::get_if<ConfigError>(&file)) return *error;
-    from_file = std::move(std::get<Assignments>(file));
+    if (!file) return file.error();
+    from_file = std::move(*file);
     loaded.config.config_file = config_file;
   }
 
@@ -180,7 +191,7 @@ std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::strin
                                 " has no effect yet: " + std::string(spec.no_effect_yet));
     }
   }
-  if (auto error = check_consistency(loaded.config)) return *error;
+  if (auto consistent = check_consistency(loaded.config); !consistent) return consistent.error();
   return loaded;
 }
 

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "messages/errors.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/relay_url.hpp"
 #include "runtime/config/config_values.hpp"
@@ -162,10 +163,9 @@ struct LoadedConfig {
   std::vector<std::string> warnings;
 };
 
-/// A configuration error: one line, already naming the option, the value and what is expected.
-struct ConfigError {
-  std::string message;
-};
+/// A configuration error: its code and one line already naming the option, the value and what is
+/// expected.
+using ConfigError = ConfigFailure;
 
 /// Reads an environment variable; std::nullopt when unset.
 using EnvironmentLookup = std::function<std::optional<std::string>(std::string_view name)>;
@@ -175,8 +175,8 @@ EnvironmentLookup process_environment();
 
 /// Builds the configuration from flags (`args` excludes the program name), the environment and the
 /// optional config file, over the table defaults.
-std::variant<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& args,
-                                                    const EnvironmentLookup& environment);
+Result<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& args,
+                                              const EnvironmentLookup& environment);
 
 /// Text of `graspd --help`.
 std::string help_text();

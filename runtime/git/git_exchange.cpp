@@ -177,14 +177,14 @@ std::vector<std::string> Exchange::git_environment(bool with_protocol) const {
 }
 
 bool Exchange::spawn(std::vector<std::string> command, bool with_protocol) {
-  std::string error;
-  child_ =
+  auto spawned =
       spawn_child(stream_.get_executor(), git_argv(std::move(command)),
-                  git_environment(with_protocol), shared_->repositories.root().string(), 0, &error);
-  if (!child_) {
-    log::error(log::components::git, "cannot start git: ", error);
+                  git_environment(with_protocol), shared_->repositories.root().string(), 0);
+  if (!spawned) {
+    log::error(log::components::git, "cannot start git: ", spawned.error().message);
     return false;
   }
+  child_ = std::move(*spawned);
   ++shared_->counters.processes_started;
   read_stderr();
   return true;

@@ -40,13 +40,14 @@ int exit_code_of(int status) {
   return -1;
 }
 
-std::unique_ptr<Child> spawn_child(const net::any_io_executor& executor,
-                                   const std::vector<std::string>& argv_text,
-                                   const std::vector<std::string>& env_text, const std::string& cwd,
-                                   std::uint64_t max_file_bytes, std::string* error) {
-  auto fail = [&](const char* what) -> std::unique_ptr<Child> {
-    if (error) *error = std::string(what) + ": " + std::strerror(errno);
-    return nullptr;
+Result<std::unique_ptr<Child>, GitFailure> spawn_child(const net::any_io_executor& executor,
+                                                       const std::vector<std::string>& argv_text,
+                                                       const std::vector<std::string>& env_text,
+                                                       const std::string& cwd,
+                                                       std::uint64_t max_file_bytes) {
+  auto fail = [](const char* what) {
+    return GitFailure{git_errc::process_not_started,
+                      std::string(what) + ": " + std::strerror(errno)};
   };
   if (argv_text.empty()) {
     errno = EINVAL;
@@ -219,18 +220,17 @@ void run_collect(const net::any_io_executor& executor, std::vector<std::string> 
                  std::vector<std::string> env, std::string cwd, std::string input,
                  std::chrono::seconds timeout, std::size_t max_output, std::uint64_t max_file_bytes,
                  std::function<void(Collected)> done) {
-  std::string error;
-  auto child = spawn_child(executor, argv, env, cwd, max_file_bytes, &error);
-  if (!child) {
+  auto spawned = spawn_child(executor, argv, env, cwd, max_file_bytes);
+  if (!spawned) {
     Collected failed;
-    failed.err = error;
+    failed.err = spawned.error().message;
     net::post(executor, [done = std::move(done), failed = std::move(failed)]() mutable {
       done(std::move(failed));
     });
     return;
   }
   auto collector = std::make_shared<Collector>(executor);
-  collector->child = std::move(child);
+  collector->child = std::move(*spawned);
   collector->max_output = max_output;
   collector->done = std::move(done);
   collector->start(std::move(input), timeout);

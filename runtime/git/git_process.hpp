@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "messages/errors.hpp"
+
 namespace graspd::runtime::git {
 
 struct Child {
@@ -43,12 +45,13 @@ struct Child {
 
 /// Spawns `argv` (argv[0] is the program path) with exactly `env`, in `cwd`, in its own process
 /// group, signal mask and SIGPIPE/SIGINT/SIGTERM reset to defaults. `max_file_bytes` > 0 limits the
-/// size of any file it writes (RLIMIT_FSIZE; beyond it the process dies of SIGXFSZ). Null (and
-/// `error` set) when it cannot be started.
-std::unique_ptr<Child> spawn_child(const boost::asio::any_io_executor& executor,
-                                   const std::vector<std::string>& argv,
-                                   const std::vector<std::string>& env, const std::string& cwd,
-                                   std::uint64_t max_file_bytes, std::string* error);
+/// size of any file it writes (RLIMIT_FSIZE; beyond it the process dies of SIGXFSZ). A
+/// git_errc::process_not_started failure saying which call failed when it cannot be started.
+Result<std::unique_ptr<Child>, GitFailure> spawn_child(const boost::asio::any_io_executor& executor,
+                                                       const std::vector<std::string>& argv,
+                                                       const std::vector<std::string>& env,
+                                                       const std::string& cwd,
+                                                       std::uint64_t max_file_bytes);
 
 /// Exit code of a wait status: the exit code, or 128 + the signal.
 int exit_code_of(int status);

@@ -184,13 +184,13 @@ bool Repositories::exists(const RepositoryRef& name) const {
   return is_real_directory(path.parent_path()) && is_real_directory(path);
 }
 
-bool Repositories::create(const RepositoryRef& name, std::string* error) const {
-  auto fail = [&](std::string why) {
-    if (error) *error = std::move(why);
-    return false;
+Result<void, GitFailure> Repositories::create(const RepositoryRef& name) const {
+  auto fail = [](std::string why) {
+    return GitFailure{git_errc::repository_not_created, std::move(why)};
   };
-  if (!is_valid_identifier(name.identifier)) return fail("invalid identifier");
-  if (exists(name)) return true;
+  if (!is_valid_identifier(name.identifier))
+    return GitFailure{git_errc::invalid_identifier, "invalid identifier"};
+  if (exists(name)) return {};
   auto final_path = path_of(name);
   auto owner_dir = final_path.parent_path();
   if (::mkdir(owner_dir.c_str(), 0755) != 0 && errno != EEXIST)
@@ -216,10 +216,10 @@ bool Repositories::create(const RepositoryRef& name, std::string* error) const {
     int why = errno;
     fs::remove_all(temporary, ec);
     // Someone created it meanwhile: that one stands.
-    if (exists(name)) return true;
+    if (exists(name)) return {};
     return fail(std::string("rename: ") + std::strerror(why));
   }
-  return true;
+  return {};
 }
 
 bool Repositories::remove(const RepositoryRef& name) const {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "messages/errors.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/nip34.hpp"
 
@@ -68,9 +69,9 @@ class Repositories {
   /// True when the repository exists as a real directory, reached without following a symlink.
   bool exists(const RepositoryRef& name) const;
 
-  /// Creates the bare repository (under a temporary name, then renamed, §4.4). True when it exists
-  /// afterwards (already there counts); `error` says why not.
-  bool create(const RepositoryRef& name, std::string* error = nullptr) const;
+  /// Creates the bare repository (under a temporary name, then renamed, §4.4). Succeeds when it
+  /// exists afterwards (already there counts); the failure says why not.
+  Result<void, GitFailure> create(const RepositoryRef& name) const;
 
   /// Deletes the repository: renamed to a temporary name first (a git client never sees half of
   /// it, §4.4), then removed. True when it is gone afterwards.

@@ -186,9 +186,10 @@ struct WsClient::Impl : std::enable_shared_from_this<WsClient::Impl> {
 
 WsClient::WsClient(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-std::unique_ptr<WsClient> WsClient::connect(const std::string& host, std::uint16_t port,
-                                            const std::string& path, Options options,
-                                            std::string* error) {
+Result<std::unique_ptr<WsClient>, NetFailure> WsClient::connect(const std::string& host,
+                                                                std::uint16_t port,
+                                                                const std::string& path,
+                                                                Options options) {
   auto timeout = options.connect_timeout;
   auto impl = std::make_shared<Impl>(std::move(options));
   impl->path = path.empty() ? "/" : path;
@@ -196,16 +197,11 @@ std::unique_ptr<WsClient> WsClient::connect(const std::string& host, std::uint16
   impl->thread = std::thread([raw = impl.get()] { raw->ioc.run(); });
   net::post(impl->ioc, [impl, host, port] { impl->start(host, port); });
   std::unique_ptr<WsClient> client(new WsClient(impl));
-  std::string failure;
-  if (result.wait_for(timeout + std::chrono::seconds(2)) != std::future_status::ready) {
-    failure = "connect: timed out";
-  } else {
-    failure = result.get();
-  }
-  if (!failure.empty()) {
-    if (error) *error = failure;
-    return nullptr;  // ~WsClient stops the io thread
-  }
+  // On a failure, ~WsClient stops the io thread.
+  if (result.wait_for(timeout + std::chrono::seconds(2)) != std::future_status::ready)
+    return NetFailure{net_errc::timed_out, "connect: timed out"};
+  if (auto failure = result.get(); !failure.empty())
+    return NetFailure{net_errc::connect_failed, std::move(failure)};
   return client;
 }
 

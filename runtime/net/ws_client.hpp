@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "messages/errors.hpp"
+
 namespace graspd::runtime {
 
 class WsClient {
@@ -26,10 +28,11 @@ class WsClient {
     std::function<void()> on_close;
   };
 
-  /// Connects to ws://host:port/path; nullopt plus `error` on failure.
-  static std::unique_ptr<WsClient> connect(const std::string& host, std::uint16_t port,
-                                           const std::string& path, Options options,
-                                           std::string* error = nullptr);
+  /// Connects to ws://host:port/path; a net_errc failure saying why it did not.
+  static Result<std::unique_ptr<WsClient>, NetFailure> connect(const std::string& host,
+                                                               std::uint16_t port,
+                                                               const std::string& path,
+                                                               Options options);
 
   ~WsClient();
   WsClient(const WsClient&) = delete;

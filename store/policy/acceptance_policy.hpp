@@ -16,6 +16,7 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "messages/relay_url.hpp"
+#include "messages/store_messages.hpp"
 #include "store/policy/pending_events.hpp"
 #include "store/policy/repository_rule.hpp"
 #include "store/policy/retry_cache.hpp"
@@ -92,6 +93,13 @@ enum class Verdict : std::uint8_t {
 /// waits for one commit, so this cannot spin. The acceptance actor and `graspd sync` both apply it.
 inline constexpr int max_write_attempts = 4;
 
+/// What follows the writer's answer for an accepted event (AcceptancePolicy::on_write_outcome).
+enum class AfterWrite {
+  done,         ///< stored, or answered by the store's own rules (duplicate, deleted, older ...)
+  judge_again,  ///< dependency_missing: decide it anew (what it was accepted on is gone)
+  refuse,       ///< dependency_missing for the max_write_attempts-th time: refused with it
+};
+
 struct Decision {
   Verdict verdict = Verdict::refuse;
   Rule rule = Rule::related_orphan;
@@ -102,6 +110,9 @@ struct Decision {
   /// For acceptances: the pending (accepted, not yet committed) events the decision relied on.
   /// The write must not be stored unless they are (StoreWrite::depends_on).
   std::vector<nostr::EventId> depends_on;
+  /// Accepted by evaluate_submission because a copy is already pending or stored (no rule
+  /// decided it: it is not counted as one).
+  bool already_here = false;
   bool accepted() const { return verdict == Verdict::accept; }
 };
 
@@ -159,6 +170,13 @@ class AcceptancePolicy {
   /// checked, not expired) may be stored, against the store plus the pending
   /// events (accepted, not yet committed).
   Decision evaluate(const nostr::Event& ev) const;
+  /// evaluate() for a submission, the one entry of the acceptance steps (the acceptance actor and
+  /// `graspd sync`): an event refused although a copy of it is pending or `is_stored` is accepted
+  /// instead, so that the store answers it "duplicate:" rather than rules whose inputs may have
+  /// changed since the copy was accepted. A pending copy becomes its one dependency: it stores
+  /// only if that one does. Checked only on refusal, so accepted events pay no extra lookup.
+  Decision evaluate_submission(const nostr::Event& ev,
+                               const std::function<bool(const nostr::EventId&)>& is_stored) const;
 
   /// An accepted event was sent to the writer: later decisions see it. `depends_on` is its
   /// Decision::depends_on.
@@ -168,6 +186,9 @@ class AcceptancePolicy {
   /// The writer did not store it. When the id is nevertheless in the store (duplicate) its
   /// dependants stand; otherwise they go too, as their own writes will be refused.
   void on_not_stored(const nostr::EventId& id, bool in_store);
+  /// Applies the writer's answer for an accepted event (on_written or on_not_stored) and says what
+  /// follows; `attempts_made` counts the writes of this event so far, this one included.
+  AfterWrite on_write_outcome(const nostr::EventId& id, WriteOutcome outcome, int attempts_made);
   /// Drops pending entries written long ago whose change-feed message never came.
   std::size_t sweep_pending();
   bool is_pending(const nostr::EventId& id) const { return pending_.contains(id); }

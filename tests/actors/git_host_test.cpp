@@ -68,6 +68,13 @@ class GitHostTest : public test::ActorTest {
     return subscriber;
   }
 
+  /// Whether git hosting answered RepoAnnounced for `announcement` with success.
+  bool created(const nostr::EventPtr& announcement) {
+    bool answered = false;
+    auto refusal = request_refusal(host_, answered, RepoAnnounced{announcement});
+    return answered && !refusal;
+  }
+
   store::test::TempDir store_dir_;
   store::test::TempDir repo_dir_;
   std::shared_ptr<store::EventStore> store_;
@@ -79,16 +86,22 @@ class GitHostTest : public test::ActorTest {
 
 TEST_F(GitHostTest, AnAnnouncedRepositoryExistsOnDiskBeforeTheReply) {
   auto announcement = announce(1, "demo");
-  EXPECT_EQ(request<bool>(host_, RepoAnnounced{announcement}), true);
+  EXPECT_TRUE(created(announcement));
   EXPECT_TRUE(repositories_.exists(ref(1, "demo")));
   EXPECT_TRUE(std::filesystem::is_regular_file(repositories_.path_of(ref(1, "demo")) / "HEAD"));
   EXPECT_EQ(request<bool>(host_, RepoExists{"demo"}), true);
-  EXPECT_EQ(request<bool>(host_, RepoAnnounced{announcement}), true) << "already there counts";
+  EXPECT_TRUE(created(announcement)) << "already there counts";
 }
 
 TEST_F(GitHostTest, AnInvalidIdentifierGetsNoRepository) {
   auto announcement = announce(1, "..");
-  EXPECT_EQ(request<bool>(host_, RepoAnnounced{announcement}), false);
+  bool answered = false;
+  auto refusal = request_refusal(host_, answered, RepoAnnounced{announcement});
+  ASSERT_TRUE(answered);
+  ASSERT_TRUE(refusal.has_value()) << "refused with git_errc::invalid_identifier";
+  EXPECT_TRUE(is(*refusal, git_errc::invalid_identifier)) << system().render(*refusal);
+  EXPECT_NE(system().render(*refusal).find("git: invalid_identifier"), std::string::npos)
+      << "rendered by name: " << system().render(*refusal);
   EXPECT_EQ(request<bool>(host_, RepoExists{".."}), false);
 }
 
@@ -113,7 +126,7 @@ TEST_F(GitHostTest, ReposHostedKeepsTheOnesOnDiskInTheOrderAsked) {
 
 TEST_F(GitHostTest, AWithdrawnAnnouncementLosesItsRepository) {
   auto announcement = announce(1, "demo");
-  ASSERT_EQ(request<bool>(host_, RepoAnnounced{announcement}), true);
+  ASSERT_TRUE(created(announcement));
   caf::anon_send(host_, RepoWithdrawn{announcement});
   run();
   EXPECT_FALSE(repositories_.exists(ref(1, "demo")));

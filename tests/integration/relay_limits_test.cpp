@@ -380,8 +380,8 @@ TEST(RelayFlood, ManyConnectionsAtOnceDoNotStopService) {
   for (int i = 0; i < 200; ++i) {
     auto c = runtime::WsClient::connect("127.0.0.1", relay.process.port(), "/", {});
     if (c) {
-      c->send(R"(["REQ","f",{"kinds":[1]}])");
-      flood.push_back(std::move(c));
+      (*c)->send(R"(["REQ","f",{"kinds":[1]}])");
+      flood.push_back(std::move(*c));
     }
   }
   EXPECT_EQ(flood.size(), 200u);

@@ -41,13 +41,12 @@ class TestClient {
   static std::unique_ptr<TestClient> connect(std::uint16_t port, bool compression = false) {
     runtime::WsClient::Options options;
     options.compression = compression;
-    std::string error;
-    auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options), &error);
+    auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options));
     if (!ws) {
-      ADD_FAILURE() << "connect: " << error;
+      ADD_FAILURE() << "connect: " << ws.error().message;
       return nullptr;
     }
-    return std::unique_ptr<TestClient>(new TestClient(std::move(ws)));
+    return std::unique_ptr<TestClient>(new TestClient(std::move(*ws)));
   }
 
   runtime::WsClient& ws() { return *ws_; }

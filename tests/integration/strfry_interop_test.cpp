@@ -60,8 +60,8 @@ std::uint16_t free_port() {
 /// True when a WebSocket handshake on `port` succeeds (no test failure when it does not).
 bool accepts_websockets(std::uint16_t port) {
   auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", {});
-  if (ws) ws->close();
-  return ws != nullptr;
+  if (ws) (*ws)->close();
+  return ws.ok();
 }
 
 /// `strfry relay` in the background, killed with the test.

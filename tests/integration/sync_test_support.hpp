@@ -113,7 +113,7 @@ class FaultPeer {
           runtime::WsClient::Options options;
           auto ws = runtime::WsClient::connect("127.0.0.1", port_, "/", std::move(options));
           if (!ws) return false;
-          ws->close();
+          (*ws)->close();
           return true;
         },
         std::chrono::seconds(10));
@@ -122,8 +122,9 @@ class FaultPeer {
 
   std::string roundtrip(const std::string& frame) {
     runtime::WsClient::Options options;
-    auto ws = runtime::WsClient::connect("127.0.0.1", port_, "/", std::move(options));
-    if (!ws) return {};
+    auto connected = runtime::WsClient::connect("127.0.0.1", port_, "/", std::move(options));
+    if (!connected) return {};
+    auto& ws = *connected;
     ws->send(frame);
     auto reply = ws->receive(std::chrono::seconds(5));
     ws->close();

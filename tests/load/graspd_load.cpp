@@ -246,12 +246,12 @@ int run_publish(const Args& a) {
       if (raw->acked == raw->frames.size()) done_cv.notify_all();
       (void)a;
     };
-    std::string error;
-    p->ws = WsClient::connect(a.host, a.port, a.path, std::move(options), &error);
-    if (!p->ws) {
-      std::cerr << "connect failed: " << error << "\n";
+    auto connected = WsClient::connect(a.host, a.port, a.path, std::move(options));
+    if (!connected) {
+      std::cerr << "connect failed: " << connected.error().message << "\n";
       return 1;
     }
+    p->ws = std::move(*connected);
   }
   auto start = Clock::now();
   auto cpu_start = cpu_seconds();
@@ -323,12 +323,12 @@ int run_req(const Args& a) {
   WsClient::Options options;
   options.compression = a.compression;
   options.on_message = [&waiter](std::string&& text) { waiter.on_message(text); };
-  std::string error;
-  auto ws = WsClient::connect(a.host, a.port, a.path, std::move(options), &error);
-  if (!ws) {
-    std::cerr << "connect failed: " << error << "\n";
+  auto connected = WsClient::connect(a.host, a.port, a.path, std::move(options));
+  if (!connected) {
+    std::cerr << "connect failed: " << connected.error().message << "\n";
     return 1;
   }
+  auto ws = std::move(*connected);
   std::vector<double> latencies;
   std::size_t events = 0;
   auto start = Clock::now();

@@ -21,7 +21,7 @@ using test::lookup;
 
 std::string load_error(const std::vector<std::string>& args, const Env& env = {}) {
   auto result = load_config(args, lookup(env));
-  if (auto* error = std::get_if<ConfigError>(&result)) return error->message;
+  if (!result) return result.error().message;
   ADD_FAILURE() << "expected a configuration error";
   return {};
 }
@@ -232,10 +232,10 @@ TEST(Config, ConfigFileErrors) {
 
 TEST(Config, HelpAndVersionActions) {
   auto help = load_config({"--help"}, lookup({{"NGIT_BIND_ADDRESS", "nonsense"}}));
-  ASSERT_TRUE(std::holds_alternative<LoadedConfig>(help));
-  EXPECT_EQ(std::get<LoadedConfig>(help).action, Action::help);
+  ASSERT_TRUE(help.ok());
+  EXPECT_EQ(help.value().action, Action::help);
   auto version = load_config({"--version"}, lookup({}));
-  EXPECT_EQ(std::get<LoadedConfig>(version).action, Action::version);
+  EXPECT_EQ(version.value().action, Action::version);
 }
 
 TEST(Config, HelpListsEveryOption) {
@@ -266,8 +266,8 @@ TEST(Config, OptionsThatNothingReadsSayTheyHaveNoEffect) {
 TEST(Config, SyncPlusOptionsTakeEffectWithoutWarnings) {
   auto loaded = [](const std::vector<std::string>& args, const Env& env) {
     auto result = load_config(args, lookup(env));
-    EXPECT_TRUE(std::holds_alternative<LoadedConfig>(result));
-    return std::get<LoadedConfig>(result);
+    EXPECT_TRUE(result.ok());
+    return result.value();
   };
   EXPECT_TRUE(loaded({}, {}).warnings.empty()) << "defaults are not warned about";
   auto off = loaded({"--sync-plus-enabled=false"}, {});

@@ -120,8 +120,7 @@ TEST(ConfigValues, ListsArriveParsedInTheConfig) {
 TEST(ConfigValues, ListErrorsNameTheItem) {
   auto error = [](const std::vector<std::string>& args) {
     auto result = load(args);
-    return std::holds_alternative<ConfigError>(result) ? std::get<ConfigError>(result).message
-                                                       : std::string("(loaded)");
+    return !result.ok() ? result.error().message : std::string("(loaded)");
   };
   EXPECT_EQ(error({"--repository-blacklist", "good, npub1notreally/x"}),
             "invalid --repository-blacklist \"good, npub1notreally/x\": expected comma separated "

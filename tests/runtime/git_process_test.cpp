@@ -245,7 +245,11 @@ TEST_F(GitProcessTest, KillAndForgetEndsTheChildAndSoDoesItsDestructor) {
   std::string error;
   std::unique_ptr<Child> child;
   ASSERT_TRUE(io_.run_on([&] {
-    child = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0, &error);
+    auto spawned = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0);
+    if (spawned)
+      child = std::move(*spawned);
+    else
+      error = spawned.error().message;
   }));
   ASSERT_TRUE(child) << error;
   auto pid = child->pid;
@@ -255,7 +259,11 @@ TEST_F(GitProcessTest, KillAndForgetEndsTheChildAndSoDoesItsDestructor) {
   EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }));
 
   ASSERT_TRUE(io_.run_on([&] {
-    child = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0, &error);
+    auto spawned = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0);
+    if (spawned)
+      child = std::move(*spawned);
+    else
+      error = spawned.error().message;
   }));
   ASSERT_TRUE(child) << error;
   pid = child->pid;

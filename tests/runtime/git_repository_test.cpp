@@ -110,10 +110,13 @@ TEST(GitRepositories, CreateLaysOutABareRepositoryAndIsIdempotent) {
   repositories.prepare();
   RepositoryRef name{owner(), "repo"};
   EXPECT_FALSE(repositories.exists(name));
-  std::string error;
-  ASSERT_TRUE(repositories.create(name, &error)) << error;
+  auto created = repositories.create(name);
+  ASSERT_TRUE(created) << created.error().message;
   EXPECT_TRUE(repositories.exists(name));
-  EXPECT_TRUE(repositories.create(name));
+  EXPECT_TRUE(repositories.create(name)) << "already there counts";
+  auto refused = repositories.create(RepositoryRef{owner(), ".."});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, git_errc::invalid_identifier);
   auto path = repositories.path_of(name);
   EXPECT_EQ(path, dir.path() / "git" / npub() / "repo.git");
   EXPECT_TRUE(fs::is_directory(path / "objects" / "pack"));

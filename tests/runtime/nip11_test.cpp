@@ -24,7 +24,7 @@ Config config_with(const std::map<std::string, std::string>& env) {
     if (it == env.end()) return std::nullopt;
     return it->second;
   });
-  return std::get<LoadedConfig>(loaded).config;
+  return loaded.value().config;
 }
 
 rapidjson::Document parse(const std::string& json) {

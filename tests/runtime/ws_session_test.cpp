@@ -94,9 +94,9 @@ TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
   options.compression = false;
   options.max_inbound_backlog = 64 * 1024;
   start(options);
-  std::string error;
-  client_ = WsClient::connect("127.0.0.1", server_.port(), "/", {}, &error);
-  ASSERT_TRUE(client_) << error;
+  auto connected = WsClient::connect("127.0.0.1", server_.port(), "/", {});
+  ASSERT_TRUE(connected) << connected.error().message;
+  client_ = std::move(*connected);
   const std::string frame(16 * 1024, 'x');
   constexpr std::size_t sent = 40;
   for (std::size_t i = 0; i < sent; ++i) client_->send(frame);
@@ -133,9 +133,9 @@ TEST_F(WsTransportTest, AFrameInPiecesArrivesAsOneMessageAndDrainRequestsFireOnc
   WsOptions options;
   options.compression = false;
   start(options);
-  std::string error;
-  client_ = WsClient::connect("127.0.0.1", server_.port(), "/", {}, &error);
-  ASSERT_TRUE(client_) << error;
+  auto connected = WsClient::connect("127.0.0.1", server_.port(), "/", {});
+  ASSERT_TRUE(connected) << connected.error().message;
+  client_ = std::move(*connected);
   auto connection = accepted_connection();
   ASSERT_TRUE(connection);
   auto body = std::make_shared<const std::string>(std::string(300 * 1024, 'b'));
@@ -162,8 +162,9 @@ TEST_F(WsTransportTest, BeastsClientReadsTheCompressedFramesIntact) {
   std::string error;
   WsClient::Options client_options;
   client_options.compression = true;
-  client_ = WsClient::connect("127.0.0.1", server_.port(), "/", std::move(client_options), &error);
-  ASSERT_TRUE(client_) << error;
+  auto connected = WsClient::connect("127.0.0.1", server_.port(), "/", std::move(client_options));
+  ASSERT_TRUE(connected) << connected.error().message;
+  client_ = std::move(*connected);
   EXPECT_TRUE(client_->compressed());
   auto connection = accepted_connection();
   ASSERT_TRUE(connection);

@@ -28,9 +28,8 @@ runtime::Config load(const std::map<std::string, std::string>& env) {
     if (it == env.end()) return std::nullopt;
     return it->second;
   });
-  if (auto* error = std::get_if<runtime::ConfigError>(&loaded))
-    throw std::runtime_error("simulated node configuration: " + error->message);
-  return std::get<runtime::LoadedConfig>(loaded).config;
+  if (!loaded) throw std::runtime_error("simulated node configuration: " + loaded.error().message);
+  return loaded.value().config;
 }
 
 }  // namespace

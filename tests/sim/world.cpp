@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "messages/errors.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/nip34.hpp"
 #include "runtime/boot/wire_policy.hpp"
@@ -38,6 +39,7 @@ struct TestingConfig : caf::actor_system_config {
     set("scheduler.policy", caf::atom("testing"));
     set("logger.file-verbosity", caf::atom("quiet"));
     set("logger.console-verbosity", caf::atom("quiet"));
+    add_error_categories(*this);
   }
 };
 

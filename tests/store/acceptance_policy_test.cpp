@@ -502,6 +502,62 @@ TEST_F(PolicyTest, ADuplicateDependencyKeepsItsDependants) {
   EXPECT_FALSE(policy_.is_pending(repo.id));
 }
 
+// -- the acceptance steps the actor and `graspd sync` share ------------------
+
+TEST_F(PolicyTest, ASubmissionAlreadyHereIsAcceptedForTheStoreToAnswerDuplicate) {
+  auto nowhere = [](const nostr::EventId&) { return false; };
+  auto orphan = make(1, key(5), {{"e", std::string(64, 'a')}});
+  auto refused = policy_.evaluate_submission(orphan, nowhere);
+  EXPECT_EQ(refused.verdict, Verdict::refuse_missing_dependency);
+  EXPECT_FALSE(refused.already_here);
+
+  // Stored already (its thread since deleted, say): accepted with no dependency, by no rule.
+  auto stored = policy_.evaluate_submission(
+      orphan, [&](const nostr::EventId& id) { return id == orphan.id; });
+  EXPECT_TRUE(stored.accepted());
+  EXPECT_TRUE(stored.already_here);
+  EXPECT_TRUE(stored.depends_on.empty());
+
+  // Pending: accepted, and it stores only if the pending copy does.
+  policy_.on_accepted(std::make_shared<Event>(orphan), {});
+  auto pending = policy_.evaluate_submission(orphan, nowhere);
+  EXPECT_TRUE(pending.accepted());
+  EXPECT_TRUE(pending.already_here);
+  EXPECT_EQ(pending.depends_on, std::vector<nostr::EventId>{orphan.id});
+
+  // An event the rules accept is decided by them, whatever the store holds.
+  auto repo = announcement(key(1), "steps");
+  auto ruled = policy_.evaluate_submission(repo, [](const nostr::EventId&) { return true; });
+  EXPECT_TRUE(ruled.accepted());
+  EXPECT_FALSE(ruled.already_here);
+  EXPECT_EQ(ruled.rule, Rule::announcement_lists_service);
+}
+
+TEST_F(PolicyTest, AWriteOutcomeSaysWhatFollowsAndUpdatesThePendingEvents) {
+  auto repo = announcement(key(1), "outcome");
+  policy_.on_accepted(std::make_shared<Event>(repo), {});
+  EXPECT_EQ(policy_.on_write_outcome(repo.id, WriteOutcome::stored, 1), AfterWrite::done);
+  EXPECT_TRUE(policy_.is_pending(repo.id)) << "visible until the change feed reports the commit";
+
+  auto issue = make(1621, key(2), {{"a", address(repo)}});
+  policy_.on_accepted(std::make_shared<Event>(issue), {});
+  EXPECT_EQ(policy_.on_write_outcome(issue.id, WriteOutcome::deleted, 1), AfterWrite::done);
+  EXPECT_FALSE(policy_.is_pending(issue.id)) << "not stored: no longer pending";
+
+  auto comment = make(1111, key(3), {{"e", nostr::to_hex(issue.id)}});
+  for (int attempt = 1; attempt < max_write_attempts; ++attempt) {
+    policy_.on_accepted(std::make_shared<Event>(comment), {});
+    EXPECT_EQ(policy_.on_write_outcome(comment.id, WriteOutcome::dependency_missing, attempt),
+              AfterWrite::judge_again)
+        << "attempt " << attempt;
+  }
+  policy_.on_accepted(std::make_shared<Event>(comment), {});
+  EXPECT_EQ(
+      policy_.on_write_outcome(comment.id, WriteOutcome::dependency_missing, max_write_attempts),
+      AfterWrite::refuse);
+  EXPECT_FALSE(policy_.is_pending(comment.id));
+}
+
 TEST_F(PolicyTest, ThreadSearchLooksAtEachEventOnceWhateverTheGraphWidth) {
   // Ten layers of ten events, each referencing every event of the layer above: a search that
   // walks paths instead of events makes 10^8 lookups.

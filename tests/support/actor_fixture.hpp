@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "messages/errors.hpp"
+
 namespace graspd::test {
 
 /// actor_system_config with the deterministic test scheduler and CAF logging off.
@@ -27,6 +29,7 @@ struct TestActorSystemConfig : caf::actor_system_config {
     set("scheduler.policy", caf::atom("testing"));
     set("logger.file-verbosity", caf::atom("quiet"));
     set("logger.console-verbosity", caf::atom("quiet"));
+    add_error_categories(*this);
   }
 };
 
@@ -91,6 +94,24 @@ class ActorTest : public ::testing::Test {
     self->receive([&](Result& value) { reply = std::move(value); }, [&](caf::error&) {},
                   caf::after(std::chrono::seconds(0)) >> [] {});
     return reply;
+  }
+
+  /// Like request() for a request answered with an empty reply: std::nullopt when it succeeded (or
+  /// nothing arrived: see `answered`), the error it was refused with otherwise.
+  template <class Handle, class... Ts>
+  std::optional<caf::error> request_refusal(const Handle& handle, bool& answered, Ts&&... args) {
+    caf::scoped_actor self{system_};
+    // A request (not a send), so that its empty reply is told apart from any other message.
+    auto pending = self->request(handle, std::chrono::seconds(10), std::forward<Ts>(args)...);
+    run();
+    std::optional<caf::error> refusal;
+    answered = false;
+    std::move(pending).receive([&]() { answered = true; },
+                               [&](caf::error& error) {
+                                 answered = error != caf::sec::request_timeout;
+                                 refusal = std::move(error);
+                               });
+    return refusal;
   }
 
   caf::actor_system& system() { return system_; }

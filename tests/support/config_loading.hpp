@@ -27,7 +27,7 @@ inline runtime::EnvironmentLookup lookup(const Env& env) {
 }
 
 /// The configuration `args` and `env` give, or the error naming the option.
-inline std::variant<runtime::LoadedConfig, runtime::ConfigError> load(
+inline Result<runtime::LoadedConfig, runtime::ConfigError> load(
     const std::vector<std::string>& args, const Env& env = {}) {
   return runtime::load_config(args, lookup(env));
 }
@@ -35,11 +35,11 @@ inline std::variant<runtime::LoadedConfig, runtime::ConfigError> load(
 /// The configuration `args` and `env` give; a test failure (and a default Config) on an error.
 inline runtime::Config load_ok(const std::vector<std::string>& args, const Env& env = {}) {
   auto result = load(args, env);
-  if (auto* error = std::get_if<runtime::ConfigError>(&result)) {
-    ADD_FAILURE() << error->message;
+  if (!result) {
+    ADD_FAILURE() << result.error().message;
     return {};
   }
-  return std::get<runtime::LoadedConfig>(result).config;
+  return result.value().config;
 }
 
 }  // namespace graspd::test

@@ -42,7 +42,6 @@ inline git_host_actor::behavior_type recording_git_host(
       [=](RepoAnnounced& announced) {
         record->announced.push_back(announced.announcement->id);
         record->repositories.insert(std::string(announced.announcement->d_tag()));
-        return true;
       },
       [=](RepoWithdrawn& withdrawn) { record->withdrawn.push_back(withdrawn.announcement->id); },
       [=](RepoExists& question) { return record->repositories.count(question.identifier) > 0; },

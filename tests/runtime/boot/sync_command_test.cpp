@@ -212,7 +212,8 @@ TEST(SyncIngest, RefusesWhatThePolicyRefusesAndCountsDuplicates) {
   ingest.submit(ptr(elsewhere.issue));    // its repository is not stored: waits
   ingest.submit(ptr(spam));               // a blacklisted author: refused
   ASSERT_TRUE(ingest.flush()) << ingest.error();
-  ingest.submit(ptr(here.announcement));  // now stored
+  ingest.submit(ptr(here.announcement));  // now stored: the store answers duplicate
+  ASSERT_TRUE(ingest.flush()) << ingest.error();
   auto counts = ingest.counts();
   EXPECT_EQ(counts.stored, 1u);
   EXPECT_EQ(counts.refused, 1u);

@@ -35,11 +35,11 @@ Config load(std::map<std::string, std::string> env) {
     if (it == env.end()) return std::nullopt;
     return it->second;
   });
-  if (auto* error = std::get_if<runtime::ConfigError>(&loaded)) {
-    ADD_FAILURE() << error->message;
+  if (!loaded) {
+    ADD_FAILURE() << loaded.error().message;
     return {};
   }
-  return std::get<runtime::LoadedConfig>(loaded).config;
+  return loaded.value().config;
 }
 
 TEST(Wiring, PolicyConfigCopiesWhatTheConfigurationParsed) {
