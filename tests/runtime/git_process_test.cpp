@@ -242,30 +242,26 @@ TEST_F(GitProcessTest, AProgramThatCannotStartIsReportedLaterNotInline) {
 }
 
 TEST_F(GitProcessTest, KillAndForgetEndsTheChildAndSoDoesItsDestructor) {
-  std::string error;
-  std::unique_ptr<Child> child;
-  ASSERT_TRUE(io_.run_on([&] {
-    auto spawned = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0);
-    if (spawned)
-      child = std::move(*spawned);
-    else
-      error = spawned.error().message;
-  }));
-  ASSERT_TRUE(child) << error;
+  // A `sleep 300` started on the io thread, or the reason it could not be.
+  auto spawn_sleeper = [&] {
+    Result<std::unique_ptr<Child>, GitFailure> spawned = GitFailure{};
+    EXPECT_TRUE(io_.run_on([&] {
+      spawned = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0);
+    }));
+    return spawned;
+  };
+  auto first = spawn_sleeper();
+  ASSERT_TRUE(first) << first.error().message;
+  auto child = std::move(*first);
   auto pid = child->pid;
   ASSERT_FALSE(test::process_ended(pid));
   ASSERT_TRUE(io_.run_on([&] { child->kill_and_forget(); }));
   EXPECT_TRUE(child->reaped);
   EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }));
 
-  ASSERT_TRUE(io_.run_on([&] {
-    auto spawned = spawn_child(io_.executor(), {"/bin/sleep", "300"}, plain_env, "/", 0);
-    if (spawned)
-      child = std::move(*spawned);
-    else
-      error = spawned.error().message;
-  }));
-  ASSERT_TRUE(child) << error;
+  auto second = spawn_sleeper();
+  ASSERT_TRUE(second) << second.error().message;
+  child = std::move(*second);
   pid = child->pid;
   ASSERT_TRUE(io_.run_on([&] { child.reset(); }));
   EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }));
