@@ -110,9 +110,11 @@ using git_host_actor = caf::typed_actor<
     // Held pull requests: look for (and fetch) their commits; look again; set or delete their
     // refs/nostr refs.
     caf::reacts_to<PrHeld>, caf::reacts_to<PrCommitsCheck>, caf::reacts_to<PrRefChange>,
-    // INTERNAL, from the transport and git processes: a push applied; git data found; a held
-    // pull request's commit to fetch.
-    caf::reacts_to<atom::git_pushed, GitDataArrived>,
+    // INTERNAL, from the transport and git processes: a push applied (answered once the
+    // subscribers were told: the push's HTTP answer ends after that, so what a client publishes
+    // after its push is judged after the push's git data); git data found; a held pull
+    // request's commit to fetch.
+    caf::replies_to<atom::git_pushed, GitDataArrived>::with<void>,
     caf::reacts_to<atom::git_found, GitDataArrived>,
     caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
     // Add a subscriber of GitDataArrived.

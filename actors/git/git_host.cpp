@@ -3,6 +3,7 @@
 #include "actors/git/git_host.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/spawn_options.hpp>
 
@@ -189,11 +190,23 @@ git_host_actor spawn_git_host(caf::actor_system& system, GitHostConfig config) {
   return system.spawn<caf::detached>(git_host, std::move(config));
 }
 
-std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&)> push_reporter(
-    git_host_actor host) {
-  return [host](const RepositoryRef& repository, const std::vector<git::RefUpdate>& updates) {
-    caf::anon_send(host, atom::git_pushed::value,
-                   GitDataArrived{repository, {}, git::pr_refs_pushed(updates), {}});
+std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&,
+                   std::function<void()> reported)>
+push_reporter(git_host_actor host) {
+  return [host](const RepositoryRef& repository, const std::vector<git::RefUpdate>& updates,
+                std::function<void()> reported) {
+    GitDataArrived pushed{repository, {}, git::pr_refs_pushed(updates), {}};
+    // A one-shot requester (the network thread cannot wait): it ends with the answer.
+    host->home_system().spawn([host, pushed = std::move(pushed),
+                               reported = std::move(reported)](caf::event_based_actor* self) {
+      auto done = [self, reported] {
+        reported();
+        self->quit();
+      };
+      self->request(host, std::chrono::seconds(10), atom::git_pushed::value, pushed)
+          .then(done, [done](caf::error&) { done(); });
+      return caf::behavior{[](atom::shutdown) {}};
+    });
   };
 }
 

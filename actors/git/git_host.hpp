@@ -80,8 +80,10 @@ git_host_actor::behavior_type git_host(git_host_actor::stateful_pointer<GitHostS
 git_host_actor spawn_git_host(caf::actor_system& system, GitHostConfig config);
 
 /// For the Smart HTTP transport (GitHttpHooks::pushed): tells git hosting about an applied push,
-/// from a network thread.
-std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&)> push_reporter(
-    git_host_actor host);
+/// from a network thread, and calls `reported` once git hosting has told its subscribers (or, if
+/// it is gone or does not answer within 10 s, then).
+std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&,
+                   std::function<void()> reported)>
+push_reporter(git_host_actor host);
 
 }  // namespace graspd

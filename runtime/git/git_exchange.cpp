@@ -483,7 +483,10 @@ void Exchange::complete(int code) {
     log::info(log::components::git, target.service, " for ", remote_ip_, " exited with ", code,
               ": ", child_->stderr_text);
   }
-  if (target.endpoint == GitEndpoint::receive_pack) after_push(code);
+  if (target.endpoint == GitEndpoint::receive_pack) {
+    unlock_push();
+    if (code == 0) return report_push();
+  }
   if (!headers_sent_ && code != 0) return respond_text(500, "git failed\n");
   finish_response();
 }

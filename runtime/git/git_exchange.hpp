@@ -286,7 +286,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   void drain_then(std::function<void()> next);
 
-  void after_push(int code);
+  void report_push();
 
   std::shared_ptr<GitHttp::Shared> shared_;
   beast::tcp_stream stream_;

@@ -185,16 +185,19 @@ void Exchange::drain_then(std::function<void()> next) {
   });
 }
 
-void Exchange::after_push(int code) {
-  auto repository = target.repository;
-  unlock_push();
-  if (code != 0) return;
+/// An applied push: HEAD follows the state, and the answer ends once the push is reported, so the
+/// daemon knows its refs (refs/nostr placeholders, restarted holds) before the client does.
+void Exchange::report_push() {
   shared_->bump(shared_->counters.pushes_accepted, &GitMetrics::accepted);
   if (state_) {
     if (auto branch = ::graspd::git::head_branch(*state_))
-      shared_->repositories.set_head(repository, *branch);
+      shared_->repositories.set_head(target.repository, *branch);
   }
-  if (shared_->hooks.pushed) shared_->hooks.pushed(repository, commands_.updates);
+  if (!shared_->hooks.pushed) return finish_response();
+  shared_->hooks.pushed(target.repository, commands_.updates,
+                        [self = shared_from_this(), executor = stream_.get_executor()] {
+                          net::post(executor, [self] { self->finish_response(); });
+                        });
 }
 
 }  // namespace graspd::runtime::git

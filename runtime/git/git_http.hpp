@@ -60,8 +60,11 @@ struct GitHttpHooks {
                                              const std::vector<std::string>& pr_ids)>
       authority;
   /// A push was accepted and applied (called on a network thread after git finished), with its
-  /// ref updates.
-  std::function<void(const RepositoryRef&, const std::vector<::graspd::git::RefUpdate>&)> pushed;
+  /// ref updates. The hook calls `reported` (once, on any thread) when the rest of the daemon
+  /// knows of the push; the push's HTTP answer ends only then.
+  std::function<void(const RepositoryRef&, const std::vector<::graspd::git::RefUpdate>&,
+                     std::function<void()> reported)>
+      pushed;
 };
 
 /// Counters (monotonic unless named otherwise), read by metrics and tests.

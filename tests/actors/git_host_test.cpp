@@ -6,6 +6,7 @@
 #include "actors/git/git_host.hpp"
 
 #include <gtest/gtest.h>
+#include <atomic>
 
 #include <boost/asio/io_context.hpp>
 #include <caf/all.hpp>
@@ -15,6 +16,7 @@
 #include "store/lmdb/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace graspd {
 namespace {
@@ -143,8 +145,18 @@ TEST_F(GitHostTest, APushIsAnnouncedWithItsRefsNostrUpdatesOnly) {
       {std::string(40, '0'), commit, "refs/nostr/NOT-AN-ID"},
       {commit, commit, nostr::nip34::refs_nostr_ref(bytes_of(8, 0x77))},  // unchanged
   };
-  push_reporter(host_)(ref(1, "demo"), updates);
-  run();
+  // `reported` comes once the subscribers were told (the push's HTTP answer waits for it).
+  std::atomic<std::size_t> told_when_reported{0};
+  std::atomic<bool> reported{false};
+  push_reporter(host_)(ref(1, "demo"), updates, [&] {
+    told_when_reported = arrived.size();
+    reported = true;
+  });
+  ASSERT_TRUE(test::wait_until([&] {
+    run();
+    return reported.load();
+  }));
+  EXPECT_EQ(told_when_reported.load(), 1u);
   ASSERT_EQ(arrived.size(), 1u);
   EXPECT_EQ(arrived[0].repository, ref(1, "demo"));
   EXPECT_TRUE(arrived[0].states.empty());

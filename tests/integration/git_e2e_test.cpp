@@ -932,6 +932,7 @@ TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
       make_event(1618, "", {{"a", address}, {"c", pr_commit}, {"clone", url()}}, 1700000200, 9);
   const auto ref = "refs/nostr/" + nostr::to_hex(pr.id);
   ASSERT_EQ(git("push " + url() + " " + pr_commit + ":" + ref, work() + "/pr").exit_code, 0);
+  // A has its commit: stored at once (the push's answer came after A's acceptance was told).
   EXPECT_EQ(client_->publish(pr)->message, "") << "A has its commit: stored at once";
   EXPECT_EQ(b_client->publish(pr)->message.rfind("purgatory: PR event stored", 0), 0u);
   EXPECT_TRUE(

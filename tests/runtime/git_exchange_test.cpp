@@ -226,9 +226,13 @@ class GitExchangeTest : public ::testing::Test {
       return calls->authority;
     };
     hooks.pushed = [calls = calls_](const RepositoryRef& name,
-                                    const std::vector<RefUpdate>& updates) {
-      std::lock_guard lock{calls->mutex};
-      calls->pushed.emplace_back(name, updates);
+                                    const std::vector<RefUpdate>& updates,
+                                    std::function<void()> reported) {
+      {
+        std::lock_guard lock{calls->mutex};
+        calls->pushed.emplace_back(name, updates);
+      }
+      reported();
     };
     git_ = std::make_unique<GitHttp>(repositories_, std::move(options), std::move(hooks), locks_);
     ASSERT_TRUE(relay_.run_on([this] {
