@@ -66,6 +66,9 @@ typename Inspector::result_type inspect(Inspector& f, ReposHosted& x) {
 /// fetching from the other clone URLs what it misses (§5.10, §8).
 struct StateStored {
   nostr::EventPtr state;
+  /// It came by sync from another relay: no push follows it here, so what it misses is fetched at
+  /// once rather than after NGIT_GIT_FETCH_DELAY_SECS.
+  bool by_sync = false;
 };
 
 /// A pull request event was held for its `c` commit: git hosting looks for it in `repositories`

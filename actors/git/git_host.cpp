@@ -161,7 +161,9 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
       [=](RepoWithdrawn& withdrawn) { remove_repository(self, *withdrawn.announcement); },
       [=](RepoExists& question) { return repository_exists(self, question.identifier); },
       [=](ReposHosted& question) { return hosted_among(self, std::move(question.repositories)); },
-      [=](StateStored& stored) { self->state.state_sync->on_state(std::move(stored.state)); },
+      [=](StateStored& stored) {
+        self->state.state_sync->on_state(std::move(stored.state), stored.by_sync);
+      },
       [=](PrHeld& held) { look_for_pull_request(self, held); },
       [=](PrCommitsCheck& check) { check_commits(self, check); },
       [=](PrRefChange& change) { change_pr_ref(self, change); },

@@ -65,7 +65,7 @@ void on_written(Self self, Submission submission, WriteOutcome outcome) {
     case policy::AfterWrite::done:
       if (wrote(outcome)) {
         if (ev->kind == nostr::nip34::kind::repo_state && st.config.git)
-          self->send(st.config.git, StateStored{ev});
+          self->send(st.config.git, StateStored{ev, came_by_sync(submission)});
         if (ev->kind == nostr::nip34::kind::deletion && st.purgatory) withdraw_held(self, *ev);
       }
       return submission.reply(AcceptanceVerdict{true, {}, outcome});
@@ -363,7 +363,7 @@ void after_hold(Self self, const Submission& submission, policy::HeldKind kind) 
                                        WriteOutcome::held});
   };
   if (kind != policy::HeldKind::announcement) {
-    if (st.config.git) self->send(st.config.git, StateStored{ev});
+    if (st.config.git) self->send(st.config.git, StateStored{ev, came_by_sync(submission)});
     return answer();
   }
   create_repository_then(self, ev, [self, ev, answer] {

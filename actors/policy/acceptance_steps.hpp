@@ -26,6 +26,11 @@ struct Submission {
   int attempt = 0;
 };
 
+/// Sent by a sync peer ("relay:<url>", messages/relay_messages.hpp), not by a client.
+inline bool came_by_sync(const Submission& submission) {
+  return submission.source.rfind("relay:", 0) == 0;
+}
+
 // acceptance.cpp
 
 /// Stores an accepted event and answers after the commit; writes leave in decision order.

@@ -28,6 +28,10 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config,
   out.idle_timeout = std::chrono::seconds(config.git_idle_timeout_secs);
   out.max_processes = config.git_max_processes;
   out.queue_wait = std::chrono::seconds(config.git_queue_secs);
+  out.max_processes_per_ip = config.git_max_processes_per_ip;
+  out.max_connections = config.git_max_connections;
+  out.max_connections_per_ip = config.git_max_connections_per_ip;
+  out.min_body_rate = config.git_min_body_rate;
   out.domain = config.domain.text;
   out.nip11 = runtime::build_nip11_document(config);
   out.git_binary = std::move(git_binary);

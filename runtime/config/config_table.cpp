@@ -392,6 +392,23 @@ std::vector<OptionSpec> git_options() {
        "How long a git request waits for a free git process (oldest first, at most 1024 "
        "waiting) before it gets 503 with Retry-After; 0 = 503 at once.",
        uint_option(&C::git_queue_secs, 0, 3600)},
+      {"git_max_processes_per_ip", "NGIT_GIT_MAX_PROCESSES_PER_IP", "--git-max-processes-per-ip",
+       "integer", "2",
+       "Git processes serving one client address at once; its requests beyond wait in line "
+       "while other addresses are served; 0 = no share.",
+       uint_option(&C::git_max_processes_per_ip, 0, 1024)},
+      {"git_max_connections", "NGIT_GIT_MAX_CONNECTIONS", "--git-max-connections", "integer", "512",
+       "Git HTTP connections open at once; beyond, 503 at once; 0 = unlimited.",
+       uint_option(&C::git_max_connections, 0, 1000000)},
+      {"git_max_connections_per_ip", "NGIT_GIT_MAX_CONNECTIONS_PER_IP",
+       "--git-max-connections-per-ip", "integer", "16",
+       "Git HTTP connections open at once from one client address; beyond, 503 at once; 0 = "
+       "unlimited.",
+       uint_option(&C::git_max_connections_per_ip, 0, 1000000)},
+      {"git_min_body_rate", "NGIT_GIT_MIN_BODY_RATE", "--git-min-body-rate", "integer", "1024",
+       "A git request body must average this many bytes a second once NGIT_GIT_IDLE_TIMEOUT_SECS "
+       "of waiting for it have passed, or the connection is closed; 0 = no minimum.",
+       uint_option(&C::git_min_body_rate, 0, 1ull << 30)},
       {"git_fetch_enabled", "NGIT_GIT_FETCH_ENABLED", "--git-fetch-enabled", "bool", "true",
        "Fetch the objects a stored state event names but no repository here has, by id, from "
        "the repository's other clone URLs.",

@@ -29,10 +29,19 @@ Exchange::~Exchange() {
   if (child_) child_->kill_and_forget();
   release_slot();
   unlock_push();
+  if (connection_counted_) shared_->connections.release(remote_ip_);
 }
 
 void Exchange::start() {
   shared_->bump(shared_->counters.requests, &GitMetrics::requests);
+  if (!shared_->connections.try_acquire(remote_ip_)) {
+    shared_->bump(shared_->counters.connections_refused, &GitMetrics::connections);
+    log::debug(log::components::git, "git connection from ", remote_ip_,
+               " refused: NGIT_GIT_MAX_CONNECTIONS(_PER_IP) reached");
+    return respond_text(503, "too many git connections from your address, retry later\n",
+                        {{"Retry-After", "5"}});
+  }
+  connection_counted_ = true;
   if (method_ == http::verb::options) return respond(204, "", "");
   auto parsed = parse_git_target(target_);
   if (!parsed.target)
@@ -146,25 +155,15 @@ void Exchange::abort() {
 
 std::vector<std::string> Exchange::git_argv(std::vector<std::string> command) const {
   const auto& o = shared_->options;
-  std::vector<std::string> argv{shared_->git,
-                                "-c",
-                                "core.hooksPath=" + shared_->repositories.hooks_dir().string(),
-                                "-c",
-                                "transfer.fsckObjects=true",
-                                "-c",
-                                "receive.maxInputSize=" + std::to_string(o.max_body_bytes),
-                                "-c",
-                                "receive.denyNonFastForwards=false",
-                                "-c",
-                                "receive.denyDeletes=false",
-                                "-c",
-                                "receive.advertisePushOptions=false",
-                                "-c",
-                                "uploadpack.allowTipSHA1InWant=true",
-                                "-c",
-                                "uploadpack.allowReachableSHA1InWant=true",
-                                "-c",
-                                "uploadpack.allowFilter=true"};
+  std::vector<std::string> argv{
+      shared_->git, "-c", "core.hooksPath=" + shared_->repositories.hooks_dir().string(), "-c",
+      "transfer.fsckObjects=true", "-c", "receive.maxInputSize=" + std::to_string(o.max_body_bytes),
+      "-c", "receive.denyNonFastForwards=false", "-c", "receive.denyDeletes=false", "-c",
+      "receive.advertisePushOptions=false",
+      // No detached `git gc --auto` after a push: it would run outside
+      // the process cap and the time limit (maintenance runs under them).
+      "-c", "receive.autogc=false", "-c", "gc.auto=0", "-c", "uploadpack.allowTipSHA1InWant=true",
+      "-c", "uploadpack.allowReachableSHA1InWant=true", "-c", "uploadpack.allowFilter=true"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
@@ -245,7 +244,7 @@ void Exchange::with_slot(std::function<void()> next) {
     net::post(self->stream_.get_executor(),
               [self, next = std::move(next)] { self->on_slot_granted(next); });
   };
-  switch (shared_->take_slot(std::move(on_slot))) {
+  switch (shared_->take_slot(remote_ip_, std::move(on_slot))) {
     case ProcessSlots::Grant::taken:
       slot_ = true;
       return next();
@@ -265,7 +264,7 @@ void Exchange::with_slot(std::function<void()> next) {
 }
 
 void Exchange::on_slot_granted(const std::function<void()>& next) {
-  if (!waiting_for_slot_ || answered_) return shared_->give_slot();  // gave up meanwhile
+  if (!waiting_for_slot_ || answered_) return shared_->give_slot(remote_ip_);  // gave up meanwhile
   waiting_for_slot_ = false;
   slot_timer_->cancel();
   slot_ = true;
@@ -276,7 +275,7 @@ void Exchange::release_slot() {
   if (!slot_) return;
   if (child_ && !child_->reaped) child_->kill_and_forget();
   slot_ = false;
-  shared_->give_slot();
+  shared_->give_slot(remote_ip_);
 }
 
 Exchange::BodyError Exchange::body_error_of(const beast::error_code& error) {
@@ -299,17 +298,33 @@ void Exchange::send_continue_once(std::function<void()> next) {
                    });
 }
 
+std::chrono::steady_clock::duration Exchange::body_allowance() const {
+  const auto& o = shared_->options;
+  auto earned = std::chrono::seconds(o.min_body_rate ? body_received_ / o.min_body_rate : 0);
+  return o.idle_timeout + earned - body_waited_;
+}
+
 void Exchange::read_raw(std::function<void(BodyError, std::size_t n, bool done)> handler) {
   if (parser_->is_done()) return handler(BodyError::none, 0, true);
   send_continue_once([self = shared_from_this(), handler] {
     auto& body = self->parser_->get().body();
     body.data = self->raw_.data();
     body.size = self->raw_.size();
-    self->stream_.expires_after(self->shared_->options.idle_timeout);
+    bool rated = self->shared_->options.min_body_rate > 0;
+    auto wait = std::chrono::steady_clock::duration(self->shared_->options.idle_timeout);
+    if (rated) wait = std::min(wait, self->body_allowance());
+    if (wait <= decltype(wait)::zero()) return handler(BodyError::slow, 0, false);
+    auto started = std::chrono::steady_clock::now();
+    self->stream_.expires_after(wait);
     http::async_read_some(self->stream_, self->buffer_, *self->parser_,
-                          [self, handler](beast::error_code error, std::size_t) {
+                          [self, handler, rated, started](beast::error_code error, std::size_t) {
                             if (error == http::error::need_buffer) error = {};
                             auto n = self->raw_.size() - self->parser_->get().body().size;
+                            self->body_received_ += n;
+                            self->body_waited_ += std::chrono::steady_clock::now() - started;
+                            if (error == beast::error::timeout && rated &&
+                                self->body_allowance() <= decltype(self->body_allowance())::zero())
+                              return handler(BodyError::slow, 0, false);
                             if (error) return handler(body_error_of(error), 0, false);
                             if (n == 0 && !self->parser_->is_done()) return self->read_raw(handler);
                             handler(BodyError::none, n, self->parser_->is_done() && n == 0);
@@ -371,6 +386,12 @@ bool Exchange::prepare_decoding() {
 
 void Exchange::answer_body_error(BodyError error) {
   if (child_) child_->kill_and_forget();
+  if (error == BodyError::slow) {
+    shared_->bump(shared_->counters.slow_bodies, &GitMetrics::slow);
+    log::info(log::components::git, "git request from ", remote_ip_, " closed: its body came at ",
+              "less than NGIT_GIT_MIN_BODY_RATE (", shared_->options.min_body_rate, " bytes/s)");
+    return close();
+  }
   if (headers_sent_ || error == BodyError::gone) return close();
   if (error == BodyError::too_large) return respond_text(413, "request body too large\n");
   respond_text(400, "bad request body\n");

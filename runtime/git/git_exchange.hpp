@@ -33,6 +33,7 @@
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git/git_process.hpp"
 #include "runtime/git/git_process_slots.hpp"
+#include "runtime/net/connection_limiter.hpp"
 #include "runtime/net/http_routes.hpp"
 #include "runtime/ops/log.hpp"
 
@@ -51,6 +52,9 @@ inline constexpr std::size_t max_command_list = 1024 * 1024;
 /// Refs listed by for-each-ref at most (bytes of output).
 inline constexpr std::size_t max_ref_listing = 16 * 1024 * 1024;
 inline constexpr std::size_t max_stderr = 2048;
+/// An upload-pack request body is read up to this many bytes before a git process is taken for it
+/// (a negotiation usually fits): a client that sends its request slowly holds only its connection.
+inline constexpr std::size_t max_read_ahead = io_chunk;
 
 class Exchange;
 
@@ -70,7 +74,9 @@ struct GitMetrics {
         refusals(prometheus::BuildCounter()
                      .Name("graspd_git_refused_total")
                      .Help("Git requests refused for a limit: busy (process cap or a push in "
-                           "progress, 503), too_large (413), timeout (killed)")
+                           "progress, 503), connections (connection cap overall or per address, "
+                           "503), slow (body below the minimum rate, closed), too_large (413), "
+                           "timeout (killed)")
                      .Register(registry)),
         pushes(prometheus::BuildCounter()
                    .Name("graspd_git_pushes_total")
@@ -78,6 +84,8 @@ struct GitMetrics {
                          "invalid command list)")
                    .Register(registry)),
         busy(&refusals.Add({{"reason", "busy"}})),
+        connections(&refusals.Add({{"reason", "connections"}})),
+        slow(&refusals.Add({{"reason", "slow"}})),
         too_large(&refusals.Add({{"reason", "too_large"}})),
         timeouts(&refusals.Add({{"reason", "timeout"}})),
         accepted(&pushes.Add({{"result", "accepted"}})),
@@ -88,6 +96,8 @@ struct GitMetrics {
   prometheus::Family<prometheus::Counter>& refusals;
   prometheus::Family<prometheus::Counter>& pushes;
   prometheus::Counter* busy;
+  prometheus::Counter* connections;
+  prometheus::Counter* slow;
   prometheus::Counter* too_large;
   prometheus::Counter* timeouts;
   prometheus::Counter* accepted;
@@ -106,26 +116,29 @@ struct GitHttp::Shared {
   std::vector<std::weak_ptr<Exchange>> exchanges;  // guarded by mutex
   bool stopping = false;                           // guarded by mutex
   ProcessSlots slots;
+  ConnectionLimiter connections;
 
   Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l)
       : repositories(std::move(r)),
         options(std::move(o)),
         hooks(std::move(h)),
         locks(std::move(l)),
-        slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0) {}
+        slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0,
+              options.max_processes_per_ip),
+        connections(options.max_connections, options.max_connections_per_ip) {}
 
   /// Requests waiting for a git process at most (each holds only its connection meanwhile).
   static constexpr std::size_t kMaxQueuedRequests = 1024;
 
-  /// A process slot now (taken), or `on_slot` in line for one (queued), or full (503).
-  ProcessSlots::Grant take_slot(std::function<void()> on_slot) {
-    auto grant = slots.take_or_queue(std::move(on_slot));
+  /// A process slot for `ip` now (taken), or `on_slot` in line for one (queued), or full (503).
+  ProcessSlots::Grant take_slot(const std::string& ip, std::function<void()> on_slot) {
+    auto grant = slots.take_or_queue(ip, std::move(on_slot));
     if (grant == ProcessSlots::Grant::taken) count_process(+1);
     return grant;
   }
-  /// Frees a slot or passes it to the oldest waiter (then the count does not change).
-  void give_slot() {
-    if (!slots.give()) count_process(-1);
+  /// Frees `ip`'s slot or passes it to the oldest waiter allowed one (the count does not change).
+  void give_slot(const std::string& ip) {
+    if (!slots.give(ip)) count_process(-1);
   }
   void count_process(int delta) {
     counters.processes_running += delta;
@@ -213,7 +226,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   // ---------------------------------------------------------------- request bodies
 
-  enum class BodyError { none, too_large, bad, gone };
+  enum class BodyError { none, too_large, bad, gone, slow };
 
   using BodyHandler = std::function<void(BodyError, std::string_view data)>;
 
@@ -221,8 +234,14 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   void send_continue_once(std::function<void()> next);
 
-  /// Next raw body bytes into raw_; `n` = 0 and done at the end.
+  /// Next raw body bytes into raw_; `n` = 0 and done at the end. Each read must progress within
+  /// idle_timeout and the body keep to min_body_rate (BodyError::slow).
   void read_raw(std::function<void(BodyError, std::size_t n, bool done)> handler);
+
+  /// How much longer the client may take to send its body: idle_timeout, plus one second per
+  /// min_body_rate bytes received, minus the time already spent waiting for it (time git spent
+  /// taking the bytes is not the client's).
+  std::chrono::steady_clock::duration body_allowance() const;
 
   /// Next decoded body bytes; an empty view at the end. Bounded by max_body_bytes after decoding.
   void next_decoded(BodyHandler handler);
@@ -264,9 +283,13 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   void start_rpc();
 
-  /// Pushes to one repository take turns: a push waits (up to ~5 s) for the one before it, or for
-  /// the state applier, rather than failing; after that it gets 503.
-  void wait_for_push_lock(int attempt);
+  /// Reads an upload-pack body into head_ until its end or max_read_ahead bytes, then `next`: the
+  /// git process is taken only for a request that has arrived.
+  void read_ahead(std::function<void()> next);
+
+  /// Pushes to one repository's branches and tags take turns: a push waits (up to ~5 s) for the
+  /// one before it, or for the state applier, rather than failing; after that it gets 503.
+  void wait_for_push_lock(int attempt, std::function<void()> next);
 
   // ---------------------------------------------------------------- receive-pack
 
@@ -277,6 +300,16 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   void read_commands();
 
   void on_commands(::graspd::git::CommandList list);
+
+  /// A command list that cannot be applied: each ref it names is answered `ng` with `reason` in
+  /// git's report-status (a 400 when it names none: not a git client).
+  void refuse_invalid(const std::string& reason);
+
+  /// Only pushes that move branches or tags take the lock: anyone may push refs/nostr refs, and
+  /// such a push must not hold up the maintainers' (git's own old-id check keeps them safe).
+  bool needs_push_lock() const;
+
+  void list_refs();
 
   void read_refs(const std::string& path);
 
@@ -304,6 +337,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   bool expect_continue_ = false;
   boost::optional<std::uint64_t> content_length_;
   bool slot_ = false;
+  bool connection_counted_ = false;
+  std::chrono::steady_clock::duration body_waited_{};
+  std::uint64_t body_received_ = 0;
   bool waiting_for_slot_ = false;
   std::shared_ptr<net::steady_timer> slot_timer_;
   std::string push_lock_;

@@ -39,26 +39,42 @@ void Exchange::start_rpc() {
     return respond_text(413, "request body too large\n");
   result_type_ = "application/x-" + target.service + "-result";
   if (!prepare_decoding()) return;
-  with_slot([this] {
-    arm_deadline();
-    if (target.endpoint != GitEndpoint::upload_pack) return wait_for_push_lock(0);
-    auto path = shared_->repositories.path_of(target.repository).string();
-    if (!spawn({"upload-pack", "--stateless-rpc", path}, true))
-      return respond_text(500, "git failed\n");
-    pump_body();
-    pump_output();
+  // The wall-clock limit covers reading the request too; no git process or lock is taken until
+  // the part of the request git needs first has arrived.
+  arm_deadline();
+  if (target.endpoint != GitEndpoint::upload_pack) return read_commands();
+  read_ahead([self = shared_from_this()] {
+    self->with_slot([self] {
+      auto path = self->shared_->repositories.path_of(self->target.repository).string();
+      if (!self->spawn({"upload-pack", "--stateless-rpc", path}, true))
+        return self->respond_text(500, "git failed\n");
+      auto head = std::make_shared<std::string>(std::move(self->head_));
+      self->head_.clear();
+      self->write_stdin(*head, [self, head] { self->pump_body(); });
+      self->pump_output();
+    });
   });
 }
 
-void Exchange::wait_for_push_lock(int attempt) {
-  if (lock_push()) return read_commands();
+void Exchange::read_ahead(std::function<void()> next) {
+  if (head_.size() >= max_read_ahead) return next();
+  next_decoded([self = shared_from_this(), next](BodyError error, std::string_view data) {
+    if (error != BodyError::none) return self->answer_body_error(error);
+    if (data.empty()) return next();  // the whole body is here (pump_body sees its end again)
+    self->head_.append(data);
+    self->read_ahead(next);
+  });
+}
+
+void Exchange::wait_for_push_lock(int attempt, std::function<void()> next) {
+  if (lock_push()) return next();
   constexpr int max_attempts = 100;
   if (attempt >= max_attempts) return respond_busy();
   auto timer = std::make_shared<net::steady_timer>(stream_.get_executor());
   timer->expires_after(std::chrono::milliseconds(50));
-  timer->async_wait([self = shared_from_this(), timer, attempt](beast::error_code error) {
+  timer->async_wait([self = shared_from_this(), timer, attempt, next](beast::error_code error) {
     if (error || self->answered_) return;
-    self->wait_for_push_lock(attempt + 1);
+    self->wait_for_push_lock(attempt + 1, next);
   });
 }
 
@@ -81,16 +97,37 @@ void Exchange::read_commands() {
     self->head_.append(data);
     auto parsed = ::graspd::git::parse_command_list(self->head_);
     if (parsed.status == ParseStatus::invalid) {
-      log::info(log::components::git, "push from ", self->remote_ip_, " refused: ", parsed.error);
-      self->shared_->bump(self->shared_->counters.pushes_refused, &GitMetrics::refused);
-      return self->respond_text(400, "invalid push: " + parsed.error + "\n");
+      // The rest of the list names the refs to answer `ng` for: read up to its flush first.
+      bool whole = ::graspd::git::salvage_command_list(self->head_).consumed > 0;
+      if (whole || data.empty() || self->head_.size() > max_command_list)
+        return self->refuse_invalid(parsed.error);
+      return self->read_commands();
     }
     if (parsed.status == ParseStatus::complete) return self->on_commands(std::move(parsed.list));
-    if (data.empty() || self->head_.size() > max_command_list) {
-      self->shared_->bump(self->shared_->counters.pushes_refused, &GitMetrics::refused);
-      return self->respond_text(400, "invalid push: incomplete command list\n");
-    }
+    if (data.empty()) return self->refuse_invalid("the command list ends early");
+    if (self->head_.size() > max_command_list)
+      return self->refuse_invalid("the command list is over 1 MiB");
     self->read_commands();
+  });
+}
+
+void Exchange::refuse_invalid(const std::string& reason) {
+  commands_ = ::graspd::git::salvage_command_list(head_);
+  if (commands_.updates.empty()) {
+    shared_->bump(shared_->counters.pushes_refused, &GitMetrics::refused);
+    log::info(log::components::git, "push from ", remote_ip_, " refused: ", reason);
+    return respond_text(400, "invalid push: " + reason + "\n");
+  }
+  decision_ = {};
+  decision_.reason = "invalid push: " + reason;
+  for (const auto& u : commands_.updates)
+    decision_.refs.push_back({u.ref, false, decision_.reason});
+  refuse_push();
+}
+
+bool Exchange::needs_push_lock() const {
+  return std::any_of(commands_.updates.begin(), commands_.updates.end(), [](const auto& u) {
+    return u.ref.rfind(nostr::nip34::refs_nostr_prefix, 0) != 0;
   });
 }
 
@@ -100,6 +137,13 @@ void Exchange::on_commands(::graspd::git::CommandList list) {
     // The probe a client sends before a large push (§3.6): 200, empty result.
     return drain_then([self = shared_from_this()] { self->finish_response(); });
   }
+  with_slot([self = shared_from_this()] {
+    if (!self->needs_push_lock()) return self->list_refs();
+    self->wait_for_push_lock(0, [self] { self->list_refs(); });
+  });
+}
+
+void Exchange::list_refs() {
   auto path = shared_->repositories.path_of(target.repository).string();
   if (!spawn({"--git-dir=" + path, "for-each-ref", "--format=%(objectname) %(refname)",
               "refs/heads", "refs/tags", "refs/nostr"},
@@ -168,6 +212,9 @@ void Exchange::refuse_push() {
   shared_->bump(shared_->counters.pushes_refused, &GitMetrics::refused);
   log::info(log::components::git, "push to ", nostr::encode_npub(target.repository.owner), "/",
             target.repository.identifier, " from ", remote_ip_, " refused: ", decision_.reason);
+  // Nothing of this push will run: the slot and the lock are others' again while it drains.
+  unlock_push();
+  release_slot();
   bool side_band = commands_.capabilities.count("side-band-64k") > 0;
   auto report = std::make_shared<std::string>(refusal_report(decision_, side_band));
   // Read the pack the client is sending (bounded as any body), then answer: clients read the

@@ -43,6 +43,16 @@ struct GitHttpOptions {
   std::chrono::seconds idle_timeout{60};
   /// Git processes at once over all requests; requests beyond wait in line for one.
   std::size_t max_processes = 8;
+  /// Git processes at once for one peer address; its requests beyond wait in line while other
+  /// addresses' are served. 0 = no share.
+  std::size_t max_processes_per_ip = 2;
+  /// Git connections open at once, over all addresses and for one; beyond, 503 at once. 0 = none.
+  std::size_t max_connections = 512;
+  std::size_t max_connections_per_ip = 16;
+  /// A request body must arrive at this many bytes a second on average once `idle_timeout` has
+  /// passed, or the connection is closed (a client trickling its body would hold a git process and
+  /// a push lock for the whole `process_timeout`). 0 = no minimum.
+  std::uint64_t min_body_rate = 1024;
   /// How long a request waits in line for a git process before its 503; 0 = no line.
   std::chrono::seconds queue_wait{30};
   /// NGIT_DOMAIN as text, for the repository page's URLs.
@@ -73,6 +83,8 @@ struct GitHttpCounters {
   std::atomic<std::uint64_t> processes_running{0};  ///< a gauge
   std::atomic<std::uint64_t> processes_started{0};
   std::atomic<std::uint64_t> busy{0};  ///< answered 503: process cap or a push in progress
+  std::atomic<std::uint64_t> connections_refused{0};  ///< 503: connection cap (overall or per IP)
+  std::atomic<std::uint64_t> slow_bodies{0};          ///< closed: body slower than min_body_rate
   std::atomic<std::uint64_t> too_large{0};
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> pushes_accepted{0};

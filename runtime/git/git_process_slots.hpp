@@ -1,14 +1,19 @@
-// The git process cap with a line (docs/spec/git-hosting.md §9.4). git does not retry a 503 (a
-// clone fails with `RPC failed; HTTP 503`), so a request that finds every slot taken waits in line,
-// oldest first, for one to free up; only a full line or a wait over NGIT_GIT_QUEUE_SECS gets the
-// 503. A freed slot passes straight to the oldest waiter, so the running count never dips while
-// requests wait. Thread-safe; no I/O (the caller posts the waiter's continuation).
+// The git process cap with a line (docs/spec/git-hosting.md §9.4), shared fairly between peer
+// addresses. git does not retry a 503 (a clone fails with `RPC failed; HTTP 503`), so a request
+// that finds every slot taken waits in line, oldest first, for one to free up; only a full line or
+// a wait over NGIT_GIT_QUEUE_SECS gets the 503. One address holds at most `max_per_key` slots
+// (NGIT_GIT_MAX_PROCESSES_PER_IP): its requests beyond that wait while others' are served, so one
+// client cannot take every process. A freed slot passes straight to the oldest waiter whose address
+// is below its share, so the running count never dips while such requests wait. Thread-safe; no
+// I/O (the caller posts the waiter's continuation).
 #pragma once
 
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace graspd::runtime::git {
 
@@ -17,28 +22,41 @@ class ProcessSlots {
   enum class Grant { taken, queued, full };
 
   /// `max_waiting` = 0 disables the line: a request beyond the cap is refused at once.
-  ProcessSlots(std::size_t max_running, std::size_t max_waiting);
+  /// `max_per_key` = 0: no share per address (only the overall cap).
+  ProcessSlots(std::size_t max_running, std::size_t max_waiting, std::size_t max_per_key = 0);
 
-  /// A slot now (taken), or `on_slot` in line (queued): it is called, with the slot already
-  /// its own, by whichever thread frees one. Full when the line is at its bound.
-  Grant take_or_queue(std::function<void()> on_slot);
+  /// A slot for `key` (the peer address) now (taken), or `on_slot` in line (queued): it is called,
+  /// with the slot already its own, by whichever thread frees one. Full when the line is at its
+  /// bound.
+  Grant take_or_queue(const std::string& key, std::function<void()> on_slot);
 
-  /// Frees a slot: the oldest waiter gets it (its callback runs here, after the lock is released).
-  /// False when nobody waited and the slot is free.
-  bool give();
+  /// Frees `key`'s slot: the oldest waiter allowed one gets it (its callback runs here, after the
+  /// lock is released). False when nobody could take it and the slot is free.
+  bool give(const std::string& key);
 
   /// Forgets every waiter (shutdown): their callbacks are destroyed, never called.
   void clear_waiters();
 
   std::size_t running() const;
+  std::size_t running(const std::string& key) const;
   std::size_t waiting() const;
 
  private:
+  struct Waiter {
+    std::string key;
+    std::function<void()> on_slot;
+  };
+
+  bool within_share(const std::string& key) const;  // mutex_ held
+  void count(const std::string& key, int delta);    // mutex_ held
+
   const std::size_t max_running_;
   const std::size_t max_waiting_;
+  const std::size_t max_per_key_;
   mutable std::mutex mutex_;
-  std::size_t running_ = 0;                    // guarded by mutex_
-  std::deque<std::function<void()>> waiters_;  // guarded by mutex_
+  std::size_t running_ = 0;                              // guarded by mutex_
+  std::unordered_map<std::string, std::size_t> by_key_;  // guarded by mutex_
+  std::deque<Waiter> waiters_;                           // guarded by mutex_
 };
 
 }  // namespace graspd::runtime::git

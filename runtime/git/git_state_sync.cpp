@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <deque>
 #include <filesystem>
@@ -28,6 +29,8 @@ namespace {
 
 constexpr std::size_t state_sync_queue_limit = 1024;
 constexpr std::chrono::seconds state_sync_local_timeout{60};
+/// How soon a state whose repository a push holds is looked at again.
+constexpr std::chrono::milliseconds lock_retry_delay{250};
 
 }  // namespace
 
@@ -56,13 +59,17 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     bool commit_job = false;
     /// Fetched from before the announcements' clone URLs (the PR's `clone` tags).
     std::vector<std::string> extra_urls;
+    /// The state came by sync: its fetch starts without the delay.
+    bool fetch_at_once = false;
   };
 
   // ---------------------------------------------------------------- queue
 
   void enqueue(std::string identifier) {
-    if (stopping || queued.count(identifier)) return;
+    if (stopping) return fetch_at_once.clear();
+    if (queued.count(identifier)) return;
     if (queue.size() >= state_sync_queue_limit) {
+      fetch_at_once.erase(identifier);
       bump(counters.dropped, "dropped");
       return;
     }
@@ -86,7 +93,11 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     auto identifier = std::move(queue.front());
     queue.pop_front();
     queued.erase(identifier);
-    for (auto& task : tasks_for(identifier)) ready.push_back(std::move(task));
+    bool at_once = fetch_at_once.erase(identifier) > 0;
+    for (auto& task : tasks_for(identifier)) {
+      task.fetch_at_once = at_once;
+      ready.push_back(std::move(task));
+    }
     next_state();
   }
 
@@ -199,7 +210,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     job.urls = shared->extra_urls;  // a PR's own `clone` tags go first
     if (hooks.clone_urls)
       for (auto& url : hooks.clone_urls(shared->name.identifier)) job.urls.push_back(url);
-    job.delay = options.fetch_delay;
+    job.delay = shared->fetch_at_once ? std::chrono::seconds{0} : options.fetch_delay;
     std::weak_ptr<Impl> weak = shared_from_this();
     job.still_wanted = [weak, shared] {
       auto self = weak.lock();
@@ -268,9 +279,12 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
             self->align_head(*shared);
             return self->next_state();
           }
-          // A push holding the lock brings the refs in line itself.
-          if (self->hooks.try_lock && !self->hooks.try_lock(shared->path))
+          // A push holds the lock: look again once it may be over. The push may fail or touch
+          // only refs/nostr refs, so it cannot be trusted to bring the refs in line.
+          if (self->hooks.try_lock && !self->hooks.try_lock(shared->path)) {
+            self->retry_later(shared->name.identifier);
             return self->next_state();
+          }
           self->run(self->runner.argv(shared->path, {"update-ref", "--stdin"}), commands,
                     state_sync_local_timeout, 0, [self, shared](Collected updated) {
                       if (updated.exit_code != 0) {
@@ -284,6 +298,16 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
                       self->next_state();
                     });
         });
+  }
+
+  /// Looks at `identifier` again after lock_retry_delay (the queue keeps one entry per identifier,
+  /// and a newer state replaces the older one's task then).
+  void retry_later(std::string identifier) {
+    auto timer = std::make_shared<net::steady_timer>(strand);
+    timer->expires_after(lock_retry_delay);
+    timer->async_wait([self = shared_from_this(), timer, identifier](boost::system::error_code e) {
+      if (!e && !self->stopping) self->enqueue(identifier);
+    });
   }
 
   /// Points HEAD at the state's branch when it points elsewhere.
@@ -312,6 +336,9 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   std::deque<std::string> queue;  ///< identifiers to look at
   std::set<std::string> queued;
+  /// Queued identifiers whose state came by sync: their tasks fetch without the delay (an entry
+  /// leaves with its identifier from the queue).
+  std::set<std::string> fetch_at_once;
   std::deque<Task> ready;
   bool busy = false;
   bool stopping = false;
@@ -338,11 +365,13 @@ GitStateSync::~GitStateSync() {
   stop();
 }
 
-void GitStateSync::on_state(nostr::EventPtr state) {
+void GitStateSync::on_state(nostr::EventPtr state, bool by_sync) {
   if (!state || impl_->options.git_binary.empty()) return;
-  net::post(impl_->strand, [impl = impl_, identifier = std::string(state->d_tag())]() mutable {
-    impl->enqueue(std::move(identifier));
-  });
+  net::post(impl_->strand,
+            [impl = impl_, identifier = std::string(state->d_tag()), by_sync]() mutable {
+              if (by_sync) impl->fetch_at_once.insert(identifier);
+              impl->enqueue(std::move(identifier));
+            });
 }
 
 void GitStateSync::on_pushed(const RepositoryRef& name) {

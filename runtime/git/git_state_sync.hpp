@@ -92,8 +92,10 @@ class GitStateSync {
   GitStateSync& operator=(const GitStateSync&) = delete;
 
   /// A state event was stored or held: every repository here with its identifier is brought in line
-  /// with its owner's newest state. Thread-safe; returns at once.
-  void on_state(nostr::EventPtr state);
+  /// with its owner's newest state. What it misses is fetched after the fetch delay (a push usually
+  /// follows a client's state), or at once when it came `by_sync` (no push comes here for it).
+  /// Thread-safe; returns at once.
+  void on_state(nostr::EventPtr state, bool by_sync = false);
 
   /// A push was applied to `name`: the other repositories here with that identifier are brought in
   /// line too, copying the objects from it (§5.9). Thread-safe; returns at once.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "messages/frame.hpp"
+#include "runtime/net/connection_limiter.hpp"
 #include "runtime/net/websocket_upgrade.hpp"
 
 namespace graspd::runtime {
@@ -81,24 +82,6 @@ struct WsOptions {
   /// 0 = unlimited.
   std::size_t max_connections = 0;
   std::size_t max_connections_per_ip = 0;
-};
-
-/// Counts open connections overall and per IP; thread-safe.
-class ConnectionLimiter {
- public:
-  ConnectionLimiter(std::size_t max_total, std::size_t max_per_ip)
-      : max_total_(max_total), max_per_ip_(max_per_ip) {}
-  /// Reserves a slot; false when a cap is reached.
-  bool try_acquire(const std::string& ip);
-  void release(const std::string& ip);
-  std::size_t open() const;
-
- private:
-  mutable std::mutex mutex_;
-  std::size_t max_total_;
-  std::size_t max_per_ip_;
-  std::size_t total_ = 0;
-  std::unordered_map<std::string, std::size_t> per_ip_;
 };
 
 /// Creates the handler of a new connection (never null).

@@ -65,10 +65,8 @@ std::optional<RefUpdate> parse_command(std::string_view line, std::string& error
     error = "invalid ref name in push command";
     return std::nullopt;
   }
-  if (update.creates() && update.deletes()) {
-    error = update.ref + ": both object ids are zero";
-    return std::nullopt;
-  }
+  // Both ids zero: deleting a ref that is not here (git's receive-pack warns and accepts it; the
+  // state applier may have removed the branch before its push came).
   return update;
 }
 
@@ -178,6 +176,39 @@ CommandParse parse_command_list(std::string_view body) {
     if (!update) return fail(std::move(error));
     out.list.updates.push_back(std::move(*update));
   }
+}
+
+CommandList salvage_command_list(std::string_view body) {
+  CommandList out;
+  std::size_t at = 0;
+  while (body.size() - at >= 4) {
+    std::size_t length = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      int v = hex_value(body[at + i]);
+      if (v < 0) return out;
+      length = length * 16 + static_cast<std::size_t>(v);
+    }
+    if (length == 0) {
+      out.consumed = at + 4;
+      return out;
+    }
+    if (length < 5 || length > max_packet || body.size() - at < length) return out;
+    auto line = body.substr(at + 4, length - 4);
+    at += length;
+    if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    if (auto nul = line.find('\0'); nul != std::string_view::npos) {
+      if (out.updates.empty()) add_capabilities(line.substr(nul + 1), out.capabilities);
+      line = line.substr(0, nul);
+    }
+    bool command = line.size() > 2 * object_id_length + 2 && line[object_id_length] == ' ' &&
+                   line[2 * object_id_length + 1] == ' ';
+    if (!command) continue;  // shallow, push-cert and other lines name no ref
+    out.updates.push_back(
+        RefUpdate{std::string(line.substr(0, object_id_length)),
+                  std::string(line.substr(object_id_length + 1, object_id_length)),
+                  std::string(line.substr(2 * object_id_length + 2))});
+  }
+  return out;
 }
 
 std::string encode_command_list(const CommandList& list) {

@@ -55,8 +55,15 @@ struct CommandParse {
 /// Parses the command list from the start of a receive-pack request body: pkt-lines up to the
 /// first flush packet. `need_more` while no flush has been seen and nothing was wrong so far.
 /// Fails closed (§5.7): a bad pkt-line length, a non-hex or wrong-length id, a ref name that
-/// `git check-ref-format` rejects, `shallow` or `push-cert` lines, both ids zero.
+/// `git check-ref-format` rejects, `shallow` or `push-cert` lines. Both ids zero is a valid command
+/// (the deletion of a ref that is not here).
 CommandParse parse_command_list(std::string_view body);
+
+/// What can still be read from a command list parse_command_list refused: the commands' refs (ids
+/// and names as sent, unchecked) and the first command's capabilities, so that each ref can be
+/// answered `ng` in git's report-status. Stops at the first malformed pkt-line or the flush
+/// (then `consumed` is set, as by parse_command_list); empty when nothing looks like a command.
+CommandList salvage_command_list(std::string_view body);
 
 /// The pkt-lines of `list` up to and including its flush packet (capabilities after the first
 /// command, space-separated); parse_command_list of the result gives `list` back.

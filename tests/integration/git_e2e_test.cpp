@@ -5,6 +5,7 @@
 // requests in purgatory (held until their commit is pushed or fetched, refs/nostr placeholders
 // deleted when no PR event comes); and hostile input (traversal, oversized and gzip-bomb bodies, a
 // slow client, many concurrent advertisements while a WebSocket client keeps being answered).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <rapidjson/document.h>
@@ -60,20 +61,56 @@ std::string trim(std::string text) {
   return text;
 }
 
-/// Opens a connection and sends a git POST header promising a body that never comes; returns the
-/// socket.
-int slow_post(std::uint16_t port, const std::string& path) {
+/// A connection to graspd on loopback from `from` (127.0.0.2 is an attacker's address), or -1.
+int connect_from(std::uint16_t port, const char* from = "127.0.0.1") {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, from, &local.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) return ::close(fd), -1;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
-  std::string head = "POST " + path +
-                     "/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                     "application/x-git-upload-pack-request\r\nContent-Length: 1000\r\n\r\n00";
-  if (::write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size())) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+    return ::close(fd), -1;
   return fd;
+}
+
+bool send_all(int fd, const std::string& data) {
+  return ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+}
+
+/// Sends a git POST header promising 1000 bytes of body and only `body` of them; returns the
+/// socket.
+int partial_post(std::uint16_t port, const std::string& path, const std::string& service,
+                 const std::string& body, const char* from = "127.0.0.1") {
+  int fd = connect_from(port, from);
+  if (fd < 0) return -1;
+  std::string head = "POST " + path + "/" + service +
+                     " HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-" + service +
+                     "-request\r\nContent-Length: 100000\r\n\r\n" + body;
+  if (!send_all(fd, head)) return ::close(fd), -1;
+  return fd;
+}
+
+/// An upload-pack request whose body stops after two bytes: a slow client.
+int slow_post(std::uint16_t port, const std::string& path, const char* from = "127.0.0.1") {
+  return partial_post(port, path, "git-upload-pack", "00", from);
+}
+
+std::string pkt(const std::string& payload) {
+  char length[5];
+  std::snprintf(length, sizeof length, "%04zx", payload.size() + 4);
+  return length + payload;
+}
+
+/// A push that anyone may make (a refs/nostr/<id> ref) with its whole command list and the start
+/// of a pack that never ends: it holds a git process (receive-pack reading the pack).
+int held_push(std::uint16_t port, const std::string& path, const char* from = "127.0.0.1") {
+  auto command = std::string(40, '0') + " " + std::string(40, 'a') + " refs/nostr/" +
+                 std::string(64, 'b') + '\0' + "report-status\n";
+  return partial_post(port, path, "git-receive-pack", pkt(command) + "0000PACK", from);
 }
 
 /// Waits until the peer closes `fd` (reads and drops what comes), within `deadline`.
@@ -781,8 +818,8 @@ TEST_F(GitE2E, ARequestBeyondTheProcessCapWaitsInLineInsteadOf503) {
          {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"},
          {"NGIT_GIT_QUEUE_SECS", "30"}});
   announce();
-  // A client that never sends its body holds the only git process until the wall-clock limit...
-  int fd = slow_post(graspd_->port(), path());
+  // A push whose pack never comes holds the only git process until the wall-clock limit...
+  int fd = held_push(graspd_->port(), path());
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(wait_until(
       [&] {
@@ -805,8 +842,8 @@ TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
          {"NGIT_GIT_IDLE_TIMEOUT_SECS", "60"},
          {"NGIT_GIT_QUEUE_SECS", "0"}});
   announce();
-  // A client that never sends its body holds the only git process...
-  int fd = slow_post(graspd_->port(), path());
+  // A push whose pack never comes holds the only git process...
+  int fd = held_push(graspd_->port(), path());
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(wait_until(
       [&] {
@@ -827,6 +864,147 @@ TEST_F(GitE2E, ProcessCapAndWallClockLimit) {
       << metrics;
   // The slot is free again.
   EXPECT_TRUE(wait_until([&] { return git("ls-remote " + url()).exit_code == 0; }, 5s));
+}
+
+// ---------------------------------------------------------------- bounds per client (issue 29)
+
+/// The value of one Prometheus sample line (`name{labels}`), -1 when absent.
+double metric(std::uint16_t port, const std::string& sample) {
+  auto body = http_get(port, "/metrics").body;
+  auto at = body.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(body.substr(at + sample.size() + 2));
+}
+
+TEST_F(GitE2E, SlowUploadsFromOneAddressHoldNoProcessAndMeetItsConnectionCap) {
+  start({{"NGIT_GIT_MAX_PROCESSES", "2"},
+         {"NGIT_GIT_QUEUE_SECS", "5"},
+         {"NGIT_GIT_MAX_CONNECTIONS_PER_IP", "8"}});
+  announce();
+  auto id = commit("one");
+  publish_state({{"refs/heads/main", id}}, 1700000100);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  // The attacker fills its connection share with uploads that send two bytes and stop.
+  std::vector<int> held;
+  for (int i = 0; i < 8; ++i) {
+    held.push_back(slow_post(graspd_->port(), path(), "127.0.0.2"));
+    ASSERT_GE(held.back(), 0);
+  }
+  // The ninth from that address is turned away at once; no git process serves any of them.
+  int ninth = slow_post(graspd_->port(), path(), "127.0.0.2");
+  ASSERT_GE(ninth, 0);
+  EXPECT_TRUE(closed_within(ninth, 10s)) << "the connection over the per-address cap stays open";
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return metric(graspd_->port(), "graspd_git_refused_total{reason=\"connections\"}") == 1;
+      },
+      5s));
+  EXPECT_EQ(metric(graspd_->port(), "graspd_git_processes"), 0);
+  // The victim's clone is served while all of them are held (before: 503 after the queue wait).
+  auto cloned = git("clone -q " + url() + " copy");
+  EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_EQ(metric(graspd_->port(), "graspd_git_refused_total{reason=\"busy\"}"), 0);
+  for (int fd : held) ::close(fd);
+}
+
+TEST_F(GitE2E, OneAddressHoldsAtMostItsShareOfGitProcesses) {
+  start({{"NGIT_GIT_MAX_PROCESSES", "2"},
+         {"NGIT_GIT_MAX_PROCESSES_PER_IP", "1"},
+         {"NGIT_GIT_QUEUE_SECS", "30"}});
+  announce();
+  // Two pushes whose packs never end, from one address: one runs, the other waits in line.
+  int first = held_push(graspd_->port(), path(), "127.0.0.2");
+  int second = held_push(graspd_->port(), path(), "127.0.0.2");
+  ASSERT_GE(first, 0);
+  ASSERT_GE(second, 0);
+  ASSERT_TRUE(wait_until([&] { return metric(graspd_->port(), "graspd_git_processes") == 1; }, 5s));
+  // The victim gets the free process at once (before: both were the attacker's).
+  auto listed = git("ls-remote " + url());
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_EQ(metric(graspd_->port(), "graspd_git_refused_total{reason=\"busy\"}"), 0);
+  ::close(first);
+  ::close(second);
+}
+
+TEST_F(GitE2E, AStrangersUnfinishedPushDoesNotHoldUpTheMaintainers) {
+  start();
+  announce();
+  auto id = commit("one");
+  // A stranger's push that sent 4 bytes, and one whose refs/nostr pack never ends.
+  int partial = partial_post(graspd_->port(), path(), "git-receive-pack", "0067", "127.0.0.2");
+  int pending = held_push(graspd_->port(), path(), "127.0.0.2");
+  ASSERT_GE(partial, 0);
+  ASSERT_GE(pending, 0);
+  ASSERT_TRUE(wait_until([&] { return metric(graspd_->port(), "graspd_git_processes") == 1; }, 5s));
+  // The maintainer's state-matching push goes through (before: 503 after 5 s, state dropped).
+  publish_state({{"refs/heads/main", id}}, 1700000100);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_NE(remote_refs().find(id + "\trefs/heads/main"), std::string::npos);
+  ::close(partial);
+  ::close(pending);
+}
+
+TEST_F(GitE2E, ABodyTrickledBelowTheMinimumRateIsClosed) {
+  start({{"NGIT_GIT_IDLE_TIMEOUT_SECS", "2"}, {"NGIT_GIT_MIN_BODY_RATE", "1024"}});
+  announce();
+  int fd = held_push(graspd_->port(), path(), "127.0.0.2");
+  ASSERT_GE(fd, 0);
+  // One byte a second keeps within the idle timeout but far below 1 KiB/s.
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop && send_all(fd, "x")) std::this_thread::sleep_for(500ms);
+  });
+  EXPECT_TRUE(wait_until(
+      [&] { return metric(graspd_->port(), "graspd_git_refused_total{reason=\"slow\"}") == 1; },
+      30s));
+  EXPECT_TRUE(wait_until([&] { return metric(graspd_->port(), "graspd_git_processes") == 0; }, 5s));
+  stop = true;
+  trickle.join();
+  ::close(fd);
+}
+
+TEST_F(GitE2E, DeletingABranchTheStateAlreadyRemovedSucceeds) {
+  start();
+  announce();
+  auto id = commit("one");
+  ASSERT_EQ(git("branch b", work() + "/local").exit_code, 0);
+  publish_state({{"refs/heads/main", id}, {"refs/heads/b", id}}, 1700000100);
+  ASSERT_EQ(git("push " + url() + " main b", work() + "/local").exit_code, 0);
+  // The state without b is applied on arrival (its objects are here): b is gone before the push.
+  publish_state({{"refs/heads/main", id}}, 1700000200);
+  ASSERT_TRUE(
+      wait_until([&] { return remote_refs().find("refs/heads/b") == std::string::npos; }, 10s));
+  // The client's deletion of b comes as both ids zero (libgit2 sends that when its view of the ref
+  // is gone; the git CLI gives up on its own side): accepted as git's receive-pack would.
+  auto line = pkt(std::string(40, '0') + " " + std::string(40, '0') + " refs/heads/b" + '\0' +
+                  "report-status\n") +
+              "0000";
+  std::ofstream(work() + "/delete.body", std::ios::binary) << line;
+  auto answer = run(work(),
+                    "curl -s -w ' HTTP%{http_code}' -H 'Content-Type: "
+                    "application/x-git-receive-pack-request' --data-binary @delete.body " +
+                        url() + "/git-receive-pack");
+  EXPECT_NE(answer.output.find("ok refs/heads/b"), std::string::npos) << answer.output;
+  EXPECT_NE(answer.output.find(" HTTP200"), std::string::npos) << answer.output;
+}
+
+TEST_F(GitE2E, AnInvalidPushIsRefusedInGitsOwnReport) {
+  start();
+  announce();
+  auto id = commit("one");
+  publish_state({{"refs/heads/main", id}}, 1700000100);
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  // A shallow clone's push sends `shallow` lines, which graspd does not take.
+  ASSERT_EQ(git("clone -q --depth 1 file://" + work() + "/local shallow").exit_code, 0);
+  auto next = work() + "/shallow";
+  ASSERT_EQ(git("commit -q --allow-empty -m two", next).exit_code, 0);
+  auto pushed = git("push " + url() + " HEAD:main", next);
+  EXPECT_NE(pushed.exit_code, 0);
+  EXPECT_NE(pushed.output.find("[remote rejected]"), std::string::npos) << pushed.output;
+  EXPECT_NE(pushed.output.find("shallow pushes are not supported"), std::string::npos)
+      << pushed.output;
+  EXPECT_EQ(pushed.output.find("HTTP 400"), std::string::npos) << pushed.output;
 }
 
 // ---------------------------------------------------------------- pull requests (§6.1–6.2, §7)

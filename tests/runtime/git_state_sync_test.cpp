@@ -225,7 +225,7 @@ TEST_F(GitStateSyncTest, AStateAlreadyInLineTakesNoLockAndOnlyAlignsHead) {
   EXPECT_EQ(test::read_file(path(a_) / "HEAD"), "ref: refs/heads/trunk\n");
 }
 
-TEST_F(GitStateSyncTest, APushInProgressIsLeftToFinishThenThePushBringsTheRestInLine) {
+TEST_F(GitStateSyncTest, AStateWaitsForAPushInProgressThenIsApplied) {
   auto c1 = test::make_commit(path(a_), "one");
   auto c2 = test::make_commit(path(a_), "two", c1);
   test::git_in(path(a_), "update-ref refs/heads/main " + c1);
@@ -233,13 +233,16 @@ TEST_F(GitStateSyncTest, APushInProgressIsLeftToFinishThenThePushBringsTheRestIn
   ASSERT_TRUE(locks_.try_lock(path(a_).string()));
   start(options());
   sync_->on_state(state_event("repo"));
-  settle();
-  EXPECT_EQ(store_.lock_attempts, 1);
+  ASSERT_TRUE(test::wait_until([&] {
+    std::lock_guard lock{store_.mutex};
+    return store_.lock_attempts >= 2;
+  })) << "the applier looks again while the push holds the lock";
   EXPECT_EQ(test::ref_of(path(a_), "refs/heads/main"), c1) << "the push holds the lock";
   EXPECT_EQ(sync_->counters().applied, 0u);
 
+  // The push ends without bringing the refs in line (it failed, or it moved only refs/nostr
+  // refs): the state is applied all the same, with no further event.
   locks_.unlock(path(a_).string());
-  sync_->on_pushed(a_);
   ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
   EXPECT_EQ(test::ref_of(path(a_), "refs/heads/main"), c2);
   EXPECT_TRUE(locks_.try_lock(path(a_).string())) << "the applier gave the lock back";
@@ -276,6 +279,29 @@ TEST_F(GitStateSyncTest, MissingObjectsAreFetchedFromACloneUrlThenApplied) {
   EXPECT_EQ(sync_->counters().fetched, 1u);
   EXPECT_EQ(test::refs_of(path(a_)), c2 + " refs/heads/main\n" + c1 + " refs/tags/v1");
   EXPECT_EQ(store_.objects_reported(), 1u) << "reported once every object was here";
+  sync_.reset();  // before the server goes
+}
+
+TEST_F(GitStateSyncTest, AStateThatCameBySyncIsFetchedAtOnceAClientsAfterTheDelay) {
+  test::TempDir served{"graspd-git-served"};
+  test::GitBackendServer server{served.path()};
+  auto source = served.path() / "source.git";
+  ASSERT_TRUE(test::init_bare(source));
+  auto c1 = test::make_commit(source, "one");
+  test::git_in(source, "update-ref refs/heads/main " + c1);
+  store_.clone_urls = {server.url("source.git")};
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c1}}));
+  auto o = options();
+  o.fetch_delay = std::chrono::hours(1);
+  start(o);
+  // A client's state: a push usually follows it, so the fetch waits (an hour here).
+  sync_->on_state(state_event("repo"));
+  settle();
+  EXPECT_EQ(sync_->counters().fetched, 0u);
+  // The same state from a sync peer: no push comes here for it, the fetch starts at once.
+  sync_->on_state(state_event("repo"), true);
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }, 60s));
+  EXPECT_EQ(test::refs_of(path(a_)), c1 + " refs/heads/main");
   sync_.reset();  // before the server goes
 }
 

@@ -66,7 +66,6 @@ TEST(GitCommandList, FailsClosedOnAnythingUnparsable) {
       pkt("hello\n") + "0000",
       pkt(zero_id + " " + oid('A') + " refs/heads/main") + "0000",            // uppercase hex
       pkt(zero_id + " " + oid('a').substr(1) + " refs/heads/main") + "0000",  // short id
-      pkt(zero_id + " " + zero_id + " refs/heads/main") + "0000",             // both zero
       pkt(zero_id + " " + oid('a') + " refs/heads/a..b") + "0000",
       pkt(zero_id + " " + oid('a') + " refs/heads/x.lock") + "0000",
       pkt(zero_id + " " + oid('a') + " refs/heads/ bad") + "0000",
@@ -78,6 +77,34 @@ TEST(GitCommandList, FailsClosedOnAnythingUnparsable) {
   };
   for (const auto& body : bad)
     EXPECT_EQ(parse_command_list(body).status, ParseStatus::invalid) << body;
+}
+
+TEST(GitCommandList, DeletingARefThatIsNotHereIsAValidCommand) {
+  // git sends both ids zero for `git push --delete b` when its view of b is already gone here.
+  auto parsed = parse_command_list(pkt(zero_id + " " + zero_id + " refs/heads/b\n") + "0000");
+  ASSERT_EQ(parsed.status, ParseStatus::complete) << parsed.error;
+  ASSERT_EQ(parsed.list.updates.size(), 1u);
+  EXPECT_TRUE(parsed.list.updates[0].creates() && parsed.list.updates[0].deletes());
+  // Authorised as the no-op it is, with or without a state.
+  auto decision = authorise_push(parsed.list.updates, RefMap{{"refs/heads/main", oid('1')}}, {});
+  EXPECT_TRUE(decision.accepted) << decision.reason;
+}
+
+TEST(GitCommandList, ARefusedListStillNamesItsRefsAndCapabilities) {
+  auto body =
+      pkt("shallow " + oid('c') + "\n") +
+      pkt(oid('a') + " " + oid('b') + " refs/heads/main" + '\0' + "report-status side-band-64k\n") +
+      pkt(zero_id + " " + oid('b') + " refs/heads/x..y\n") + "0000PACK";
+  ASSERT_EQ(parse_command_list(body).status, ParseStatus::invalid);
+  auto salvaged = salvage_command_list(body);
+  ASSERT_EQ(salvaged.updates.size(), 2u);
+  EXPECT_EQ(salvaged.updates[0].ref, "refs/heads/main");
+  EXPECT_EQ(salvaged.updates[1].ref, "refs/heads/x..y");
+  EXPECT_EQ(salvaged.capabilities.count("side-band-64k"), 1u);
+  EXPECT_EQ(salvaged.consumed, body.size() - 4) << "up to and with the flush";
+  EXPECT_EQ(salvage_command_list(body.substr(0, 60)).consumed, 0u) << "no flush yet";
+  EXPECT_TRUE(salvage_command_list("zzzz").updates.empty());
+  EXPECT_TRUE(salvage_command_list(pkt("hello\n") + "0000").updates.empty());
 }
 
 TEST(GitCommandList, EncodesBackToWhatParses) {
