@@ -61,10 +61,10 @@ constexpr std::size_t page_cap = 256 * 1024;
 constexpr std::size_t field_cap = 200;
 
 TEST(StatusPageLimits, HugeDescriptionsAndManyReadersStayBoundedAndTheVictimIsServed) {
-  GraspdProcess relay(relay_options({{"NGIT_STATUS_PAGE_MAX_BYTES", std::to_string(page_cap)},
-                                     {"NGIT_STATUS_PAGE_MAX_FIELD_BYTES",
-                                      std::to_string(field_cap)},
-                                     {"NGIT_STATUS_PAGE_INTERVAL_SECS", "1"}}));
+  GraspdProcess relay(
+      relay_options({{"NGIT_STATUS_PAGE_MAX_BYTES", std::to_string(page_cap)},
+                     {"NGIT_STATUS_PAGE_MAX_FIELD_BYTES", std::to_string(field_cap)},
+                     {"NGIT_STATUS_PAGE_INTERVAL_SECS", "1"}}));
   ASSERT_TRUE(relay.start()) << relay.stderr_text();
   auto publisher = TestClient::connect(relay.port());
   ASSERT_TRUE(publisher);
