@@ -138,7 +138,67 @@ bool is_plain_relay_path(std::string_view path) {
   });
 }
 
+bool is_label_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+/// A decimal 0 to 255 without leading zeros.
+bool is_canonical_octet(std::string_view part) {
+  if (part.empty() || part.size() > 3 || (part.size() > 1 && part.front() == '0')) return false;
+  if (!std::all_of(part.begin(), part.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return false;
+  return std::stoi(std::string(part)) <= 255;
+}
+
+/// URL parsers (WHATWG, libcurl) read a host whose last label is a number (decimal, octal or
+/// 0x-hex) as an IPv4 address; such a host must then be a canonical dotted quad.
+bool is_numeric_label(std::string_view label) {
+  bool hex = label.size() >= 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X');
+  if (hex) label.remove_prefix(2);
+  return (hex || !label.empty()) && std::all_of(label.begin(), label.end(), [hex](char c) {
+           auto u = static_cast<unsigned char>(c);
+           return hex ? std::isxdigit(u) != 0 : std::isdigit(u) != 0;
+         });
+}
+
+bool is_dotted_quad(std::string_view host) {
+  for (int part = 0; part < 4; ++part) {
+    auto dot = host.find('.');
+    if ((part == 3) != (dot == std::string_view::npos)) return false;
+    if (!is_canonical_octet(host.substr(0, dot))) return false;
+    host.remove_prefix(part == 3 ? host.size() : dot + 1);
+  }
+  return true;
+}
+
+bool is_ipv6_literal(std::string_view host) {
+  if (host.size() < 4 || host.front() != '[' || host.back() != ']') return false;
+  host = host.substr(1, host.size() - 2);
+  return host.find(':') != std::string_view::npos &&
+         std::all_of(host.begin(), host.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+         });
+}
+
 }  // namespace
+
+bool is_plain_host(std::string_view host) {
+  if (is_ipv6_literal(host)) return true;
+  if (host.empty() || host.size() > 253) return false;
+  auto last_dot = host.rfind('.');
+  auto last = last_dot == std::string_view::npos ? host : host.substr(last_dot + 1);
+  if (is_numeric_label(last)) return is_dotted_quad(host);
+  while (true) {
+    auto dot = host.find('.');
+    auto label = host.substr(0, dot);
+    if (label.empty() || label.size() > 63 ||
+        !std::all_of(label.begin(), label.end(), is_label_char))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    host.remove_prefix(dot + 1);
+  }
+}
 
 std::optional<CanonicalRelayUrl> CanonicalRelayUrl::parse(std::string_view url) {
   auto canonical = canonical_relay_url(url);
@@ -149,7 +209,8 @@ std::optional<CanonicalRelayUrl> CanonicalRelayUrl::parse(std::string_view url) 
 std::optional<std::string> untrusted_relay_key(std::string_view url) {
   if (url.size() > max_untrusted_url_length) return std::nullopt;
   auto parsed = parse_url(url);
-  if (!parsed || parsed->has_user_info || !is_plain_relay_path(parsed->path_and_query))
+  if (!parsed || parsed->has_user_info || !is_plain_host(parsed->host) ||
+      !is_plain_relay_path(parsed->path_and_query))
     return std::nullopt;
   return canonical_relay_url(url);
 }

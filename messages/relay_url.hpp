@@ -73,12 +73,23 @@ class CanonicalRelayUrl {
   std::string text_;
 };
 
+/// Whether a host from an untrusted URL names one server the same way to every resolver graspd
+/// hands it to (its own, and libcurl under git): an ASCII DNS name of letters, digits, '-' and
+/// '_' in dot-separated labels of 1 to 63 (at most 253 in all, no trailing dot), a dotted-quad
+/// IPv4 literal in canonical form, or a bracketed IPv6 literal without zone. Refused: non-ASCII
+/// (IDN) names, which getaddrinfo would look up as raw UTF-8 while libcurl converts them to
+/// punycode first (the checked address would not be the one connected to), percent escapes, and
+/// numeric forms like "127.1", "0x7f.0.0.1" or "2130706433" that resolvers read as IPv4 in
+/// different ways. Punycode names ("xn--…") are ASCII and reach both resolvers unchanged.
+bool is_plain_host(std::string_view host);
+
 /// Longest relay URL taken from untrusted input (announcements, NIP-65).
 inline constexpr std::size_t max_untrusted_url_length = 512;
 
 /// canonical_relay_url for URLs from untrusted events, which must also be
-/// bounded in length, carry no user-info (docs/spec/protocol.md §4.8) and have a plain
-/// path (letters, digits, `/-._~`: no query, fragment or escapes). Whether
+/// bounded in length, carry no user-info (docs/spec/protocol.md §4.8), name a plain host
+/// (is_plain_host) and have a plain path (letters, digits, `/-._~`: no query, fragment or
+/// escapes). Whether
 /// the host resolves to a public address is checked at connect time.
 std::optional<std::string> untrusted_relay_key(std::string_view url);
 

@@ -35,6 +35,7 @@
 #include "runtime/ops/metrics.hpp"
 #include "runtime/ops/status_board.hpp"
 #include "runtime/ops/status_page.hpp"
+#include "runtime/ops/status_page_cache.hpp"
 #include "runtime/ops/version.hpp"
 
 namespace graspd::boot {
@@ -76,19 +77,26 @@ runtime::HttpServerOptions http_options(const Config& config) {
   return options;
 }
 
-/// Repositories listed on the status page (the newest; the page gives the total).
-constexpr std::size_t status_page_repositories = 500;
+runtime::StatusPageLimits status_page_limits(const Config& config) {
+  return {config.status_page_max_bytes, config.status_page_max_field_bytes,
+          config.status_page_repositories};
+}
 
 runtime::SiteContent site_content(const Config& config, runtime::Metrics& metrics,
                                   std::shared_ptr<runtime::StatusBoard> status,
                                   std::shared_ptr<store::EventStore> store) {
   auto info = std::make_shared<const runtime::RelayInformation>(runtime::relay_information(config));
   runtime::SiteContent content;
-  content.landing_page = [info, domain = config.domain.text, status, store] {
-    return runtime::status_page_html(
-        {info.get(), domain, runtime::hosted_repositories(*store, status_page_repositories),
-         status->get("sync"), status->get("status_history")});
+  auto render = [info, domain = config.domain.text, status, store,
+                 limits = status_page_limits(config)] {
+    return runtime::status_page_html({info.get(), domain,
+                                      runtime::hosted_repositories(*store, limits),
+                                      status->get("sync"), status->get("status_history"), limits});
   };
+  // Rendered on the cache's own thread, at most once per interval, however many ask.
+  auto page = std::make_shared<runtime::StatusPageCache>(
+      std::move(render), std::chrono::seconds(config.status_page_interval_secs));
+  content.landing_page = [page](runtime::PageDelivery deliver) { page->get(std::move(deliver)); };
   // The configuration is fixed for the process lifetime: render the document once.
   content.nip11 = [document = runtime::nip11_json(*info)] { return document; };
   if (config.metrics_enabled) content.metrics = [&metrics] { return metrics.serialize(); };

@@ -40,6 +40,12 @@ struct Config {
   // Operations.
   log::Level log_level = log::Level::info;
   bool metrics_enabled = true;
+  /// The status page at GET /: rendered at most once per interval off the network threads,
+  /// capped in bytes, each field cut (runtime/ops/status_page_cache.hpp).
+  std::uint64_t status_page_interval_secs = 5;
+  std::uint64_t status_page_max_bytes = 1048576;
+  std::uint64_t status_page_max_field_bytes = 256;
+  std::uint64_t status_page_repositories = 500;
   std::uint64_t scheduler_threads = 0;  ///< 0 = CAF default (one per core, at least 2)
   std::uint64_t io_threads = 0;         ///< 0 = one per core
   std::uint64_t max_connections = 0;    ///< 0 = unlimited (docs/spec/protocol.md §5)

@@ -85,6 +85,17 @@ GitFetcher::GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::
   for (auto outcome : {"complete", "incomplete", "not_our_ref", "failed", "unreachable", "backoff",
                        "abandoned", "dropped"})
     outcomes_->Add({{"outcome", outcome}});
+  refused_urls_ = &prometheus::BuildCounter()
+                       .Name("graspd_git_clone_urls_refused_total")
+                       .Help(
+                           "Clone URLs not fetched from because they break the plain-URL rule, "
+                           "by reason: malformed, scheme, user_info, host (IDN, escapes, odd "
+                           "numeric forms), query, fragment, path")
+                       .Register(*registry);
+  for (auto verdict : {CloneUrlVerdict::malformed, CloneUrlVerdict::scheme,
+                       CloneUrlVerdict::user_info, CloneUrlVerdict::host, CloneUrlVerdict::query,
+                       CloneUrlVerdict::fragment, CloneUrlVerdict::path})
+    refused_urls_->Add({{"reason", std::string(verdict_name(verdict))}});
   auto gauge = [&](const char* name, const char* help) {
     return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry).Add({});
   };
@@ -99,9 +110,14 @@ void GitFetcher::request(FetchJob job) {
   if (stopping_) return;
   std::vector<FetchSource> sources;
   std::set<std::string> seen;
-  for (const auto& url : job.urls)
+  for (const auto& url : job.urls) {
+    auto verdict = judge_clone_url(url, options_.service);
+    // This service's own URL is not a bad URL: it is simply not a source.
+    if (verdict != CloneUrlVerdict::fetchable && verdict != CloneUrlVerdict::this_service)
+      refuse_url(url, verdict);
     if (auto source = fetch_source(url, options_.service); source && seen.insert(url).second)
       sources.push_back(std::move(*source));
+  }
   auto done = std::move(job.done);
   auto finish_now = [&](FetchResult result, std::string_view counted) {
     count(counted);
@@ -262,6 +278,18 @@ void GitFetcher::end(const std::string& key, FetchResult result) {
   if (result == FetchResult::abandoned) count("abandoned");
   // Posted: the caller may queue more work from it, which must not re-enter pump().
   if (done) net::post(runner_.executor, [done = std::move(done), result] { done(result); });
+}
+
+/// Counted always, logged at most once a minute: announcements are untrusted and their clone
+/// URLs are judged again at every request.
+void GitFetcher::refuse_url(const std::string& url, CloneUrlVerdict verdict) {
+  if (refused_urls_)
+    refused_urls_->Add({{"reason", std::string(verdict_name(verdict))}}).Increment();
+  auto now = std::chrono::steady_clock::now();
+  if (last_refusal_log_ && now - *last_refusal_log_ < std::chrono::minutes(1)) return;
+  last_refusal_log_ = now;
+  log::info(log::components::git, "clone URL not fetched from (", verdict_name(verdict),
+            "; plain http(s) URLs only): ", url.substr(0, 256));
 }
 
 void GitFetcher::count(std::string_view outcome, std::uint64_t n) {

@@ -115,6 +115,7 @@ class GitFetcher : public std::enable_shared_from_this<GitFetcher> {
   void end(const std::string& key, FetchResult result);
   void arm_timer(FetchTime now);
   void count(std::string_view outcome, std::uint64_t n = 1);
+  void refuse_url(const std::string& url, CloneUrlVerdict verdict);
 
   GitRunner runner_;
   GitFetcherOptions options_;
@@ -125,6 +126,8 @@ class GitFetcher : public std::enable_shared_from_this<GitFetcher> {
   std::optional<FetchTime> timer_at_;
   bool stopping_ = false;
   prometheus::Family<prometheus::Counter>* outcomes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* refused_urls_ = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> last_refusal_log_;
   prometheus::Gauge* requests_gauge_ = nullptr;
   prometheus::Gauge* running_gauge_ = nullptr;
   prometheus::Gauge* skipped_gauge_ = nullptr;

@@ -1,6 +1,8 @@
 #include "runtime/net/http_routes.hpp"
 
 #include <cctype>
+#include <functional>
+#include <memory>
 
 namespace graspd::runtime {
 
@@ -19,6 +21,23 @@ std::string_view path_of(std::string_view target) {
 HttpResponse method_not_allowed() {
   auto response = text_response(405, "method not allowed\n");
   response.headers.emplace_back("Allow", "GET, HEAD, OPTIONS");
+  return response;
+}
+
+/// GET / for browsers: the status page, whenever it is ready (the request is not served from the
+/// network thread's own work).
+HttpResponse landing_page(const std::function<void(PageDelivery)>& page) {
+  HttpResponse response;
+  response.deferred = [page](HttpRespond respond) {
+    page([respond = std::move(respond)](std::shared_ptr<const std::string> html) {
+      if (!html) return respond(text_response(503, "status page unavailable, retry later\n"));
+      HttpResponse ready{200, "text/html; charset=utf-8", {}};
+      ready.shared_body = std::move(html);
+      // Rendered from live figures (at most a few seconds old): a browser must not keep a copy.
+      ready.headers.emplace_back("Cache-Control", "no-cache");
+      respond(std::move(ready));
+    });
+  };
   return response;
 }
 
@@ -93,10 +112,8 @@ HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& co
   if (request.accept.find(nostr_json) != std::string_view::npos) {
     return HttpResponse{200, std::string(nostr_json), content.nip11(), {}};
   }
-  HttpResponse page{200, "text/html; charset=utf-8", content.landing_page(), {}};
-  // Rendered per request from live figures: a browser must not show a stale copy.
-  page.headers.emplace_back("Cache-Control", "no-cache");
-  return page;
+  if (!content.landing_page) return text_response(503, "status page unavailable\n");
+  return landing_page(content.landing_page);
 }
 
 }  // namespace graspd::runtime

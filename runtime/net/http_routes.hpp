@@ -17,18 +17,43 @@ struct HttpRequestInfo {
   std::string_view accept;  ///< value of the Accept header, may be empty
 };
 
+struct HttpResponse;
+
+/// Takes a response that was not ready when the request was routed; callable once, from any
+/// thread (the transport carries the response back to the connection's own executor).
+using HttpRespond = std::function<void(HttpResponse)>;
+
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(unsigned status, std::string content_type, std::string body,
+               std::vector<std::pair<std::string, std::string>> headers = {})
+      : status(status),
+        content_type(std::move(content_type)),
+        body(std::move(body)),
+        headers(std::move(headers)) {}
+
   unsigned status = 200;
   std::string content_type;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  ///< extra headers
+  /// Sent instead of `body` when set, without a copy: one rendered page shared by every
+  /// connection that is sending it.
+  std::shared_ptr<const std::string> shared_body;
+  /// When set, the rest is ignored: the transport calls it with where to send the response,
+  /// which may come later from another thread. The network thread does not wait for it.
+  std::function<void(HttpRespond)> deferred;
 };
+
+/// Where the status page goes once there is one; null when none could be rendered.
+using PageDelivery = std::function<void(std::shared_ptr<const std::string> html)>;
 
 /// The content behind each route. Functions are called on network threads: thread-safe only.
 struct SiteContent {
-  std::function<std::string()> landing_page;  ///< HTML of GET / (the status page)
-  std::function<std::string()> nip11;         ///< NIP-11 JSON of GET / with nostr+json Accept
-  std::function<std::string()> metrics;       ///< /metrics text; empty function = metrics disabled
+  /// HTML of GET / (the status page), handed to the delivery now or later from another thread
+  /// (runtime/ops/status_page_cache.hpp: rendered off the network threads).
+  std::function<void(PageDelivery)> landing_page;
+  std::function<std::string()> nip11;    ///< NIP-11 JSON of GET / with nostr+json Accept
+  std::function<std::string()> metrics;  ///< /metrics text; empty function = metrics disabled
   /// JSON behind GET /api/<name> (e.g. "sync"); null when nothing is published under `name`.
   std::function<std::shared_ptr<const std::string>(const std::string& name)> api_document;
 };

@@ -48,30 +48,43 @@ using Request = http::request<http::string_body>;
 std::string_view view(beast::string_view text) {
   return {text.data(), text.size()};
 }
-using Response = http::response<http::string_body>;
+/// The body is a view of `body`, which the response owns with it: a page shared by many
+/// connections is sent from one copy.
+struct Response {
+  http::response<http::span_body<const char>> message;
+  std::shared_ptr<const std::string> body;
+};
 
-Response make_response(const HttpResponse& routed, const Request& request, bool keep_alive) {
-  Response response{static_cast<http::status>(routed.status), request.version()};
-  response.set(http::field::server, "graspd");
-  for (const auto& [name, value] : cors_headers()) response.set(name, value);
-  for (const auto& [name, value] : routed.headers) response.set(name, value);
-  if (!routed.content_type.empty()) response.set(http::field::content_type, routed.content_type);
-  response.body() = routed.body;
-  response.keep_alive(keep_alive);
-  response.prepare_payload();
+std::shared_ptr<const std::string> body_of(HttpResponse& routed) {
+  if (routed.shared_body) return std::move(routed.shared_body);
+  return std::make_shared<const std::string>(std::move(routed.body));
+}
+
+Response make_response(HttpResponse routed, const Request& request, bool keep_alive) {
+  Response response{{static_cast<http::status>(routed.status), request.version()}, body_of(routed)};
+  auto& message = response.message;
+  message.set(http::field::server, "graspd");
+  for (const auto& [name, value] : cors_headers()) message.set(name, value);
+  for (const auto& [name, value] : routed.headers) message.set(name, value);
+  if (!routed.content_type.empty()) message.set(http::field::content_type, routed.content_type);
+  message.body() = {response.body->data(), response.body->size()};
+  message.keep_alive(keep_alive);
+  message.prepare_payload();
   // HEAD: same headers (Content-Length of the GET body), no body.
-  if (request.method() == http::verb::head) response.body().clear();
+  if (request.method() == http::verb::head) message.body() = {};
   return response;
 }
 
 Response error_response(unsigned status, std::string body, unsigned version) {
-  Response response{static_cast<http::status>(status), version};
-  response.set(http::field::server, "graspd");
-  for (const auto& [name, value] : cors_headers()) response.set(name, value);
-  response.set(http::field::content_type, "text/plain; charset=utf-8");
-  response.body() = std::move(body);
-  response.keep_alive(false);
-  response.prepare_payload();
+  Response response{{static_cast<http::status>(status), version},
+                    std::make_shared<const std::string>(std::move(body))};
+  auto& message = response.message;
+  message.set(http::field::server, "graspd");
+  for (const auto& [name, value] : cors_headers()) message.set(name, value);
+  message.set(http::field::content_type, "text/plain; charset=utf-8");
+  message.body() = {response.body->data(), response.body->size()};
+  message.keep_alive(false);
+  message.prepare_payload();
   return response;
 }
 
@@ -163,7 +176,20 @@ class Session : public std::enable_shared_from_this<Session> {
                  failure.what());
       routed = HttpResponse{500, "text/plain; charset=utf-8", "internal error\n", {}};
     }
-    write(make_response(routed, request, keep_alive));
+    if (routed.deferred) return defer(std::move(routed.deferred), keep_alive);
+    write(make_response(std::move(routed), request, keep_alive));
+  }
+
+  /// The response comes later, from any thread; the request (parser_) stays until it is written,
+  /// since nothing more is read meanwhile.
+  void defer(std::function<void(HttpRespond)> deferred, bool keep_alive) {
+    stream_.expires_never();
+    deferred([self = shared_from_this(), keep_alive](HttpResponse routed) {
+      net::post(self->stream_.get_executor(),
+                [self, keep_alive, routed = std::move(routed)]() mutable {
+                  self->write(make_response(std::move(routed), self->parser_->get(), keep_alive));
+                });
+    });
   }
 
   void upgrade() {
@@ -190,14 +216,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void write(Response response) {
     response_ = std::make_unique<Response>(std::move(response));
     stream_.expires_after(state_->options.idle_timeout);
-    http::async_write(stream_, *response_,
+    http::async_write(stream_, response_->message,
                       [self = shared_from_this()](beast::error_code error, std::size_t) {
                         self->on_write(error);
                       });
   }
 
   void on_write(beast::error_code error) {
-    bool keep_alive = response_->keep_alive();
+    bool keep_alive = response_->message.keep_alive();
     response_.reset();
     if (!error && lingering_close_) return linger();
     if (error || !keep_alive) return finish();

@@ -359,28 +359,6 @@ class Connection final : public RelayClient,
   std::string tls_detail_;
 };
 
-bool is_public_v4(const net::ip::address_v4& a) {
-  auto b = a.to_bytes();
-  if (b[0] == 0 || b[0] == 10 || b[0] == 127) return false;
-  if (b[0] == 100 && (b[1] & 0xc0) == 64) return false;  // 100.64.0.0/10 CGNAT
-  if (b[0] == 169 && b[1] == 254) return false;
-  if (b[0] == 172 && (b[1] & 0xf0) == 16) return false;
-  if (b[0] == 192 && b[1] == 168) return false;
-  if (b[0] == 192 && b[1] == 0 && b[2] == 0) return false;  // IETF protocol assignments
-  if (b[0] >= 224) return false;                            // multicast, reserved, broadcast
-  return true;
-}
-
-bool is_public_v6(const net::ip::address_v6& a) {
-  if (a.is_v4_mapped()) return is_public_v4(net::ip::make_address_v4(net::ip::v4_mapped, a));
-  if (a.is_loopback() || a.is_unspecified() || a.is_link_local() || a.is_multicast() ||
-      a.is_site_local())
-    return false;
-  auto b = a.to_bytes();
-  if ((b[0] & 0xfe) == 0xfc) return false;  // fc00::/7 unique local
-  return true;
-}
-
 }  // namespace
 
 PeerLimits parse_peer_limits(const std::string& body) {
@@ -431,13 +409,6 @@ void RelayClientRegistry::close_all() {
     clients_.clear();
   }
   for (const auto& client : open) client->close();
-}
-
-bool is_public_address(std::string_view ip) {
-  beast::error_code ec;
-  auto address = net::ip::make_address(std::string(ip), ec);
-  if (ec) return false;
-  return address.is_v4() ? is_public_v4(address.to_v4()) : is_public_v6(address.to_v6());
 }
 
 std::shared_ptr<RelayClient> RelayClient::start(net::io_context& io, const ParsedUrl& url,

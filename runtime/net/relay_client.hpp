@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "messages/relay_url.hpp"
+#include "runtime/net/public_address.hpp"  // is_public_address, for the resolved peers
 
 namespace boost::asio {
 class io_context;
@@ -126,10 +127,5 @@ class RelayClientRegistry {
   std::mutex mutex_;
   std::vector<std::weak_ptr<RelayClient>> clients_;
 };
-
-/// True for addresses a public relay may have: not loopback, private
-/// (RFC 1918, unique local), link-local, CGNAT, multicast or unspecified.
-/// Accepts IPv4, IPv6 and IPv4-mapped IPv6 text; false for non-addresses.
-bool is_public_address(std::string_view ip);
 
 }  // namespace graspd::runtime

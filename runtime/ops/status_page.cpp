@@ -11,6 +11,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
+#include "runtime/git/git_repository.hpp"
 #include "runtime/net/http_routes.hpp"
 #include "runtime/ops/status_page_assets.hpp"
 #include "store/lmdb/event_store.hpp"
@@ -20,6 +21,9 @@ namespace graspd::runtime {
 namespace {
 
 using Values = std::map<std::string_view, std::string>;
+
+/// Index entries the repository count examines at most (then shown as a lower bound).
+constexpr std::uint64_t count_bound = 1'000'000;
 
 /// Replaces every `{{key}}` of `page` by its (already escaped) value. Values are not scanned
 /// again, so a `{{` inside a repository name stays text.
@@ -112,12 +116,18 @@ std::string plot_svg(const rapidjson::Document& history, const char* series) {
 
 // ---- sync ----
 
-std::string td(std::string_view text, std::string_view css_class = {}) {
-  std::string cell = css_class.empty() ? "<td>" : "<td class=\"" + html_escape(css_class) + "\">";
-  return cell + html_escape(text) + "</td>";
-}
+/// Each shown field of a sync row is cut to this (the rows come from peers and events).
+struct Cells {
+  std::size_t max_field_bytes;
+  std::string operator()(std::string_view text, std::string_view css_class = {}) const {
+    std::string cell = css_class.empty()
+                           ? "<td>"
+                           : "<td class=\"" + html_escape(truncate_utf8(css_class, 32)) + "\">";
+    return cell + html_escape(truncate_utf8(text, max_field_bytes)) + "</td>";
+  }
+};
 
-std::string relay_row(const rapidjson::Value& relay) {
+std::string relay_row(const rapidjson::Value& relay, const Cells& td) {
   auto connect = int_of(relay, "last_connect");
   auto disconnect = int_of(relay, "last_disconnect");
   std::optional<std::int64_t> contact = connect;
@@ -136,7 +146,7 @@ std::string relay_row(const rapidjson::Value& relay) {
          td(string_of(relay, "last_error"), "error") + "</tr>";
 }
 
-std::string control_row(const rapidjson::Value& relay) {
+std::string control_row(const rapidjson::Value& relay, const Cells& td) {
   bool open = relay.IsObject() && relay.HasMember("open") && relay["open"].IsBool() &&
               relay["open"].GetBool();
   const char* status = open ? "open" : "closed";
@@ -144,7 +154,9 @@ std::string control_row(const rapidjson::Value& relay) {
          td(string_of(relay, "role")) + td("") + td("", "num") + td("", "error") + "</tr>";
 }
 
-void fill_sync(const std::shared_ptr<const std::string>& json, Values& values) {
+/// Rows are added while they fit in `budget` bytes; the summary says how many did not.
+void fill_sync(const std::shared_ptr<const std::string>& json, const Cells& td, std::size_t budget,
+               Values& values) {
   rapidjson::Document doc;
   if (!json || doc.Parse(json->c_str(), json->size()).HasParseError() || !doc.IsObject()) {
     values["sync_summary"] = "Sync (GRASP-02) is off on this relay.";
@@ -152,11 +164,16 @@ void fill_sync(const std::shared_ptr<const std::string>& json, Values& values) {
   }
   std::string rows;
   std::size_t relays = 0;
+  std::size_t left_out = 0;
+  auto add = [&](std::string row) {
+    if (rows.size() + row.size() > budget) return void(++left_out);
+    rows += row;
+  };
   if (doc.HasMember("relays") && doc["relays"].IsArray()) {
-    for (const auto& relay : doc["relays"].GetArray()) rows += relay_row(relay), ++relays;
+    for (const auto& relay : doc["relays"].GetArray()) add(relay_row(relay, td)), ++relays;
   }
   if (doc.HasMember("control_connections") && doc["control_connections"].IsArray()) {
-    for (const auto& relay : doc["control_connections"].GetArray()) rows += control_row(relay);
+    for (const auto& relay : doc["control_connections"].GetArray()) add(control_row(relay, td));
   }
   auto followed = doc.HasMember("repositories") && doc["repositories"].IsUint64()
                       ? doc["repositories"].GetUint64()
@@ -164,38 +181,54 @@ void fill_sync(const std::shared_ptr<const std::string>& json, Values& values) {
   values["sync_rows"] = rows;
   values["sync_summary"] = std::to_string(relays) + " tracked relays, " + std::to_string(followed) +
                            " repositories followed.";
+  if (left_out > 0)
+    values["sync_summary"] += " " + std::to_string(left_out) + " rows not shown (page size limit).";
 }
 
 // ---- repositories ----
 
-std::string repository_row(const HostedRepository& repo) {
+std::string repository_row(const HostedRepository& repo, std::size_t max_field_bytes) {
   auto npub = nostr::encode_npub(repo.author);
   auto naddr =
       nostr::encode_naddr(nostr::nip34::kind::repo_announcement, repo.author, repo.identifier);
-  auto title = repo.name.empty() ? repo.identifier : repo.name;
-  std::string search = title + " " + repo.identifier + " " + repo.description + " " + npub;
+  auto shown_identifier = truncate_utf8(repo.identifier, max_field_bytes);
+  auto title = truncate_utf8(repo.name.empty() ? repo.identifier : repo.name, max_field_bytes);
+  auto description = truncate_utf8(repo.description, max_field_bytes);
+  std::string search = title + " " + shown_identifier + " " + description + " " + npub;
   std::transform(search.begin(), search.end(), search.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   std::string row = "<li data-search=\"" + html_escape(search) + "\"><a class=\"repo\" href=\"/" +
                     npub + "/" + html_escape(percent_encode(repo.identifier)) + ".git\">" +
                     html_escape(title) + "</a>";
-  if (!repo.description.empty()) row += " <span>" + html_escape(repo.description) + "</span>";
+  if (!description.empty()) row += " <span>" + html_escape(description) + "</span>";
   row += "<br><span class=\"meta\">by <a href=\"nostr:" + npub + "\">" + npub.substr(0, 14) + "…" +
          npub.substr(npub.size() - 6) + "</a> · <a href=\"nostr:" + naddr +
          "\">naddr</a> · announced " + utc_text(repo.created_at) + "</span></li>";
   return row;
 }
 
-void fill_repositories(const HostedRepositories& repositories, Values& values) {
+/// Rows are added, newest first, while they fit in `budget` bytes.
+void fill_repositories(const HostedRepositories& repositories, std::size_t max_field_bytes,
+                       std::size_t budget, Values& values) {
   values["repository_count"] = std::to_string(repositories.total);
   std::string rows;
-  for (const auto& repo : repositories.newest) rows += repository_row(repo);
+  std::size_t shown = 0;
+  for (const auto& repo : repositories.newest) {
+    auto row = repository_row(repo, max_field_bytes);
+    if (rows.size() + row.size() > budget) break;
+    rows += row;
+    ++shown;
+  }
   values["repository_rows"] = rows;
   if (repositories.total == 0) {
     values["repository_summary"] = "No repository is hosted here yet.";
-  } else if (repositories.total > repositories.newest.size()) {
-    values["repository_summary"] = "The newest " + std::to_string(repositories.newest.size()) +
-                                   " of " + std::to_string(repositories.total) + ", newest first.";
+  } else if (shown < repositories.newest.size()) {
+    values["repository_summary"] = "The newest " + std::to_string(shown) + " of " +
+                                   std::to_string(repositories.total) +
+                                   ", newest first (page size limit).";
+  } else if (repositories.total > shown) {
+    values["repository_summary"] = "The newest " + std::to_string(shown) + " of " +
+                                   std::to_string(repositories.total) + ", newest first.";
   } else {
     values["repository_summary"] = "Newest first.";
   }
@@ -228,39 +261,68 @@ void fill_relay(const RelayInformation& info, const std::string& domain, Values&
 
 }  // namespace
 
-HostedRepositories hosted_repositories(const store::EventStore& store, std::size_t max) {
+std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  constexpr std::string_view ellipsis = "…";
+  if (max_bytes < ellipsis.size()) return {};
+  auto cut = max_bytes - ellipsis.size();
+  // Back to the start of a character: continuation bytes are 10xxxxxx.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + std::string(ellipsis);
+}
+
+HostedRepositories hosted_repositories(const store::EventStore& store,
+                                       const StatusPageLimits& limits) {
   nostr::Filter filter;
   filter.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
   HostedRepositories result;
-  result.total = store.count({filter});
-  filter.limit = max;
+  // Bounded like a client's COUNT: the figure is shown, never worth an unbounded scan.
+  result.total = store.count_bounded({filter}, count_bound).count;
+  filter.limit = limits.repositories;
   store::QueryOptions options;
-  options.max_limit = max;
+  options.max_limit = limits.repositories;
+  // Parsing is the cost (an announcement may be as large as the relay accepts): past the budget
+  // the rest of the newest are not read, and the page lists fewer.
+  std::size_t scan_budget = 16 * limits.max_bytes;
+  std::size_t scanned = 0;
   store.query(
       {filter},
       [&](const store::QueryHit& hit) {
+        if (scanned + hit.json.size() > scan_budget) return void(scanned = scan_budget);
+        scanned += hit.json.size();
         auto event = nostr::parse_event(hit.json, nostr::ParseLimits{});
-        if (!event) return;
-        result.newest.push_back({event->pubkey, std::string(event->d_tag()),
-                                 std::string(event->first_tag_value("name")),
-                                 std::string(event->first_tag_value("description")),
-                                 event->created_at});
+        // An identifier git hosting would refuse names no repository here: no row to link.
+        if (!event || event->d_tag().size() > git::max_identifier_bytes) return;
+        result.newest.push_back(
+            {event->pubkey, std::string(event->d_tag()),
+             truncate_utf8(event->first_tag_value("name"), limits.max_field_bytes),
+             truncate_utf8(event->first_tag_value("description"), limits.max_field_bytes),
+             event->created_at});
       },
       options);
   return result;
 }
 
 std::string status_page_html(const StatusPageInput& input) {
+  const auto& limits = input.limits;
   Values values;
   values["css"] = status_assets::style_css;
   values["js"] = status_assets::app_js;
   if (input.info) fill_relay(*input.info, input.domain, values);
-  fill_sync(input.sync_json, values);
-  fill_repositories(input.repositories, values);
+  fill_sync(input.sync_json, Cells{limits.max_field_bytes}, 0, values);
+  fill_repositories(input.repositories, limits.max_field_bytes, 0, values);
   rapidjson::Document history;
   if (input.history_json) history.Parse(input.history_json->c_str(), input.history_json->size());
   values["stored_plot"] = plot_svg(history, "stored");
   values["synced_plot"] = plot_svg(history, "synced");
+  // The fixed part first (the operator's texts, the plots, the assets); the lists share what is
+  // left of the cap, the sync rows at most half of it. The slack covers the summaries' growth.
+  constexpr std::size_t summary_slack = 512;
+  auto fixed = fill(status_assets::index_html, values).size() + summary_slack;
+  auto budget = limits.max_bytes > fixed ? limits.max_bytes - fixed : 0;
+  fill_sync(input.sync_json, Cells{limits.max_field_bytes}, budget / 2, values);
+  auto sync_bytes = values["sync_rows"].size();
+  fill_repositories(input.repositories, limits.max_field_bytes, budget - sync_bytes, values);
   return fill(status_assets::index_html, values);
 }
 

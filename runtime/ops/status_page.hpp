@@ -1,13 +1,16 @@
 // The status page at GET / for browsers: what this relay is (NIP-11 fields, how to connect), the
 // last 24 hours of activity as small SVG plots, one row per sync relay and the hosted
-// repositories. Rendered per request from the newest StatusBoard snapshots and a bounded store
-// read; complete without JavaScript (the embedded script only refreshes the sync rows from
-// /api/sync and filters the repository list). Every string from an event or a peer is escaped.
+// repositories. Rendered from the newest StatusBoard snapshots and a bounded store read (at most
+// once per interval, off the network threads: status_page_cache.hpp), every field truncated and
+// the lists cut to the page's byte cap; complete without JavaScript (the embedded script only
+// refreshes the sync rows from /api/sync and filters the repository list). Every string from an
+// event or a peer is escaped.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "messages/nostr/event.hpp"
@@ -33,8 +36,21 @@ struct HostedRepositories {
   std::vector<HostedRepository> newest;  ///< newest first, at most the requested number
 };
 
-/// The repository announcements in `store`: their count and the newest `max` of them.
-HostedRepositories hosted_repositories(const store::EventStore& store, std::size_t max);
+/// What one rendering may cost and produce (NGIT_STATUS_PAGE_*).
+struct StatusPageLimits {
+  std::size_t max_bytes = 1 << 20;    ///< the whole page, operator's own texts aside
+  std::size_t max_field_bytes = 256;  ///< each name, description, URL or error shown
+  std::size_t repositories = 500;     ///< announcements listed (the newest)
+};
+
+/// `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "…" when cut.
+std::string truncate_utf8(std::string_view text, std::size_t max_bytes);
+
+/// The repository announcements in `store`: their count and the newest `limits.repositories`,
+/// names and descriptions truncated to `limits.max_field_bytes`. Announcements are parsed only
+/// while their JSON adds up to 16 × `limits.max_bytes`: beyond, the listing stops early.
+HostedRepositories hosted_repositories(const store::EventStore& store,
+                                       const StatusPageLimits& limits);
 
 struct StatusPageInput {
   const RelayInformation* info = nullptr;
@@ -42,6 +58,7 @@ struct StatusPageInput {
   HostedRepositories repositories;
   std::shared_ptr<const std::string> sync_json;     ///< /api/sync, null while sync is off
   std::shared_ptr<const std::string> history_json;  ///< StatusHistory's buckets, may be null
+  StatusPageLimits limits;
 };
 
 std::string status_page_html(const StatusPageInput& input);

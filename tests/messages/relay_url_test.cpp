@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace graspd {
 namespace {
 
@@ -97,6 +100,49 @@ TEST(RelayUrl, ServiceIdentityIsLowercaseWithoutPortZero) {
   EXPECT_EQ(parse_host_port("Relay.Example.COM:8443"), (HostPort{"relay.example.com", 8443}));
   EXPECT_EQ(parse_host_port("[::FFFF:1.2.3.4]"), (HostPort{"[::ffff:1.2.3.4]", std::nullopt}));
   EXPECT_FALSE(parse_host_port("x.com:0"));
+}
+
+struct HostCase {
+  std::string host;
+  bool plain;
+};
+
+TEST(RelayUrl, PlainHostTable) {
+  for (const auto& c : std::vector<HostCase>{
+           {"relay.example.com", true},
+           {"git.example", true},
+           {"localhost", true},  // plain: its address is judged after resolution
+           {"xn--mnchen-3ya.de", true},
+           {"a_b.example", true},
+           {"8.8.8.8", true},
+           {"[2001:db8::1]", true},
+           {"[::ffff:127.0.0.1]", true},
+           {"m\xc3\xbcnchen.de", false},  // IDN: refused, not resolved twice differently
+           {"%65xample.com", false},
+           {"example.com.", false},
+           {"a..b", false},
+           {".example", false},
+           {std::string(64, 'a') + ".example", false},
+           {"127.1", false},
+           {"0x7f.0.0.1", false},
+           {"0177.0.0.1", false},
+           {"2130706433", false},
+           {"1.2.3.04", false},
+           {"256.1.1.1", false},
+           {"1.2.3.4.5", false},
+           {"example.0x10", false},
+           {"[fe80::1%25eth0]", false},
+           {"[]", false},
+           {"", false},
+       }) {
+    EXPECT_EQ(is_plain_host(c.host), c.plain) << c.host;
+  }
+}
+
+TEST(RelayUrl, UntrustedRelayUrlsNeedAPlainHost) {
+  EXPECT_FALSE(untrusted_relay_key("wss://m\xc3\xbcnchen.example/").has_value());
+  EXPECT_FALSE(untrusted_relay_key("wss://127.1/").has_value());
+  EXPECT_TRUE(untrusted_relay_key("wss://xn--mnchen-3ya.example/").has_value());
 }
 
 }  // namespace

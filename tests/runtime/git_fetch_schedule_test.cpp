@@ -310,5 +310,45 @@ TEST(FetchScheduleText, SourcesAreKeyedByLowercasedHostAndPort) {
   EXPECT_FALSE(fetch_source("file:///etc/passwd", self));
 }
 
+struct CloneUrlCase {
+  std::string url;
+  CloneUrlVerdict verdict;
+};
+
+TEST(FetchScheduleText, PlainCloneUrlRuleTable) {
+  using V = CloneUrlVerdict;
+  HostPort self{"relay.example.com", std::nullopt};
+  for (const auto& c : std::vector<CloneUrlCase>{
+           {"https://git.example/npub1x/r.git", V::fetchable},
+           {"http://git.example:8080/r.git", V::fetchable},
+           {"https://git.sr.ht/~user/repo", V::fetchable},
+           {"https://git.example/a%20b.git", V::fetchable},
+           {"https://xn--mnchen-3ya.example/r.git", V::fetchable},
+           {"https://[2001:db8::1]/r.git", V::fetchable},
+           {"https://git.example/r.git?service=x", V::query},
+           {"https://git.example/?a=1", V::query},
+           {"https://git.example/r.git#frag", V::fragment},
+           {"https://user:pw@git.example/r.git", V::user_info},
+           {"https://user@git.example/r.git", V::user_info},
+           {"ssh://git.example/r.git", V::scheme},
+           {"git://git.example/r.git", V::scheme},
+           {"file:///etc/passwd", V::malformed},
+           {"ftp://git.example/r.git", V::scheme},
+           {"https://m\xc3\xbcnchen.example/r.git", V::host},
+           {"https://127.1/r.git", V::host},
+           {"https://2130706433/r.git", V::host},
+           {"https://git.example./r.git", V::host},
+           {"https://git.example/a;b.git", V::path},
+           {"https://git.example/a%zz.git", V::path},
+           {"https://git.example/r\xc3\xbc.git", V::path},
+           {"https://relay.example.com/npub1x/r.git", V::this_service},
+           {"https://git.example/r .git", V::malformed},
+           {"https://git.example/" + std::string(3000, 'a'), V::malformed},
+       }) {
+    EXPECT_EQ(verdict_name(judge_clone_url(c.url, self)), verdict_name(c.verdict)) << c.url;
+    EXPECT_EQ(is_fetchable_clone_url(c.url, self), c.verdict == V::fetchable) << c.url;
+  }
+}
+
 }  // namespace
 }  // namespace graspd::runtime::git

@@ -7,7 +7,9 @@ namespace {
 
 SiteContent content(bool metrics = true) {
   SiteContent site;
-  site.landing_page = [] { return std::string("<html>landing</html>"); };
+  site.landing_page = [](PageDelivery deliver) {
+    deliver(std::make_shared<const std::string>("<html>landing</html>"));
+  };
   site.nip11 = [] { return std::string(R"({"name":"x"})"); };
   if (metrics) site.metrics = [] { return std::string("m 1\n"); };
   return site;
@@ -18,11 +20,28 @@ HttpResponse get(std::string_view target, std::string_view accept = "",
   return route_request({method, target, accept}, content(metrics));
 }
 
+/// The response a deferred route hands over (synchronously here: the test content is ready).
+HttpResponse settle(HttpResponse response) {
+  if (!response.deferred) return response;
+  HttpResponse settled;
+  response.deferred([&](HttpResponse ready) { settled = std::move(ready); });
+  return settled;
+}
+
 TEST(HttpRoutes, LandingPageByDefault) {
-  auto response = get("/");
+  auto routed = get("/");
+  ASSERT_TRUE(routed.deferred);  // the page is not rendered on the network thread
+  auto response = settle(std::move(routed));
   EXPECT_EQ(response.status, 200u);
   EXPECT_EQ(response.content_type, "text/html; charset=utf-8");
-  EXPECT_EQ(response.body, "<html>landing</html>");
+  ASSERT_TRUE(response.shared_body);
+  EXPECT_EQ(*response.shared_body, "<html>landing</html>");
+}
+
+TEST(HttpRoutes, LandingPageUnavailableIs503) {
+  auto site = content();
+  site.landing_page = [](PageDelivery deliver) { deliver(nullptr); };
+  EXPECT_EQ(settle(route_request({"GET", "/", ""}, site)).status, 503u);
 }
 
 TEST(HttpRoutes, Nip11WhenAcceptAsksForIt) {

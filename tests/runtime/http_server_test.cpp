@@ -29,7 +29,10 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void start(HttpServerOptions options = {}) {
     SiteContent site;
-    site.landing_page = [] { return std::string("landing"); };
+    site.landing_page = [](PageDelivery deliver) {
+      // From another thread, as the status page cache does.
+      std::thread([deliver] { deliver(std::make_shared<const std::string>("landing")); }).detach();
+    };
     site.nip11 = [] { return std::string("{}"); };
     site.metrics = [] { return std::string("m 1\n"); };
     server_ = std::make_unique<HttpServer>(io_, options, [site](const HttpRequestInfo& request) {

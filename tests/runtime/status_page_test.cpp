@@ -104,5 +104,65 @@ TEST_F(StatusPageTest, PlotsOneBarPerHourOfTheLastDay) {
   EXPECT_TRUE(contains(stored, "2025-12-01 10:00:00 UTC: 10"));
 }
 
+struct TruncationCase {
+  std::string text;
+  std::size_t max;
+  std::string expected;
+};
+
+TEST(StatusPageTruncation, CutsOnACharacterBoundaryWithAnEllipsis) {
+  const std::string u = "\xc3\xbc";  // ü, two bytes
+  for (const auto& c : std::vector<TruncationCase>{
+           {"short", 10, "short"},
+           {"exactly10!", 10, "exactly10!"},
+           {"abcdefghijk", 10, "abcdefg…"},
+           {"abcdef" + u + "xyz", 10, "abcdef…"},  // ü would be split at byte 7: left out
+           {"abcde" + u + "xyzw", 10, "abcde" + u + "…"},
+           {"abcdef", 2, ""},  // no room for the ellipsis
+       }) {
+    auto out = truncate_utf8(c.text, c.max);
+    EXPECT_EQ(out, c.expected) << c.text << " / " << c.max;
+    EXPECT_LE(out.size(), c.max);
+  }
+}
+
+TEST_F(StatusPageTest, FieldsAreCutToTheFieldLimit) {
+  input_.limits.max_field_bytes = 64;
+  input_.repositories.newest[0].name = std::string(10000, 'n');
+  input_.repositories.newest[0].description = std::string(10000, 'd');
+  input_.sync_json = std::make_shared<const std::string>(
+      R"({"relays":[{"url":"wss://peer.example","last_error":")" + std::string(10000, 'e') +
+      R"("}]})");
+  auto html = render();
+  EXPECT_FALSE(contains(html, std::string(65, 'n')));
+  EXPECT_FALSE(contains(html, std::string(65, 'd')));
+  EXPECT_FALSE(contains(html, std::string(65, 'e')));
+  EXPECT_TRUE(contains(html, std::string(61, 'n') + "…"));
+  EXPECT_TRUE(contains(html, std::string(61, 'd') + "…"));
+}
+
+TEST_F(StatusPageTest, ThePageStaysUnderItsCapAndSaysWhatItLeftOut) {
+  input_.limits.max_bytes = 100 * 1024;
+  input_.limits.max_field_bytes = 256;
+  HostedRepository big;
+  big.author.fill(9);
+  big.identifier = "repo";
+  big.name = std::string(256, '"');  // escaped to six bytes each
+  big.description = std::string(256, '<');
+  input_.repositories = {2000, std::vector<HostedRepository>(500, big)};
+  std::string relays;
+  for (int i = 0; i < 1000; ++i)
+    relays += std::string(i ? "," : "") + R"({"url":"wss://r)" + std::to_string(i) +
+              R"(.example/","last_error":")" + std::string(256, '&') + "\"}";
+  input_.sync_json = std::make_shared<const std::string>(R"({"relays":[)" + relays + "]}");
+  auto html = render();
+  EXPECT_LE(html.size(), input_.limits.max_bytes);
+  EXPECT_TRUE(contains(html, "rows not shown (page size limit)")) << html.substr(0, 2000);
+  EXPECT_TRUE(contains(html, ", newest first (page size limit)."));
+  EXPECT_TRUE(contains(html, "</html>")) << "the page is complete, not cut";
+  // The lists got what was left of the cap: not a handful of bytes.
+  EXPECT_GT(html.size(), input_.limits.max_bytes / 2);
+}
+
 }  // namespace
 }  // namespace graspd::runtime

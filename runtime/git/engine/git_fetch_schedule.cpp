@@ -29,14 +29,66 @@ bool same_service(const ParsedUrl& url, const HostPort& service) {
 
 }  // namespace
 
-bool is_fetchable_clone_url(std::string_view url, const HostPort& service) {
-  if (url.empty() || url.size() > 2048) return false;
+namespace {
+
+bool is_plain_clone_path(std::string_view path) {
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    auto c = static_cast<unsigned char>(path[i]);
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') continue;
+    bool escape = c == '%' && i + 2 < path.size() &&
+                  std::isxdigit(static_cast<unsigned char>(path[i + 1])) &&
+                  std::isxdigit(static_cast<unsigned char>(path[i + 2]));
+    if (!escape) return false;
+    i += 2;
+  }
+  return true;
+}
+
+}  // namespace
+
+CloneUrlVerdict judge_clone_url(std::string_view url, const HostPort& service) {
+  using V = CloneUrlVerdict;
+  if (url.empty() || url.size() > 2048) return V::malformed;
   for (unsigned char c : url)
-    if (c <= 0x20 || c == 0x7f) return false;
+    if (c <= 0x20 || c == 0x7f) return V::malformed;
   auto parsed = parse_url(url);
-  if (!parsed || parsed->has_user_info || parsed->host.empty()) return false;
-  if (parsed->scheme != "http" && parsed->scheme != "https") return false;
-  return !same_service(*parsed, service);
+  if (!parsed || parsed->host.empty()) return V::malformed;
+  if (parsed->scheme != "http" && parsed->scheme != "https") return V::scheme;
+  if (parsed->has_user_info) return V::user_info;
+  if (!is_plain_host(parsed->host)) return V::host;
+  if (url.find('#') != std::string_view::npos) return V::fragment;
+  if (parsed->path_and_query.find('?') != std::string::npos) return V::query;
+  if (!is_plain_clone_path(parsed->path_and_query)) return V::path;
+  if (same_service(*parsed, service)) return V::this_service;
+  return V::fetchable;
+}
+
+std::string_view verdict_name(CloneUrlVerdict verdict) {
+  switch (verdict) {
+    case CloneUrlVerdict::fetchable:
+      return "fetchable";
+    case CloneUrlVerdict::malformed:
+      return "malformed";
+    case CloneUrlVerdict::scheme:
+      return "scheme";
+    case CloneUrlVerdict::user_info:
+      return "user_info";
+    case CloneUrlVerdict::host:
+      return "host";
+    case CloneUrlVerdict::query:
+      return "query";
+    case CloneUrlVerdict::fragment:
+      return "fragment";
+    case CloneUrlVerdict::path:
+      return "path";
+    case CloneUrlVerdict::this_service:
+      return "this_service";
+  }
+  return "malformed";
+}
+
+bool is_fetchable_clone_url(std::string_view url, const HostPort& service) {
+  return judge_clone_url(url, service) == CloneUrlVerdict::fetchable;
 }
 
 std::optional<FetchSource> fetch_source(std::string_view url, const HostPort& service) {

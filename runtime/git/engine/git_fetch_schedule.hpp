@@ -29,8 +29,26 @@
 
 namespace graspd::runtime::git {
 
-/// Whether a clone URL may be fetched from (before resolution): http/https, no user info, not
-/// this service, printable and at most 2048 bytes.
+/// What the plain-URL rule says of a clone URL (before resolution). Only `fetchable` is fetched
+/// from; each other verdict names the first rule the URL breaks.
+enum class CloneUrlVerdict {
+  fetchable,
+  malformed,     ///< unparsable, longer than 2048 bytes, blanks or control characters
+  scheme,        ///< not http:// or https://
+  user_info,     ///< `user[:password]@` before the host
+  host,          ///< not a plain host (is_plain_host: IDN, escapes, odd numeric forms)
+  query,         ///< a `?` query string: git would send it a blind GET
+  fragment,      ///< a `#` fragment
+  path,          ///< a path character outside letters, digits, `/-._~` and `%XX` escapes
+  this_service,  ///< names NGIT_DOMAIN
+};
+
+CloneUrlVerdict judge_clone_url(std::string_view url, const HostPort& service);
+
+/// The verdict's metric label and log word ("query", "host", ...).
+std::string_view verdict_name(CloneUrlVerdict verdict);
+
+/// judge_clone_url(url, service) == CloneUrlVerdict::fetchable.
 bool is_fetchable_clone_url(std::string_view url, const HostPort& service);
 
 using FetchTime = std::chrono::steady_clock::time_point;
