@@ -27,6 +27,8 @@ using ws_closed = caf::atom_constant<caf::atom("ws_closed")>;
 using ws_flush = caf::atom_constant<caf::atom("ws_flush")>;
 /// The transport's outbound queue drained below the mark a stored answer waits for.
 using ws_drained = caf::atom_constant<caf::atom("ws_drain")>;
+/// Client session timer: close the NIP-77 sessions that waited too long for a NEG-MSG.
+using neg_idle = caf::atom_constant<caf::atom("neg_idle")>;
 
 // Store writer.
 /// Subscribe an actor to the store's change feed (StoreCommitted messages).

@@ -46,7 +46,8 @@ using verifier_actor = caf::typed_actor<caf::replies_to<VerifyEvent>::with<nostr
 using client_session_actor =
     caf::typed_actor<caf::reacts_to<atom::ws_text, std::string>, caf::reacts_to<atom::ws_binary>,
                      caf::reacts_to<atom::ws_oversize>, caf::reacts_to<atom::ws_closed>,
-                     caf::reacts_to<atom::ws_flush>, caf::reacts_to<atom::ws_drained>>;
+                     caf::reacts_to<atom::ws_flush>, caf::reacts_to<atom::ws_drained>,
+                     caf::reacts_to<atom::neg_idle>>;
 
 // The store's change feed: whatever wants every committed event, once, in
 // commit order (the fan-out, the acceptance actor, the self-subscriber).

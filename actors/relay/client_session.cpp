@@ -67,6 +67,16 @@ EventResult result_of(WriteOutcome outcome) {
   return EventResult::error;
 }
 
+NegentropyLimits negentropy_limits(const runtime::RelayLimits& limits) {
+  NegentropyLimits out;
+  out.max_sync_events = limits.negentropy_max_sync_events;
+  out.max_sessions = limits.negentropy_max_sessions;
+  out.idle_timeout = limits.negentropy_idle_timeout;
+  out.opens_per_second = limits.negentropy_opens_per_second;
+  out.open_burst = limits.negentropy_open_burst;
+  return out;
+}
+
 struct SessionState {
   static inline const char* name = "client_session";
 
@@ -105,6 +115,7 @@ struct SessionState {
   VerifierPool verifiers;
   /// NIP-77 reconciliations of this connection, one per NEG subscription id.
   std::unique_ptr<NegentropySessions> negentropy;
+  bool negentropy_timer = false;  // a neg_idle is on its way
   /// Stored answers of REQs, oldest first. Each leaves in chunks of `chunk_bytes`: the next chunk
   /// is loaded only once the transport's queue is down to `chunk_bytes` again (ws_drained), so one
   /// REQ over a huge result holds at most about two chunks, never the whole answer.
@@ -406,15 +417,18 @@ struct SessionState {
   void handle(nostr::ClientNegOpen& msg) {
     count(ClientMessageType::neg_open);
     answer_negentropy([&] {
-      return negentropy->open(msg, [this](const nostr::Filter& filter, std::uint64_t max) {
-        return ctx->store->negentropy_items(filter, max);
-      });
+      return negentropy->open(
+          msg,
+          [this](const nostr::Filter& filter, std::uint64_t max) {
+            return ctx->store->negentropy_items(filter, max);
+          },
+          ctx->now());
     });
   }
 
   void handle(nostr::ClientNegMsg& msg) {
     count(ClientMessageType::neg_msg);
-    answer_negentropy([&] { return negentropy->message(msg); });
+    answer_negentropy([&] { return negentropy->message(msg, ctx->now()); });
   }
 
   void handle(nostr::ClientNegClose& msg) {
@@ -430,6 +444,11 @@ struct SessionState {
   void answer_negentropy(Step&& step) {
     const auto before = negentropy->open_sessions();
     auto answer = step();
+    report_negentropy(answer, before);
+    arm_negentropy_expiry();
+  }
+
+  void report_negentropy(NegentropySessions::Answer& answer, std::size_t before) {
     if (auto* m = metrics()) {
       m->negentropy_sessions(static_cast<long>(negentropy->open_sessions()) -
                              static_cast<long>(before));
@@ -439,6 +458,28 @@ struct SessionState {
         m->negentropy_round(answer.items);
     }
     if (!answer.frame.empty()) send(std::move(answer.frame));
+  }
+
+  /// One timer at a time, due when the session idle longest passes the idle timeout; it re-arms
+  /// itself while sessions are open.
+  void arm_negentropy_expiry() {
+    if (negentropy_timer || closed) return;
+    auto due = negentropy->next_expiry();
+    if (!due) return;
+    negentropy_timer = true;
+    auto delay = std::max(Clock::duration::zero(), *due - ctx->now());
+    self->delayed_send(self, delay, atom::neg_idle::value);
+  }
+
+  void on_negentropy_timer() {
+    negentropy_timer = false;
+    if (closed) return;
+    auto before = negentropy->open_sessions();
+    for (auto& answer : negentropy->expire(ctx->now())) {
+      report_negentropy(answer, before);
+      before = negentropy->open_sessions();
+    }
+    arm_negentropy_expiry();
   }
 
   void on_closed() {
@@ -464,9 +505,8 @@ client_session_actor::behavior_type client_session(
   st.parse_limits = ctx->parse_limits();
   st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
   st.verifiers = VerifierPool(ctx->verifiers, ctx->limits.verifications_per_session);
-  st.negentropy = std::make_unique<NegentropySessions>(
-      NegentropyLimits{ctx->limits.negentropy_max_sync_events, ctx->limits.negentropy_max_sessions},
-      ctx->negentropy_budget);
+  st.negentropy = std::make_unique<NegentropySessions>(negentropy_limits(ctx->limits),
+                                                       ctx->negentropy_budget, st.source);
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);
@@ -489,6 +529,7 @@ client_session_actor::behavior_type client_session(
       },
       [self](atom::ws_flush) { self->state.outbox.flush(); },
       [self](atom::ws_drained) { self->state.on_drained(); },
+      [self](atom::neg_idle) { self->state.on_negentropy_timer(); },
       [self](atom::ws_closed) {
         self->state.on_closed();
         // Pending store replies still arrive (their OK is dropped by the

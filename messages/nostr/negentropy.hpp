@@ -47,6 +47,7 @@ enum class ErrorCode {
   prefix_too_long,        // bound prefix length above 32
   bad_hex,                // message_from_hex: odd length or a non-hex digit
   frame_limit_too_small,  // Negentropy::create with 0 < limit < 4096
+  too_many_rounds,        // ClientSession: the peer kept the reconciliation going past the cap
 };
 
 struct Error {

@@ -18,6 +18,7 @@ struct ClientSession::State {
   std::set<EventId> have;
   std::set<EventId> need;
   std::size_t rounds = 0;
+  std::size_t max_rounds = default_max_rounds;
 };
 
 namespace {
@@ -42,8 +43,10 @@ void keep_new(std::vector<EventId>& found, std::set<EventId>& seen, std::vector<
 ClientSession::ClientSession(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 Result<ClientSession> ClientSession::open(std::string subscription_id, Filter filter,
-                                          std::vector<Item> ours, std::size_t frame_size_limit) {
+                                          std::vector<Item> ours, std::size_t frame_size_limit,
+                                          std::size_t max_rounds) {
   auto state = std::make_unique<State>();
+  state->max_rounds = max_rounds;
   state->subscription_id = std::move(subscription_id);
   filter.limit.reset();
   state->filter = std::move(filter);
@@ -69,6 +72,11 @@ std::string ClientSession::close_frame() const {
 }
 
 Result<ClientRound> ClientSession::on_message(std::string_view hex) {
+  if (state_->rounds >= state_->max_rounds)
+    return Result<ClientRound>::failure(
+        Error{ErrorCode::too_many_rounds, "the relay kept reconciling past " +
+                                              std::to_string(state_->max_rounds) +
+                                              " rounds (NGIT_NEGENTROPY_MAX_ROUNDS)"});
   auto message = message_from_hex(hex);
   if (!message) return Result<ClientRound>::failure(message.error());
   std::vector<EventId> have;

@@ -67,8 +67,9 @@ bool prepare(const SyncArgs& args, Prepared& out) {
                    "filter (since/until, kinds)\n";
       return false;
     }
-    auto session = neg::ClientSession::open(kNegentropyId, args.filter, std::move(*items),
-                                            args.frame_size_limit);
+    auto session =
+        neg::ClientSession::open(kNegentropyId, args.filter, std::move(*items),
+                                 args.frame_size_limit, out.config.negentropy_max_rounds);
     if (!session) {
       std::cerr << "graspd sync: " << session.error().detail << "\n";
       return false;

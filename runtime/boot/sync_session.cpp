@@ -113,6 +113,8 @@ void SyncSession::on_neg_msg(const nostr::RelayNegMsg& msg) {
   if (msg.subscription_id != negentropy_.subscription_id() || figures_.reconciled) return;
   first_neg_msg_seen_ = true;
   auto round = negentropy_.on_message(msg.hex);
+  if (!round && round.error().code == nostr::negentropy::ErrorCode::too_many_rounds)
+    return fail(round.error().detail);
   if (!round) return fail("the relay sent an unusable NEG-MSG: " + round.error().detail);
   client_->send(round->frame);
   take_round(*round);

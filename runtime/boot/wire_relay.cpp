@@ -26,6 +26,20 @@ runtime::WsObserver ws_observer(std::shared_ptr<runtime::RelayMetrics> metrics) 
 
 }  // namespace
 
+NegentropyBudgetLimits negentropy_budget_limits(const runtime::Config& config) {
+  NegentropyBudgetLimits limits;
+  // Saturating: the cap may be configured "unlimited".
+  const auto per_session = config.negentropy_max_sync_events;
+  limits.max_records = per_session > UINT64_MAX / 4 ? UINT64_MAX : 4 * per_session;
+  const auto percent = config.negentropy_address_share_percent;
+  limits.max_records_per_address =
+      limits.max_records / 100 * percent + limits.max_records % 100 * percent / 100;
+  limits.scan_records_per_second = static_cast<double>(config.negentropy_address_scan_rate);
+  // Enough for one NEG-OPEN of the largest size (the store reads one record past the cap).
+  limits.scan_burst = static_cast<double>(per_session) + 1;
+  return limits;
+}
+
 runtime::RelayLimits relay_limits(const runtime::Config& config) {
   runtime::RelayLimits limits;
   limits.max_message_bytes = config.max_message_bytes;
@@ -35,6 +49,9 @@ runtime::RelayLimits relay_limits(const runtime::Config& config) {
   limits.max_subscription_values = config.max_subscription_values;
   limits.negentropy_max_sync_events = config.negentropy_max_sync_events;
   limits.negentropy_max_sessions = config.negentropy_max_sessions;
+  limits.negentropy_idle_timeout = std::chrono::seconds(config.negentropy_idle_secs);
+  limits.negentropy_opens_per_second = static_cast<double>(config.negentropy_open_rate);
+  limits.negentropy_open_burst = static_cast<double>(config.negentropy_open_burst);
   limits.max_filters = config.max_filters;
   limits.max_limit = config.max_limit;
   limits.default_limit = std::min(config.default_limit, config.max_limit);
@@ -89,7 +106,7 @@ WiredRelay wire_relay(const Services& services, const WiredStore& store,
   context->limits = relay_limits(services.config);
   context->metrics = metrics;
   context->negentropy_budget =
-      std::make_shared<NegentropyBudget>(4 * context->limits.negentropy_max_sync_events);
+      std::make_shared<NegentropyBudget>(negentropy_budget_limits(services.config));
 
   wired.endpoint = runtime::make_websocket_endpoint(
       ws_options(context->limits, services.config.websocket_compression,

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "actors/relay/engine/negentropy_sessions.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/verifiers.hpp"
@@ -23,6 +24,9 @@ struct WiredRelay {
 
 /// Config → RelayLimits (also what NIP-11 `limitation` advertises).
 runtime::RelayLimits relay_limits(const runtime::Config& config);
+/// What every connection's NIP-77 sessions share: four NEG-OPENs of the largest size in all, a
+/// share of it per client address, and each address's scan rate.
+NegentropyBudgetLimits negentropy_budget_limits(const runtime::Config& config);
 
 /// RelayLimits → the WebSocket transport's options.
 runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compression,

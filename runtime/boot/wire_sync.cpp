@@ -102,6 +102,7 @@ std::optional<WiredSync> wire_sync(const Services& services, const WiredStore& s
     return events->negentropy_items(filter, max);
   };
   config.connection.negentropy.max_records = services.config.negentropy_max_sync_events;
+  config.connection.negentropy.max_rounds = services.config.negentropy_max_rounds;
   wired.verifiers = spawn_verifiers(services);
   config.connection.verifiers = wired.verifiers.actors;
   wired.manager =

@@ -62,6 +62,12 @@ struct Config {
   std::uint64_t max_subscription_values = 100000;
   std::uint64_t negentropy_max_sync_events = 1000000;
   std::uint64_t negentropy_max_sessions = 4;
+  std::uint64_t negentropy_address_share_percent = 25;
+  std::uint64_t negentropy_address_scan_rate = 200000;  ///< 0 = unbounded
+  std::uint64_t negentropy_open_rate = 2;               ///< 0 = unbounded
+  std::uint64_t negentropy_open_burst = 20;
+  std::uint64_t negentropy_idle_secs = 60;  ///< 0 = never
+  std::uint64_t negentropy_max_rounds = 2000;
   std::uint64_t max_limit = 0;
   std::uint64_t default_limit = 0;
   std::uint64_t max_subid_length = 0;

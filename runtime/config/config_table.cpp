@@ -229,6 +229,34 @@ std::vector<OptionSpec> subscription_limits() {
       {"negentropy_max_sessions", "NGIT_NEGENTROPY_MAX_SESSIONS", "--negentropy-max-sessions",
        "integer", "4", "NIP-77 negentropy subscriptions one connection may hold open at once.",
        uint_option(&C::negentropy_max_sessions, 1, 1000)},
+      {"negentropy_address_share_percent", "NGIT_NEGENTROPY_ADDRESS_SHARE_PERCENT",
+       "--negentropy-address-share-percent", "integer", "25",
+       "Percent of the records all NIP-77 sessions may hold (four times "
+       "NGIT_NEGENTROPY_MAX_SYNC_EVENTS) that the sessions of one client address may hold "
+       "together; past it NEG-OPEN answers NEG-ERR \"rate-limited: ...\".",
+       uint_option(&C::negentropy_address_share_percent, 1, 100)},
+      {"negentropy_address_scan_rate", "NGIT_NEGENTROPY_ADDRESS_SCAN_RATE",
+       "--negentropy-address-scan-rate", "integer", "200000",
+       "Stored records the NEG-OPENs of one client address may scan per second, saved up to "
+       "NGIT_NEGENTROPY_MAX_SYNC_EVENTS; while spent, NEG-OPEN answers NEG-ERR \"rate-limited: "
+       "...\". 0: unbounded.",
+       uint_option(&C::negentropy_address_scan_rate, 0, unlimited)},
+      {"negentropy_open_rate", "NGIT_NEGENTROPY_OPEN_RATE", "--negentropy-open-rate", "integer",
+       "2", "Sustained NEG-OPENs per second per connection (token bucket); 0: unbounded.",
+       uint_option(&C::negentropy_open_rate, 0, unlimited)},
+      {"negentropy_open_burst", "NGIT_NEGENTROPY_OPEN_BURST", "--negentropy-open-burst", "integer",
+       "20", "NEG-OPENs one connection may send in a burst above the rate.",
+       uint_option(&C::negentropy_open_burst, 1, unlimited)},
+      {"negentropy_idle_secs", "NGIT_NEGENTROPY_IDLE_SECS", "--negentropy-idle-secs", "integer",
+       "60",
+       "Seconds a NIP-77 session may wait for the client's next NEG-MSG; then it is closed with "
+       "NEG-ERR \"closed: ...\". 0: never.",
+       uint_option(&C::negentropy_idle_secs, 0, 86400)},
+      {"negentropy_max_rounds", "NGIT_NEGENTROPY_MAX_ROUNDS", "--negentropy-max-rounds", "integer",
+       "2000",
+       "NEG-MSG rounds graspd, as a NIP-77 client (sync, graspd sync), takes from a relay for one "
+       "session; past it the session is abandoned as a looping relay.",
+       uint_option(&C::negentropy_max_rounds, 1, unlimited)},
       {"max_count_examined", "NGIT_MAX_COUNT_EXAMINED", "--max-count-examined", "integer", "200000",
        "Index entries one COUNT may examine; past it the count is answered approximate (NIP-45).",
        uint_option(&C::max_count_examined, 1, unlimited)},

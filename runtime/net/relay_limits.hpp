@@ -45,6 +45,11 @@ struct RelayLimits {
   /// and negentropy subscriptions one connection may hold open at once.
   std::uint64_t negentropy_max_sync_events = 1000000;
   std::size_t negentropy_max_sessions = 4;
+  /// A NIP-77 session with no NEG-MSG for this long is closed (zero: never).
+  std::chrono::seconds negentropy_idle_timeout{60};
+  /// NEG-OPENs per second one connection may send (0: unbounded), and the burst.
+  double negentropy_opens_per_second = 2;
+  double negentropy_open_burst = 20;
 };
 
 /// Classic token bucket; time is passed in so tests control it.

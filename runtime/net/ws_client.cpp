@@ -60,9 +60,25 @@ struct WsClient::Impl : std::enable_shared_from_this<WsClient::Impl> {
 
   void on_resolved(const tcp::resolver::results_type& results) {
     beast::get_lowest_layer(ws).expires_after(options.connect_timeout);
+    if (!options.local_address.empty()) return connect_from(*results.begin());
     beast::get_lowest_layer(ws).async_connect(
         results, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
           if (ec) return self->fail_connect("connect: " + ec.message());
+          self->on_connected();
+        });
+  }
+
+  /// Binds the socket to the chosen local address first (tests acting as another host).
+  void connect_from(const tcp::endpoint& remote) {
+    beast::error_code ec;
+    auto local = net::ip::make_address(options.local_address, ec);
+    auto& socket = beast::get_lowest_layer(ws).socket();
+    if (!ec) socket.open(remote.protocol(), ec);
+    if (!ec) socket.bind(tcp::endpoint(local, 0), ec);
+    if (ec) return fail_connect("bind " + options.local_address + ": " + ec.message());
+    beast::get_lowest_layer(ws).async_connect(
+        remote, [self = shared_from_this()](beast::error_code e) {
+          if (e) return self->fail_connect("connect: " + e.message());
           self->on_connected();
         });
   }

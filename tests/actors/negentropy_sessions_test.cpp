@@ -49,10 +49,31 @@ nostr::ClientNegOpen open_message(const std::string& subid, const neg::Storage& 
   return nostr::ClientNegOpen{subid, nostr::Filter{}, engine->initiate()};
 }
 
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+NegentropyBudgetLimits budget_limits(std::uint64_t total, std::uint64_t per_address) {
+  NegentropyBudgetLimits limits;
+  limits.max_records = total;
+  limits.max_records_per_address = per_address;
+  limits.scan_records_per_second = 0;  // unbounded unless a test says otherwise
+  return limits;
+}
+
+NegentropyLimits session_limits(std::uint64_t max_sync_events, std::size_t max_sessions) {
+  NegentropyLimits limits;
+  limits.max_sync_events = max_sync_events;
+  limits.max_sessions = max_sessions;
+  limits.opens_per_second = 0;
+  return limits;
+}
+
 class NegentropySessionsTest : public ::testing::Test {
  protected:
-  std::shared_ptr<NegentropyBudget> budget_ = std::make_shared<NegentropyBudget>(150);
-  NegentropySessions sessions_{NegentropyLimits{100, 2}, budget_};
+  Clock::time_point now_ = Clock::time_point{} + 1000s;
+  std::shared_ptr<NegentropyBudget> budget_ =
+      std::make_shared<NegentropyBudget>(budget_limits(150, 150));
+  NegentropySessions sessions_{session_limits(100, 2), budget_, "ip:a"};
 };
 
 TEST_F(NegentropySessionsTest, AClientReconcilesAgainstTheSnapshot) {
@@ -62,7 +83,7 @@ TEST_F(NegentropySessionsTest, AClientReconcilesAgainstTheSnapshot) {
   client_items.push_back(item(5000, 0xee));       // client-only
   neg::Storage client(client_items);
   auto msg = open_message("n", client);
-  auto answer = sessions_.open(msg, server.source());
+  auto answer = sessions_.open(msg, server.source(), now_);
   ASSERT_FALSE(answer.error) << answer.frame;
   EXPECT_EQ(answer.items, 60u);
   EXPECT_EQ(server.last_max, 100u) << "the source is asked for the configured bound";
@@ -80,7 +101,7 @@ TEST_F(NegentropySessionsTest, AClientReconcilesAgainstTheSnapshot) {
     have.insert(h.begin(), h.end());
     need.insert(n.begin(), n.end());
     if (!*next) break;
-    answer = sessions_.message(nostr::ClientNegMsg{"n", **next});
+    answer = sessions_.message(nostr::ClientNegMsg{"n", **next}, now_);
     ASSERT_FALSE(answer.error) << answer.frame;
   }
   EXPECT_EQ(have, (std::set<nostr::EventId>{item(5000, 0xee).id}));
@@ -88,7 +109,7 @@ TEST_F(NegentropySessionsTest, AClientReconcilesAgainstTheSnapshot) {
 }
 
 TEST_F(NegentropySessionsTest, UnknownSubscriptionIsClosed) {
-  auto answer = sessions_.message(nostr::ClientNegMsg{"nobody", "a"});
+  auto answer = sessions_.message(nostr::ClientNegMsg{"nobody", "a"}, now_);
   ASSERT_EQ(answer.error, NegentropyError::unknown_subscription);
   auto doc = parsed(answer.frame);
   EXPECT_STREQ(doc[0].GetString(), "NEG-ERR");
@@ -99,7 +120,7 @@ TEST_F(NegentropySessionsTest, TooManyResultsIsBlockedWithTheCap) {
   FixedSource server{records(101)};
   neg::Storage client;
   auto msg = open_message("n", client);
-  auto answer = sessions_.open(msg, server.source());
+  auto answer = sessions_.open(msg, server.source(), now_);
   ASSERT_EQ(answer.error, NegentropyError::too_many_results);
   auto doc = parsed(answer.frame);
   EXPECT_STREQ(doc[2].GetString(), "blocked: too many query results");
@@ -113,11 +134,11 @@ TEST_F(NegentropySessionsTest, MalformedMessageClosesTheSession) {
   FixedSource server{records(3)};
   neg::Storage client;
   auto msg = open_message("n", client);
-  ASSERT_FALSE(sessions_.open(msg, server.source()).error);
-  auto answer = sessions_.message(nostr::ClientNegMsg{"n", std::string("\x61\x00\x00", 3)});
+  ASSERT_FALSE(sessions_.open(msg, server.source(), now_).error);
+  auto answer = sessions_.message(nostr::ClientNegMsg{"n", std::string("\x61\x00\x00", 3)}, now_);
   ASSERT_EQ(answer.error, NegentropyError::malformed);
   EXPECT_EQ(std::string(parsed(answer.frame)[2].GetString()).rfind("invalid:", 0), 0u);
-  EXPECT_EQ(sessions_.message(nostr::ClientNegMsg{"n", "\x61"}).error,
+  EXPECT_EQ(sessions_.message(nostr::ClientNegMsg{"n", "\x61"}, now_).error,
             NegentropyError::unknown_subscription);
   EXPECT_EQ(budget_->held(), 0u);
 }
@@ -125,7 +146,7 @@ TEST_F(NegentropySessionsTest, MalformedMessageClosesTheSession) {
 TEST_F(NegentropySessionsTest, OtherVersionsAreAnsweredWithOurs) {
   FixedSource server{records(1)};
   nostr::ClientNegOpen msg{"n", nostr::Filter{}, std::string("\x62\xaa\xbb", 3)};
-  auto answer = sessions_.open(msg, server.source());
+  auto answer = sessions_.open(msg, server.source(), now_);
   ASSERT_FALSE(answer.error);
   EXPECT_STREQ(parsed(answer.frame)[2].GetString(), "61");
 }
@@ -134,20 +155,105 @@ TEST_F(NegentropySessionsTest, SessionsAreBoundedPerConnectionAndInTotal) {
   FixedSource server{records(70)};
   neg::Storage client;
   auto a = open_message("a", client), b = open_message("b", client), c = open_message("c", client);
-  ASSERT_FALSE(sessions_.open(a, server.source()).error);
+  ASSERT_FALSE(sessions_.open(a, server.source(), now_).error);
   EXPECT_EQ(budget_->held(), 70u);
   // The second session would hold 140 of the 150 records: fine. Reusing "a" replaces it.
-  ASSERT_FALSE(sessions_.open(b, server.source()).error);
-  ASSERT_FALSE(sessions_.open(a, server.source()).error);
+  ASSERT_FALSE(sessions_.open(b, server.source(), now_).error);
+  ASSERT_FALSE(sessions_.open(a, server.source(), now_).error);
   EXPECT_EQ(sessions_.open_sessions(), 2u);
-  EXPECT_EQ(sessions_.open(c, server.source()).error, NegentropyError::too_many_sessions);
+  EXPECT_EQ(sessions_.open(c, server.source(), now_).error, NegentropyError::too_many_sessions);
   // The two sessions here hold 140: another connection's 70 would pass the process budget.
-  NegentropySessions other{NegentropyLimits{100, 2}, budget_};
+  NegentropySessions other{session_limits(100, 2), budget_, "ip:b"};
   auto d = open_message("d", client);
-  EXPECT_EQ(other.open(d, server.source()).error, NegentropyError::busy);
+  EXPECT_EQ(other.open(d, server.source(), now_).error, NegentropyError::busy);
   sessions_.clear();
   EXPECT_EQ(budget_->held(), 0u);
-  EXPECT_FALSE(other.open(d, server.source()).error);
+  EXPECT_FALSE(other.open(d, server.source(), now_).error);
+}
+
+TEST_F(NegentropySessionsTest, OneAddressHoldsAtMostItsShare) {
+  auto budget = std::make_shared<NegentropyBudget>(budget_limits(400, 100));
+  FixedSource server{records(60)};
+  neg::Storage client;
+  // Two connections from one address: the second's session would pass the address's 100.
+  NegentropySessions first{session_limits(100, 4), budget, "ip:attacker"};
+  NegentropySessions second{session_limits(100, 4), budget, "ip:attacker"};
+  auto a = open_message("a", client);
+  ASSERT_FALSE(first.open(a, server.source(), now_).error);
+  auto answer = second.open(a, server.source(), now_);
+  ASSERT_EQ(answer.error, NegentropyError::address_busy);
+  EXPECT_EQ(std::string(parsed(answer.frame)[2].GetString()).rfind("rate-limited:", 0), 0u);
+  EXPECT_EQ(budget->held_by("ip:attacker"), 60u);
+  // Another address still has the rest of the process budget.
+  NegentropySessions victim{session_limits(100, 4), budget, "ip:victim"};
+  ASSERT_FALSE(victim.open(a, server.source(), now_).error);
+  EXPECT_EQ(budget->held(), 120u);
+  first.clear();
+  EXPECT_EQ(budget->held_by("ip:attacker"), 0u);
+  EXPECT_FALSE(second.open(a, server.source(), now_).error);
+}
+
+TEST_F(NegentropySessionsTest, IdleSessionsAreClosedWithNegErr) {
+  auto limits = session_limits(100, 4);
+  limits.idle_timeout = 30s;
+  NegentropySessions sessions{limits, budget_, "ip:a"};
+  FixedSource server{records(10)};
+  neg::Storage client;
+  auto a = open_message("a", client), b = open_message("b", client);
+  ASSERT_FALSE(sessions.open(a, server.source(), now_).error);
+  ASSERT_FALSE(sessions.open(b, server.source(), now_ + 10s).error);
+  EXPECT_EQ(sessions.next_expiry(), now_ + 30s);
+  EXPECT_TRUE(sessions.expire(now_ + 29s).empty());
+  // "b" is kept alive by a round; "a" waited 30 s for one.
+  EXPECT_EQ(sessions.message(nostr::ClientNegMsg{"b", a.message}, now_ + 25s).error, std::nullopt);
+  auto closed = sessions.expire(now_ + 30s);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].error, NegentropyError::idle);
+  auto doc = parsed(closed[0].frame);
+  EXPECT_STREQ(doc[0].GetString(), "NEG-ERR");
+  EXPECT_STREQ(doc[1].GetString(), "a");
+  EXPECT_EQ(std::string(doc[2].GetString()).rfind("closed:", 0), 0u);
+  EXPECT_EQ(sessions.open_sessions(), 1u);
+  EXPECT_EQ(budget_->held(), 10u);
+  EXPECT_EQ(sessions.next_expiry(), now_ + 55s);
+  EXPECT_EQ(sessions.expire(now_ + 55s).size(), 1u);
+  EXPECT_EQ(sessions.next_expiry(), std::nullopt);
+  EXPECT_EQ(budget_->held(), 0u);
+}
+
+TEST_F(NegentropySessionsTest, NegOpenIsRateLimitedPerConnection) {
+  auto limits = session_limits(100, 4);
+  limits.opens_per_second = 1;
+  limits.open_burst = 3;
+  NegentropySessions sessions{limits, budget_, "ip:a"};
+  FixedSource server{records(1)};
+  neg::Storage client;
+  auto a = open_message("a", client);
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(sessions.open(a, server.source(), now_).error);
+  auto refused = sessions.open(a, server.source(), now_);
+  ASSERT_EQ(refused.error, NegentropyError::rate_limited);
+  EXPECT_EQ(std::string(parsed(refused.frame)[2].GetString()).rfind("rate-limited:", 0), 0u);
+  EXPECT_FALSE(sessions.open(a, server.source(), now_ + 1s).error) << "one token refilled";
+}
+
+TEST_F(NegentropySessionsTest, ScansAreBudgetedPerAddress) {
+  auto limits = budget_limits(1000, 1000);
+  limits.scan_records_per_second = 10;
+  limits.scan_burst = 100;
+  auto budget = std::make_shared<NegentropyBudget>(limits);
+  FixedSource server{records(60)};
+  neg::Storage client;
+  NegentropySessions one{session_limits(100, 4), budget, "ip:scanner"};
+  NegentropySessions two{session_limits(100, 4), budget, "ip:scanner"};
+  auto a = open_message("a", client);
+  ASSERT_FALSE(one.open(a, server.source(), now_).error);  // 100 - 60 = 40 left
+  ASSERT_FALSE(two.open(a, server.source(), now_).error);  // 40 - 60 = -20: in debt
+  EXPECT_EQ(one.open(a, server.source(), now_).error, NegentropyError::scan_budget);
+  EXPECT_EQ(two.open(a, server.source(), now_ + 2s).error, NegentropyError::scan_budget);
+  EXPECT_FALSE(two.open(a, server.source(), now_ + 3s).error) << "refilled past zero";
+  // Another address scans on its own budget.
+  NegentropySessions other{session_limits(100, 4), budget, "ip:other"};
+  EXPECT_FALSE(other.open(a, server.source(), now_).error);
 }
 
 }  // namespace

@@ -38,9 +38,12 @@ inline nostr::Event make_event(std::uint32_t kind, std::string content, nostr::T
 /// A NIP-01 client: sends frames and waits for parsed relay messages.
 class TestClient {
  public:
-  static std::unique_ptr<TestClient> connect(std::uint16_t port, bool compression = false) {
+  /// `from`: the local address to connect from (127.0.0.2 plays another host); empty: any.
+  static std::unique_ptr<TestClient> connect(std::uint16_t port, bool compression = false,
+                                             std::string from = {}) {
     runtime::WsClient::Options options;
     options.compression = compression;
+    options.local_address = std::move(from);
     auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options));
     if (!ws) {
       ADD_FAILURE() << "connect: " << ws.error().message;

@@ -128,6 +128,32 @@ TEST(NegentropyClient, RefusesBadPayloads) {
   EXPECT_FALSE(ClientSession::open("n", Filter{}, {}, 100).ok());
 }
 
+TEST(NegentropyClient, ARelayThatKeepsAnsweringIsCutOffAtTheRoundCap) {
+  // A hostile relay answers every round with one range up to infinity whose fingerprint never
+  // matches ours: version 0x61, bound (timestamp 0 = infinity, empty id prefix), mode 1
+  // (fingerprint), 16 bytes.
+  const std::string hostile =
+      "61"
+      "00"
+      "00"
+      "01" +
+      std::string(32, 'f');
+  std::vector<Item> ours;
+  for (int i = 0; i < 1000; ++i) ours.push_back(item(1000 + i, i));
+  auto session = ClientSession::open("n", Filter{}, ours, client_frame_size_limit, 5);
+  ASSERT_TRUE(session.ok());
+  for (int round = 0; round < 5; ++round) {
+    auto answer = session->on_message(hostile);
+    ASSERT_TRUE(answer.ok()) << answer.error().detail;
+    ASSERT_FALSE(answer->done) << "the hostile reply must keep the session going";
+  }
+  auto cut = session->on_message(hostile);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().code, ErrorCode::too_many_rounds);
+  EXPECT_NE(cut.error().detail.find("5 rounds"), std::string::npos) << cut.error().detail;
+  EXPECT_EQ(session->rounds(), 5u);
+}
+
 TEST(NegentropyClient, AnErrorNoticeBeforeTheFirstAnswerRefusesNip77) {
   EXPECT_TRUE(notice_refuses_negentropy("ERROR: bad msg: negentropy disabled"));
   EXPECT_TRUE(notice_refuses_negentropy("Unrecognized command NEG-OPEN"));

@@ -1,17 +1,97 @@
 #include "actors/relay/engine/negentropy_sessions.hpp"
 
+#include <algorithm>
+
 #include "messages/nostr/relay_message.hpp"
 
 namespace graspd {
 
 namespace neg = nostr::negentropy;
 
-bool NegentropyBudget::try_take(std::uint64_t items) {
-  auto held = held_.load();
-  do {
-    if (held + items > max_) return false;
-  } while (!held_.compare_exchange_weak(held, held + items));
-  return true;
+NegentropyBudget::Address& NegentropyBudget::entry(const std::string& address,
+                                                   Clock::time_point now) {
+  auto [it, fresh] = addresses_.try_emplace(address);
+  if (fresh) {
+    it->second.scan_tokens = limits_.scan_burst;
+    it->second.refilled = now;
+  }
+  return it->second;
+}
+
+void NegentropyBudget::refill(Address& a, Clock::time_point now) const {
+  if (now <= a.refilled) return;
+  const std::chrono::duration<double> elapsed = now - a.refilled;
+  a.scan_tokens = std::min(limits_.scan_burst,
+                           a.scan_tokens + elapsed.count() * limits_.scan_records_per_second);
+  a.refilled = now;
+}
+
+bool NegentropyBudget::idle(const Address& a) const {
+  return a.held == 0 && a.scan_tokens >= limits_.scan_burst;
+}
+
+// An address that holds nothing and has its whole scan budget back is the same as a new one:
+// forgotten, so the map is bounded by the addresses active in the last refill period.
+void NegentropyBudget::sweep(Clock::time_point now) {
+  if (addresses_.size() < sweep_at_) return;
+  for (auto it = addresses_.begin(); it != addresses_.end();) {
+    refill(it->second, now);
+    it = idle(it->second) ? addresses_.erase(it) : std::next(it);
+  }
+  sweep_at_ = std::max<std::size_t>(1024, 2 * addresses_.size());
+}
+
+NegentropyBudget::Refusal NegentropyBudget::try_take(const std::string& address,
+                                                     std::uint64_t items) {
+  std::lock_guard lock(mutex_);
+  if (held_ + items > limits_.max_records) return Refusal::process_full;
+  auto& a = entry(address, Clock::time_point{});
+  if (a.held + items > limits_.max_records_per_address) return Refusal::address_full;
+  a.held += items;
+  held_ += items;
+  return Refusal::none;
+}
+
+void NegentropyBudget::give_back(const std::string& address, std::uint64_t items) {
+  std::lock_guard lock(mutex_);
+  held_ -= std::min(held_, items);
+  auto it = addresses_.find(address);
+  if (it == addresses_.end()) return;
+  it->second.held -= std::min(it->second.held, items);
+}
+
+bool NegentropyBudget::may_scan(const std::string& address, Clock::time_point now) {
+  if (limits_.scan_records_per_second <= 0) return true;
+  std::lock_guard lock(mutex_);
+  sweep(now);
+  auto& a = entry(address, now);
+  refill(a, now);
+  return a.scan_tokens > 0;
+}
+
+void NegentropyBudget::charge_scan(const std::string& address, std::uint64_t records,
+                                   Clock::time_point now) {
+  if (limits_.scan_records_per_second <= 0) return;
+  std::lock_guard lock(mutex_);
+  auto& a = entry(address, now);
+  refill(a, now);
+  a.scan_tokens -= static_cast<double>(records);
+}
+
+std::uint64_t NegentropyBudget::held() const {
+  std::lock_guard lock(mutex_);
+  return held_;
+}
+
+std::uint64_t NegentropyBudget::held_by(const std::string& address) const {
+  std::lock_guard lock(mutex_);
+  auto it = addresses_.find(address);
+  return it == addresses_.end() ? 0 : it->second.held;
+}
+
+std::size_t NegentropyBudget::addresses() const {
+  std::lock_guard lock(mutex_);
+  return addresses_.size();
 }
 
 const char* to_string(NegentropyError error) {
@@ -24,6 +104,14 @@ const char* to_string(NegentropyError error) {
       return "too_many_sessions";
     case NegentropyError::busy:
       return "busy";
+    case NegentropyError::address_busy:
+      return "address_busy";
+    case NegentropyError::rate_limited:
+      return "rate_limited";
+    case NegentropyError::scan_budget:
+      return "scan_budget";
+    case NegentropyError::idle:
+      return "idle";
     case NegentropyError::malformed:
       return "malformed";
     case NegentropyError::query_failed:
@@ -33,8 +121,12 @@ const char* to_string(NegentropyError error) {
 }
 
 NegentropySessions::NegentropySessions(NegentropyLimits limits,
-                                       std::shared_ptr<NegentropyBudget> budget)
-    : limits_(limits), budget_(std::move(budget)) {}
+                                       std::shared_ptr<NegentropyBudget> budget,
+                                       std::string address)
+    : limits_(limits),
+      budget_(std::move(budget)),
+      address_(std::move(address)),
+      opens_(limits.opens_per_second, std::max(1.0, limits.open_burst)) {}
 
 NegentropySessions::~NegentropySessions() {
   clear();
@@ -46,13 +138,34 @@ NegentropySessions::Answer NegentropySessions::refuse(const std::string& subscri
   return {nostr::relay_neg_err(subscription_id, reason, limit), error, 0};
 }
 
-NegentropySessions::Answer NegentropySessions::open(nostr::ClientNegOpen& msg,
-                                                    const RecordSource& records) {
-  close(msg.subscription_id);  // NIP-77: reusing an id replaces the session
+// The checks before any record is read: what this connection and its address may still open.
+std::optional<NegentropySessions::Answer> NegentropySessions::admit(
+    const std::string& subscription_id, Clock::time_point now) {
   if (sessions_.size() >= limits_.max_sessions)
-    return refuse(msg.subscription_id, NegentropyError::too_many_sessions,
+    return refuse(subscription_id, NegentropyError::too_many_sessions,
                   "blocked: too many open negentropy subscriptions on this connection (max " +
                       std::to_string(limits_.max_sessions) + ")");
+  if (limits_.opens_per_second > 0 && !opens_.try_take(now))
+    return refuse(subscription_id, NegentropyError::rate_limited,
+                  "rate-limited: too many NEG-OPEN on this connection, slow down");
+  if (budget_ && !budget_->may_scan(address_, now))
+    return refuse(subscription_id, NegentropyError::scan_budget,
+                  "rate-limited: too many negentropy records scanned from your address, try "
+                  "again later");
+  return std::nullopt;
+}
+
+NegentropySessions::Answer NegentropySessions::open(nostr::ClientNegOpen& msg,
+                                                    const RecordSource& records,
+                                                    Clock::time_point now) {
+  close(msg.subscription_id);  // NIP-77: reusing an id replaces the session
+  if (auto refused = admit(msg.subscription_id, now)) return *refused;
+  return snapshot(msg, records, now);
+}
+
+NegentropySessions::Answer NegentropySessions::snapshot(nostr::ClientNegOpen& msg,
+                                                        const RecordSource& records,
+                                                        Clock::time_point now) {
   std::optional<std::vector<neg::Item>> items;
   try {
     items = records(msg.filter, limits_.max_sync_events);
@@ -60,29 +173,44 @@ NegentropySessions::Answer NegentropySessions::open(nostr::ClientNegOpen& msg,
     return refuse(msg.subscription_id, NegentropyError::query_failed,
                   "error: could not run the query");
   }
+  // The source reads at most one record past the bound.
+  if (budget_)
+    budget_->charge_scan(address_, items ? items->size() : limits_.max_sync_events + 1, now);
   if (!items)
     return refuse(msg.subscription_id, NegentropyError::too_many_results,
                   "blocked: too many query results", limits_.max_sync_events);
-  if (budget_ && !budget_->try_take(items->size()))
-    return refuse(msg.subscription_id, NegentropyError::busy,
-                  "rate-limited: too many negentropy records held, try again later");
+  switch (budget_ ? budget_->try_take(address_, items->size()) : NegentropyBudget::Refusal::none) {
+    case NegentropyBudget::Refusal::none:
+      break;
+    case NegentropyBudget::Refusal::process_full:
+      return refuse(msg.subscription_id, NegentropyError::busy,
+                    "rate-limited: too many negentropy records held, try again later");
+    case NegentropyBudget::Refusal::address_full:
+      return refuse(msg.subscription_id, NegentropyError::address_busy,
+                    "rate-limited: your address holds its share of negentropy records, close a "
+                    "session or try again later");
+  }
   const auto count = items->size();
-  sessions_[msg.subscription_id] = std::make_unique<const neg::Storage>(std::move(*items));
+  sessions_[msg.subscription_id] =
+      Session{std::make_unique<const neg::Storage>(std::move(*items)), now};
   auto answer = respond(msg.subscription_id, msg.message);
   if (!answer.error) answer.items = count;
   return answer;
 }
 
-NegentropySessions::Answer NegentropySessions::message(const nostr::ClientNegMsg& msg) {
-  if (!sessions_.count(msg.subscription_id))
+NegentropySessions::Answer NegentropySessions::message(const nostr::ClientNegMsg& msg,
+                                                       Clock::time_point now) {
+  auto it = sessions_.find(msg.subscription_id);
+  if (it == sessions_.end())
     return refuse(msg.subscription_id, NegentropyError::unknown_subscription,
                   "closed: unknown subscription handle");
+  it->second.last_active = now;
   return respond(msg.subscription_id, msg.message);
 }
 
 NegentropySessions::Answer NegentropySessions::respond(const std::string& subscription_id,
                                                        std::string_view message) {
-  const auto& storage = *sessions_.at(subscription_id);
+  const auto& storage = *sessions_.at(subscription_id).storage;
   auto engine = neg::Negentropy::create(storage, neg::server_frame_size_limit);
   auto reply =
       engine ? engine->respond(message) : neg::Result<std::string>::failure(engine.error());
@@ -94,10 +222,35 @@ NegentropySessions::Answer NegentropySessions::respond(const std::string& subscr
   return {nostr::relay_neg_msg(subscription_id, neg::message_to_hex(*reply)), std::nullopt, 0};
 }
 
+std::vector<NegentropySessions::Answer> NegentropySessions::expire(Clock::time_point now) {
+  std::vector<Answer> closed;
+  if (limits_.idle_timeout <= Clock::duration::zero()) return closed;
+  std::vector<std::string> idle;
+  for (const auto& [id, session] : sessions_)
+    if (now - session.last_active >= limits_.idle_timeout) idle.push_back(id);
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count();
+  for (const auto& id : idle) {
+    close(id);
+    closed.push_back(refuse(
+        id, NegentropyError::idle,
+        "closed: no NEG-MSG for " + std::to_string(seconds) + " seconds, the session was dropped"));
+  }
+  return closed;
+}
+
+std::optional<NegentropySessions::Clock::time_point> NegentropySessions::next_expiry() const {
+  if (limits_.idle_timeout <= Clock::duration::zero() || sessions_.empty()) return std::nullopt;
+  auto oldest = std::min_element(sessions_.begin(), sessions_.end(), [](auto& a, auto& b) {
+    return a.second.last_active < b.second.last_active;
+  });
+  return oldest->second.last_active + limits_.idle_timeout;
+}
+
 void NegentropySessions::close(const std::string& subscription_id) {
   auto it = sessions_.find(subscription_id);
   if (it == sessions_.end()) return;
-  if (budget_) budget_->give_back(it->second->size());
+  if (budget_) budget_->give_back(address_, it->second.storage->size());
   sessions_.erase(it);
 }
 

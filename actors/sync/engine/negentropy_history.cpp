@@ -126,7 +126,8 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
   if (!ours) return fall_back(id, false);  // our side alone is past the bound
   ++state.session_seq;
   auto session = nostr::negentropy::ClientSession::open(
-      session_id(id, state), state.windows.front(), std::move(*ours), limits_.frame_size_limit);
+      session_id(id, state), state.windows.front(), std::move(*ours), limits_.frame_size_limit,
+      limits_.max_rounds);
   if (!session) return fall_back(id, false);
   state.session = std::move(*session);
   state.answered = false;

@@ -54,6 +54,9 @@ struct NegentropyLimits {
   /// fresh sync) rather than asked for forever.
   std::size_t max_fetch_attempts = 3;
   std::size_t frame_size_limit = nostr::negentropy::client_frame_size_limit;
+  /// Peer messages one session takes before the peer is taken for a looping one and the window
+  /// falls back to REQ paging (NGIT_NEGENTROPY_MAX_ROUNDS).
+  std::size_t max_rounds = nostr::negentropy::default_max_rounds;
 };
 
 /// Our records matching a filter, at most `max`; nullopt when there are more.
