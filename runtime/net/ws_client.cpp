@@ -60,9 +60,27 @@ struct WsClient::Impl : std::enable_shared_from_this<WsClient::Impl> {
 
   void on_resolved(const tcp::resolver::results_type& results) {
     beast::get_lowest_layer(ws).expires_after(options.connect_timeout);
+    if (!options.local_address.empty()) return connect_from(results);
     beast::get_lowest_layer(ws).async_connect(
         results, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
           if (ec) return self->fail_connect("connect: " + ec.message());
+          self->on_connected();
+        });
+  }
+
+  /// Connects from options.local_address to the first resolved endpoint (a range connect would
+  /// reopen the socket and lose the bind).
+  void connect_from(const tcp::resolver::results_type& results) {
+    beast::error_code ec;
+    auto& socket = beast::get_lowest_layer(ws).socket();
+    auto target = results.begin()->endpoint();
+    auto local = boost::asio::ip::make_address(options.local_address, ec);
+    if (!ec) socket.open(target.protocol(), ec);
+    if (!ec) socket.bind(tcp::endpoint(local, 0), ec);
+    if (ec) return fail_connect("bind " + options.local_address + ": " + ec.message());
+    beast::get_lowest_layer(ws).async_connect(
+        target, [self = shared_from_this()](beast::error_code e) {
+          if (e) return self->fail_connect("connect: " + e.message());
           self->on_connected();
         });
   }

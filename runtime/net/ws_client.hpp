@@ -21,6 +21,8 @@ class WsClient {
     bool compression = false;
     std::size_t max_message_bytes = 16u << 20;
     std::chrono::milliseconds connect_timeout{10000};
+    /// The local address to connect from (tests: a client on 127.0.0.2); empty = any.
+    std::string local_address;
     /// When set, every received text message goes here (on the io thread)
     /// instead of the receive() queue.
     std::function<void(std::string&&)> on_message;

@@ -387,7 +387,7 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   }
   void git_data(std::uint64_t owner, const std::string& d, std::vector<nostr::EventId> states) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{{bytes_of(owner, 0xaa), d}, std::move(states), {}, {}});
+                   GitDataArrived{{bytes_of(owner, 0xaa), d}, std::move(states), {}, {}, {}});
     run();
   }
   std::size_t held_records() {
@@ -657,12 +657,12 @@ class PullRequestAcceptanceTest : public PurgatoryAcceptanceTest {
   }
   void pushed_refs(std::vector<PrRefPushed> refs) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}});
+                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}, {}});
     run();
   }
   void commits_found(std::vector<std::string> commits) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, {}, std::move(commits)});
+                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, {}, std::move(commits), {}});
     run();
   }
   const std::string c1 = std::string(40, '1');

@@ -38,9 +38,11 @@ inline nostr::Event make_event(std::uint32_t kind, std::string content, nostr::T
 /// A NIP-01 client: sends frames and waits for parsed relay messages.
 class TestClient {
  public:
-  static std::unique_ptr<TestClient> connect(std::uint16_t port, bool compression = false) {
+  static std::unique_ptr<TestClient> connect(std::uint16_t port, bool compression = false,
+                                             std::string local_address = {}) {
     runtime::WsClient::Options options;
     options.compression = compression;
+    options.local_address = std::move(local_address);
     auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options));
     if (!ws) {
       ADD_FAILURE() << "connect: " << ws.error().message;
