@@ -188,7 +188,8 @@ TEST(PurgatoryRecordsTest, HeldEventsAndExpiredIdsSurviveAReopenAndAreNeverServe
     store::EventStore events(store::test::options_for(dir));
     events.put_held(held_announcement->id,
                     store::encode_held({held_announcement, HeldKind::announcement, t0 + 1800, {}}));
-    events.put_held(held_state->id, store::encode_held({held_state, HeldKind::state, t0 + 900, {}}));
+    events.put_held(held_state->id,
+                    store::encode_held({held_state, HeldKind::state, t0 + 900, {}}));
     events.put_held(expired_id, store::encode_expired(t0 + 3600));
     events.put_held(bytes_of(4, 0xee), "x");  // unreadable: skipped, not fatal
     auto gone = bytes_of(5, 0xee);
