@@ -121,16 +121,20 @@ typename Inspector::result_type inspect(Inspector& f, PrRefPushed& x) {
 /// requests are checked again; `pr_refs` are its `refs/nostr/<id>` updates), every object of each
 /// state in `states` is in that repository (they and the owner's held announcement leave
 /// purgatory), or each commit in `commits` is there (the held pull requests naming it leave).
+/// Alone, `awaiting` names states some of whose objects are in no repository here: no git data
+/// arrived, they wait for a push or a fetch (the clients that sent them hear they are held).
 struct GitDataArrived {
   RepositoryRef repository;
   std::vector<nostr::EventId> states;
   std::vector<PrRefPushed> pr_refs;
   std::vector<std::string> commits;
+  std::vector<nostr::EventId> awaiting;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, GitDataArrived& x) {
-  return f(caf::meta::type_name("GitDataArrived"), x.repository, x.states, x.pr_refs, x.commits);
+  return f(caf::meta::type_name("GitDataArrived"), x.repository, x.states, x.pr_refs, x.commits,
+           x.awaiting);
 }
 
 }  // namespace graspd

@@ -85,8 +85,8 @@ using acceptance_actor = caf::typed_actor<
     caf::reacts_to<GitDataArrived>,
     // Add a held-feed subscriber: answered with HeldRepositories (snapshot, then changes).
     caf::reacts_to<atom::feed_subscribe, held_feed_actor>,
-    // INTERNAL: periodic expiry of the retry cache.
-    caf::reacts_to<atom::tick>>;
+    // INTERNAL: periodic expiry of the retry cache; a held state's answer is due.
+    caf::reacts_to<atom::tick>, caf::reacts_to<StateAnswerDue>>;
 
 // -- Git hosting -------------------------------------------------------------
 

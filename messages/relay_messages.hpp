@@ -106,6 +106,17 @@ typename Inspector::result_type inspect(Inspector& f, AcceptanceVerdict& x) {
   return f(caf::meta::type_name("AcceptanceVerdict"), x.accepted, x.message, x.outcome);
 }
 
+/// INTERNAL to the acceptance actor: the answer to a held state is due, whether or not git hosting
+/// has said yet if its objects are here.
+struct StateAnswerDue {
+  nostr::EventId state{};
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StateAnswerDue& x) {
+  return f(caf::meta::type_name("StateAnswerDue"), x.state);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, FanoutUnsubscribe& x) {
   return f(caf::meta::type_name("FanoutUnsubscribe"), x.connection_id, x.subscription_id);

@@ -45,10 +45,13 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
   };
   auto host = caf::actor_cast<git_host_actor>(self);
   hooks.objects_present = [host](const RepositoryRef& repository, const nostr::EventId& state) {
-    report_found(host, GitDataArrived{repository, {state}, {}, {}});
+    report_found(host, GitDataArrived{repository, {state}, {}, {}, {}});
+  };
+  hooks.objects_missing = [host](const RepositoryRef& repository, const nostr::EventId& state) {
+    report_found(host, GitDataArrived{repository, {}, {}, {}, {state}});
   };
   hooks.commit_present = [host](const RepositoryRef& repository, const std::string& commit) {
-    report_found(host, GitDataArrived{repository, {}, {}, {commit}});
+    report_found(host, GitDataArrived{repository, {}, {}, {commit}, {}});
   };
   auto locks = config.locks;
   hooks.try_lock = [locks](const std::string& path) { return locks->try_lock(path); };
@@ -107,12 +110,13 @@ void look_for_pull_request(GitHostSelf self, const PrHeld& held) {
   auto urls =
       nostr::nip34::tag_values(*held.pull_request, nostr::nip34::tag::clone, max_pr_clone_urls);
   for (const auto& repository : held.repositories)
-    st.pr_refs->check(repository, {*commit},
-                      [host, repository, commit = *commit, urls](std::vector<std::string> present) {
-                        if (!present.empty())
-                          return report_found(host, GitDataArrived{repository, {}, {}, present});
-                        caf::anon_send(host, atom::git_fetch::value, repository, commit, urls);
-                      });
+    st.pr_refs->check(
+        repository, {*commit},
+        [host, repository, commit = *commit, urls](std::vector<std::string> present) {
+          if (!present.empty())
+            return report_found(host, GitDataArrived{repository, {}, {}, present, {}});
+          caf::anon_send(host, atom::git_fetch::value, repository, commit, urls);
+        });
 }
 
 void check_commits(GitHostSelf self, PrCommitsCheck& check) {
@@ -121,7 +125,7 @@ void check_commits(GitHostSelf self, PrCommitsCheck& check) {
       check.repository, std::move(check.commits),
       [host, repository = check.repository](std::vector<std::string> present) {
         if (!present.empty())
-          report_found(host, GitDataArrived{repository, {}, {}, std::move(present)});
+          report_found(host, GitDataArrived{repository, {}, {}, std::move(present), {}});
       });
 }
 
@@ -197,7 +201,7 @@ std::function<void(const RepositoryRef&, const std::vector<git::RefUpdate>&,
 push_reporter(git_host_actor host) {
   return [host](const RepositoryRef& repository, const std::vector<git::RefUpdate>& updates,
                 std::function<void()> reported) {
-    GitDataArrived pushed{repository, {}, git::pr_refs_pushed(updates), {}};
+    GitDataArrived pushed{repository, {}, git::pr_refs_pushed(updates), {}, {}};
     // A one-shot requester (the network thread cannot wait): it ends with the answer.
     host->home_system().spawn([host, pushed = std::move(pushed),
                                reported = std::move(reported)](caf::event_based_actor* self) {

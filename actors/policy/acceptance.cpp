@@ -161,7 +161,8 @@ void resubmit_released(Self self, const std::vector<std::string>& keys) {
     if (verdict.accepted && store::is_accepted(verdict.outcome))
       ++self->state.counts.accepted_after_retry;
   };
-  for (auto& ev : st.retry->release(keys)) judge(self, Submission{ev, {}, count_stored, 0});
+  for (auto& released : st.retry->release_from(keys))
+    judge(self, Submission{released.event, released.source, count_stored, 0});
   update_gauges(self);
 }
 
@@ -178,6 +179,39 @@ void publish_purgatory(Self self) {
   for (std::size_t i = 0; i < counts.size(); ++i) st.config.purgatory_figures->held[i] = counts[i];
   st.config.purgatory_figures->released = st.purgatory->stats().released;
   st.config.purgatory_figures->expired = st.purgatory->stats().expired;
+}
+
+std::optional<AcceptanceVerdict> hold_refusal(Self self, policy::Purgatory::Hold outcome) {
+  using Hold = policy::Purgatory::Hold;
+  const char* reason = nullptr;
+  std::string_view message;
+  switch (outcome) {
+    case Hold::held:
+    case Hold::duplicate:
+      return std::nullopt;
+    case Hold::full:
+      reason = "full";
+      message = "error: too many events are waiting for git data here; try again later";
+      break;
+    case Hold::author_share:
+      reason = "author_share";
+      message =
+          "rate-limited: this author has too many events waiting for git data here; push their "
+          "git data or try again later";
+      break;
+    case Hold::address_share:
+      reason = "address_share";
+      message =
+          "rate-limited: too many events from your address are waiting for git data here; try "
+          "again later";
+      break;
+    case Hold::sync_share:
+      reason = "sync_share";
+      message = "rate-limited: too many synced events are waiting for git data here";
+      break;
+  }
+  if (self->state.metrics) self->state.metrics->refused(reason);
+  return AcceptanceVerdict{false, std::string(message), {}};
 }
 
 /// Tells the held feed about announcements whose repository changed level (StateOnly sync while
@@ -346,9 +380,28 @@ std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr
     if (!st.purgatory->contains(ev.id) && serves_announcement(st, ev)) return std::nullopt;
     return policy::HeldKind::announcement;
   }
-  if (rule == policy::Rule::state_maintainer) return policy::HeldKind::state;
+  if (rule == policy::Rule::state_maintainer) {
+    // Older than the stored version: never served, so never held; the store answers it.
+    if (policy::superseded_in(*st.view, ev)) return std::nullopt;
+    return policy::HeldKind::state;
+  }
   if (policy::is_pull_request_kind(ev.kind)) return policy::HeldKind::pull_request;
   return std::nullopt;
+}
+
+AcceptanceVerdict held_verdict() {
+  return AcceptanceVerdict{true, std::string(store::ok_message(WriteOutcome::held)),
+                           WriteOutcome::held};
+}
+
+/// Answers the submitter of held state `id` if it still waits.
+void answer_state(Self self, const nostr::EventId& id, AcceptanceVerdict verdict) {
+  auto& answers = self->state.state_answers;
+  auto it = answers.find(id);
+  if (it == answers.end()) return;
+  auto reply = std::move(it->second);
+  answers.erase(it);
+  reply(std::move(verdict));
 }
 
 /// What follows a hold that was recorded: an announcement's repository is created, the held feed
@@ -359,12 +412,18 @@ void after_hold(Self self, const Submission& submission, policy::HeldKind kind) 
   const auto& ev = submission.event;
   auto answer = [self, submission] {
     publish_purgatory(self);
-    submission.reply(AcceptanceVerdict{true, std::string(store::ok_message(WriteOutcome::held)),
-                                       WriteOutcome::held});
+    submission.reply(held_verdict());
   };
   if (kind != policy::HeldKind::announcement) {
-    if (st.config.git) self->send(st.config.git, StateStored{ev, came_by_sync(submission)});
-    return answer();
+    if (!st.config.git) return answer();
+    self->send(st.config.git, StateStored{ev, came_by_sync(submission)});
+    if (st.config.state_answer_wait.count() <= 0) return answer();
+    // Its objects may be here already (applied within milliseconds): then it is answered as the
+    // stored event it becomes, not as held. Git hosting says which, or the wait ends.
+    publish_purgatory(self);
+    st.state_answers[ev->id] = submission.reply;
+    self->delayed_send(self, st.config.state_answer_wait, StateAnswerDue{ev->id});
+    return;
   }
   create_repository_then(self, ev, [self, ev, answer] {
     tell_held_feed(self, {ev}, HeldRepositories::Change::held);
@@ -392,15 +451,13 @@ void consider_hold(Self self, Submission submission, policy::Decision decision,
   if (kind == policy::HeldKind::pull_request)
     return hold_pull_request(self, std::move(submission), std::move(decision));
   restart_holds(self, ev->d_tag());
-  auto result = st.purgatory->hold(ev, kind, st.config.unix_now());
-  using Hold = policy::Purgatory::Hold;
-  if (result.outcome == Hold::duplicate)  // a newer version of its address is held
+  auto result = st.purgatory->hold(ev, kind, st.config.unix_now(), submission.source);
+  if (result.outcome == policy::Purgatory::Hold::duplicate)  // a newer version is held
     return submission.reply(AcceptanceVerdict{true,
                                               "duplicate: an older version (a newer one is held)",
                                               WriteOutcome::rejected_older_version});
-  if (result.outcome == Hold::full)
-    return submission.reply(AcceptanceVerdict{
-        false, "error: too many events are waiting for git data here; try again later", {}});
+  if (auto refusal = hold_refusal(self, result.outcome))
+    return submission.reply(std::move(*refusal));
   record_hold(self, submission, result,
               [self, submission, kind] { after_hold(self, submission, kind); });
 }
@@ -410,6 +467,9 @@ void consider_hold(Self self, Submission submission, policy::Decision decision,
 void on_git_data(Self self, const GitDataArrived& arrived) {
   auto& st = self->state;
   if (!st.purgatory) return;
+  // Not git data: states that wait for it, whose submitters now hear they are held.
+  for (const auto& id : arrived.awaiting) answer_state(self, id, held_verdict());
+  if (!arrived.awaiting.empty()) return;
   const auto& repository = arrived.repository;
   restart_holds(self, repository.identifier);
   std::vector<nostr::EventPtr> released;
@@ -423,6 +483,8 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
   for (auto& ev : released)
     write_released(self, ev, [self, ev](AcceptanceVerdict verdict) {
       tell_held_feed(self, {ev}, level_after_release(verdict.outcome));
+      // A state whose objects were here on arrival: its submitter hears what the store did.
+      answer_state(self, ev->id, std::move(verdict));
     });
   publish_purgatory(self);
 }
@@ -547,6 +609,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
         subscribe_held_feed(self, std::move(subscriber));
       },
       [=](atom::tick) { expire(self, interval); },
+      [=](StateAnswerDue& due) { answer_state(self, due.state, held_verdict()); },
   };
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -51,6 +52,10 @@ struct AcceptanceConfig {
   policy::PurgatoryLimits purgatory;
   /// Figures for /api/sync; may be null.
   std::shared_ptr<policy::PurgatoryFigures> purgatory_figures;
+  /// How long a held state's answer waits for git hosting to say whether its objects are here:
+  /// present, it is released and answered as stored (`OK true ""`); missing (or no word in time),
+  /// `OK true "purgatory: …"`. Zero: answered as held at once.
+  std::chrono::milliseconds state_answer_wait{0};
 };
 
 /// What happened to events beyond the per-rule decisions; exported as graspd_policy_retry_total.
@@ -94,6 +99,8 @@ struct AcceptanceState {
   std::unique_ptr<policy::PrPlaceholders> placeholders;
   /// Followers of the held announcements (the sync engine's self-subscriber).
   std::vector<held_feed_actor> held_feed;
+  /// Held states whose submitters wait for their answer (AcceptanceConfig::state_answer_wait).
+  std::map<nostr::EventId, std::function<void(AcceptanceVerdict)>> state_answers;
 };
 
 /// Behaviour of the acceptance actor. `registry` may be null (tests).

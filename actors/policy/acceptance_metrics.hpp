@@ -70,10 +70,33 @@ struct AcceptanceMetrics {
                                   "Purgatory: events held, released (git data arrived, moved "
                                   "to the store) and expired (no git data in time)")
                               .Register(registry);
+    purgatory_refusals = &prometheus::BuildCounter()
+                              .Name("graspd_purgatory_refused_total")
+                              .Help(
+                                  "Events purgatory refused to hold: full (a bound of the whole "
+                                  "purgatory), author_share, address_share, sync_share (the "
+                                  "sender's share of it)")
+                              .Register(registry);
+    held_bytes = &prometheus::BuildGauge()
+                      .Name("graspd_purgatory_bytes")
+                      .Help("Approximate bytes of the events held in purgatory")
+                      .Register(registry)
+                      .Add({});
+    held_repositories = &prometheus::BuildGauge()
+                             .Name("graspd_purgatory_repositories")
+                             .Help("Held announcements, each with a repository on disk")
+                             .Register(registry)
+                             .Add({});
     for (std::size_t k = 0; k < policy::held_kind_count; ++k)
       held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(k))}});
     for (const char* outcome : {"held", "released", "expired"})
       purgatory_outcomes->Add({{"outcome", outcome}});
+    for (const char* reason : {"full", "author_share", "address_share", "sync_share"})
+      purgatory_refusals->Add({{"reason", reason}});
+  }
+  /// One event purgatory refused to hold, for `reason`.
+  void refused(const char* reason) {
+    if (purgatory_refusals) purgatory_refusals->Add({{"reason", reason}}).Increment();
   }
   void update(const policy::Purgatory& purgatory, std::uint64_t held_total) {
     if (!held_events) return;
@@ -81,6 +104,8 @@ struct AcceptanceMetrics {
     for (std::size_t i = 0; i < counts.size(); ++i)
       held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(i))}})
           .Set(static_cast<double>(counts[i]));
+    held_bytes->Set(static_cast<double>(purgatory.usage().bytes));
+    held_repositories->Set(static_cast<double>(purgatory.usage().repositories));
     set_total(*purgatory_outcomes, "held", held_total);
     set_total(*purgatory_outcomes, "released", purgatory.stats().released);
     set_total(*purgatory_outcomes, "expired", purgatory.stats().expired);
@@ -125,6 +150,9 @@ struct AcceptanceMetrics {
   prometheus::Gauge& pending_events;
   prometheus::Family<prometheus::Gauge>* held_events = nullptr;
   prometheus::Family<prometheus::Counter>* purgatory_outcomes = nullptr;
+  prometheus::Family<prometheus::Counter>* purgatory_refusals = nullptr;
+  prometheus::Gauge* held_bytes = nullptr;
+  prometheus::Gauge* held_repositories = nullptr;
 };
 
 }  // namespace graspd

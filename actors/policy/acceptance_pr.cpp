@@ -120,10 +120,10 @@ void hold_in(Self self, Submission submission, policy::Decision decision,
         AcceptanceVerdict{false, std::string(policy::pr_without_commit_message), {}});
   if (settle_placeholders(self, ev->id, commit))  // its ref names the commit
     return store_accepted(self, std::move(submission), std::move(decision));
-  auto result = st.purgatory->hold(ev, policy::HeldKind::pull_request, st.config.unix_now());
-  if (result.outcome == policy::Purgatory::Hold::full)
-    return submission.reply(AcceptanceVerdict{
-        false, "error: too many events are waiting for git data here; try again later", {}});
+  auto result = st.purgatory->hold(ev, policy::HeldKind::pull_request, st.config.unix_now(),
+                                   submission.source);
+  if (auto refusal = hold_refusal(self, result.outcome))
+    return submission.reply(std::move(*refusal));
   record_hold(self, submission, result,
               [self, submission, commit = *commit, repositories = std::move(repositories)] {
                 auto& git = self->state.config.git;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,9 @@ inline constexpr std::string_view unrecorded_hold_message =
 /// gets unrecorded_hold_message instead. Awaited: nothing else is judged meanwhile.
 void record_hold(Self self, const Submission& submission,
                  const policy::Purgatory::HoldResult& result, std::function<void()> then);
+/// The refusal of an event purgatory would not hold (a bound or a share is reached), counted;
+/// nullopt when it was held (or is a duplicate).
+std::optional<AcceptanceVerdict> hold_refusal(Self self, policy::Purgatory::Hold outcome);
 /// Held counts to metrics and /api/sync.
 void publish_purgatory(Self self);
 /// A stored deletion request (kind 5) ends the holds of the events it names (§4.6).

@@ -27,6 +27,24 @@ AcceptanceConfig acceptance_config(const runtime::Config& config) {
   return out;
 }
 
+namespace {
+
+/// Purgatory's bounds and shares from the configuration.
+policy::PurgatoryLimits purgatory_limits(const runtime::Config& c) {
+  policy::PurgatoryLimits limits;
+  limits.hold_seconds = static_cast<std::int64_t>(c.purgatory_hold_secs);
+  limits.max_held = c.purgatory_max_events;
+  limits.max_bytes = c.purgatory_max_bytes;
+  limits.max_repositories = c.purgatory_max_repositories;
+  limits.author_share = static_cast<double>(c.purgatory_author_share_percent) / 100.0;
+  limits.address_share = static_cast<double>(c.purgatory_address_share_percent) / 100.0;
+  limits.sync_share = static_cast<double>(c.purgatory_sync_share_percent) / 100.0;
+  limits.max_remembered = c.purgatory_remembered_ids;
+  return limits;
+}
+
+}  // namespace
+
 WiredPolicy wire_policy(const Services& services, const WiredStore& store, git_host_actor git) {
   if (services.config.acceptance_policy == runtime::AcceptanceMode::open) {
     log::warn("relay", "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
@@ -38,12 +56,15 @@ WiredPolicy wire_policy(const Services& services, const WiredStore& store, git_h
   if (services.config.purgatory_enabled) {
     figures = std::make_shared<policy::PurgatoryFigures>();
     config.purgatory_enabled = true;
-    config.purgatory.hold_seconds = static_cast<std::int64_t>(services.config.purgatory_hold_secs);
+    config.purgatory = purgatory_limits(services.config);
     // Holds and placeholders end within a quarter of their length (short holds, in tests, too).
     config.expiry_interval =
         std::clamp(std::chrono::seconds(services.config.purgatory_hold_secs / 4),
                    std::chrono::seconds(1), std::chrono::seconds(30));
     config.purgatory_figures = figures;
+    // Git hosting checks a state's objects within milliseconds when idle; a client waits at most
+    // this long for the answer (a held state is answered as held then).
+    config.state_answer_wait = std::chrono::milliseconds(2000);
   }
   auto handle = services.system.spawn(acceptance, std::move(config),
                                       std::shared_ptr<const store::EventStore>(store.store),

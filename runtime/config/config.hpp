@@ -106,6 +106,13 @@ struct Config {
   std::uint64_t git_fetch_host_skip_secs = 0;
   bool purgatory_enabled = true;
   std::uint64_t purgatory_hold_secs = 0;
+  std::uint64_t purgatory_max_events = 0;
+  std::uint64_t purgatory_max_bytes = 0;
+  std::uint64_t purgatory_max_repositories = 0;
+  std::uint64_t purgatory_author_share_percent = 0;
+  std::uint64_t purgatory_address_share_percent = 0;
+  std::uint64_t purgatory_sync_share_percent = 0;
+  std::uint64_t purgatory_remembered_ids = 0;
 
   // GRASP-02 sync.
   bool sync_enabled = true;

@@ -494,6 +494,40 @@ std::vector<OptionSpec> git_options() {
        "announcement's repository with it), and how long a refs/nostr/<id> ref pushed before its "
        "PR event is kept; expiry is checked every quarter of it (at most every 30 s).",
        uint_option(&C::purgatory_hold_secs, 4, 7 * 86400)},
+      {"purgatory_max_events", "NGIT_PURGATORY_MAX_EVENTS", "--purgatory-max-events", "integer",
+       "10000",
+       "Events held in purgatory at most; beyond it new ones are refused (`OK false \"error: too "
+       "many events are waiting for git data here\"`).",
+       uint_option(&C::purgatory_max_events, 1, 10'000'000)},
+      {"purgatory_max_bytes", "NGIT_PURGATORY_MAX_BYTES", "--purgatory-max-bytes", "integer",
+       "67108864", "Approximate bytes of the events held in purgatory at most (its memory).",
+       uint_option(&C::purgatory_max_bytes, 65536, 1ull << 40)},
+      {"purgatory_max_repositories", "NGIT_PURGATORY_MAX_REPOSITORIES",
+       "--purgatory-max-repositories", "integer", "1000",
+       "Held announcements at most: each has a repository directory on disk, so this bounds the "
+       "disk purgatory takes.",
+       uint_option(&C::purgatory_max_repositories, 1, 10'000'000)},
+      {"purgatory_author_share_percent", "NGIT_PURGATORY_AUTHOR_SHARE_PERCENT",
+       "--purgatory-author-share-percent", "integer", "1",
+       "The part of each purgatory bound (events, bytes, repositories) one author may hold; "
+       "beyond it their new events get `OK false \"rate-limited: …\"` while others are still "
+       "held.",
+       uint_option(&C::purgatory_author_share_percent, 1, 100)},
+      {"purgatory_address_share_percent", "NGIT_PURGATORY_ADDRESS_SHARE_PERCENT",
+       "--purgatory-address-share-percent", "integer", "5",
+       "The part of each purgatory bound the events sent from one client address (IPv6: one /64) "
+       "may hold, and each sync peer alone; beyond it `OK false \"rate-limited: …\"`.",
+       uint_option(&C::purgatory_address_share_percent, 1, 100)},
+      {"purgatory_sync_share_percent", "NGIT_PURGATORY_SYNC_SHARE_PERCENT",
+       "--purgatory-sync-share-percent", "integer", "50",
+       "The part of each purgatory bound the events that arrived by sync (they have no client "
+       "address) may hold together, so clients always find room.",
+       uint_option(&C::purgatory_sync_share_percent, 1, 100)},
+      {"purgatory_remembered_ids", "NGIT_PURGATORY_REMEMBERED_IDS", "--purgatory-remembered-ids",
+       "integer", "100000",
+       "Ids of expired held events remembered at most (for 7 days: sync does not bring them back); "
+       "beyond it the one due to be forgotten soonest goes.",
+       uint_option(&C::purgatory_remembered_ids, 0, 10'000'000)},
   };
 }
 

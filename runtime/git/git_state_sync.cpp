@@ -164,6 +164,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
                      }
                      if (!shared->siblings.empty())
                        return self->copy_from_sibling(std::move(*shared));
+                     if (!shared->commit_job) self->report_missing(*shared);
                      self->request_fetch(std::move(*shared), std::move(*missing));
                    });
   }
@@ -172,6 +173,12 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     nostr::EventId id;
     if (hooks.objects_present && nostr::from_hex(task.refs.event_id, id))
       hooks.objects_present(task.name, id);
+  }
+
+  void report_missing(const Task& task) const {
+    nostr::EventId id;
+    if (hooks.objects_missing && nostr::from_hex(task.refs.event_id, id))
+      hooks.objects_missing(task.name, id);
   }
 
   /// Copies the state's objects from another repository here with the same identifier (§5.9),

@@ -68,6 +68,9 @@ struct GitStateSyncHooks {
   /// Every object of state `state_id` is in repository `name` (purgatory releases it). Unset =
   /// nothing.
   std::function<void(const RepositoryRef& name, const nostr::EventId& state_id)> objects_present;
+  /// Some objects of state `state_id` are in no repository here: it waits for a push or a fetch
+  /// (the client that sent it is told it is held). Unset = nothing.
+  std::function<void(const RepositoryRef& name, const nostr::EventId& state_id)> objects_missing;
   /// Commit `commit` asked for by want_commit is in repository `name`. Unset = nothing.
   std::function<void(const RepositoryRef& name, const std::string& commit)> commit_present;
   /// The per-repository push lock shared with git hosting (path → taken?).

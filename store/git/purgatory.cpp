@@ -1,6 +1,7 @@
 #include "store/git/purgatory.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "messages/nostr/nip34.hpp"
 
@@ -31,23 +32,166 @@ static bool newer(const nostr::Event& a, const nostr::Event& b) {
   return a.id < b.id;
 }
 
-Purgatory::HoldResult Purgatory::hold(nostr::EventPtr event, HeldKind kind, std::int64_t now) {
+bool superseded_in(const StoreView& store, const nostr::Event& ev) {
+  if (!nostr::is_addressable(ev.kind)) return false;
+  nostr::Filter f;
+  f.kinds = std::vector<std::uint32_t>{ev.kind};
+  f.authors = std::vector<nostr::Pubkey>{ev.pubkey};
+  f.tags['d'] = {std::string(ev.d_tag())};
+  f.normalize();
+  bool found = false;
+  store.scan({f}, [&](const nostr::Event& stored) {
+    found = stored.d_tag() == ev.d_tag() && (stored.id == ev.id || !newer(ev, stored));
+    return !found;
+  });
+  return found;
+}
+
+Purgatory::HoldResult Purgatory::hold(nostr::EventPtr event, HeldKind kind, std::int64_t now,
+                                      std::string source) {
   HoldResult result;
   if (held_.count(event->id)) return {Hold::duplicate, std::nullopt};
-  auto address = address_of(*event);
+  HeldEvent entry{std::move(event), kind, now + limits_.hold_seconds, std::move(source)};
+  auto address = address_of(*entry.event);
+  const HeldEvent* replaced = nullptr;
   if (auto it = address.empty() ? by_address_.end() : by_address_.find(address);
       it != by_address_.end()) {
-    if (!newer(*event, *held_.at(it->second).event)) return {Hold::duplicate, std::nullopt};
-    result.replaced = held_.at(it->second);
-    remove(it->second);
-  } else if (held_.size() >= limits_.max_held) {
-    return {Hold::full, std::nullopt};
+    replaced = &held_.at(it->second);
+    if (!newer(*entry.event, *replaced->event)) return {Hold::duplicate, std::nullopt};
   }
-  expired_.erase(event->id);
-  auto id = event->id;
-  if (!address.empty()) by_address_[address] = id;
-  held_[id] = HeldEvent{std::move(event), kind, now + limits_.hold_seconds};
+  if (auto refused = over_limit(entry, replaced)) return {*refused, std::nullopt};
+  if (replaced) {
+    result.replaced = *replaced;
+    remove(replaced->event->id);
+  }
+  forget(entry.event->id);
+  insert(std::move(entry));
   return result;
+}
+
+std::size_t Purgatory::held_bytes(const nostr::Event& ev) {
+  std::size_t bytes = 256 + ev.content.size();
+  for (const auto& tag : ev.tags)
+    for (const auto& value : tag) bytes += value.size() + 4;
+  return bytes;
+}
+
+PurgatoryUsage Purgatory::cost(const HeldEvent& entry) {
+  return {1, held_bytes(*entry.event), entry.kind == HeldKind::announcement ? 1u : 0u};
+}
+
+namespace {
+
+constexpr std::string_view client_prefix = "ip:";
+constexpr std::string_view peer_prefix = "relay:";
+/// The share key of the sync peers together.
+const std::string sync_key = "sync";
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+/// The first 64 bits of an IPv6 address in text, or nullopt when it is none ("::" expanded).
+std::optional<std::string> ipv6_prefix64(std::string_view text) {
+  if (auto zone = text.find('%'); zone != std::string_view::npos) text = text.substr(0, zone);
+  if (text.find(':') == std::string_view::npos || text.find('.') != std::string_view::npos)
+    return std::nullopt;  // IPv4, or IPv6 with an embedded IPv4 (kept whole)
+  std::vector<std::string_view> head, tail;
+  auto gap = text.find("::");
+  auto split = [](std::string_view part, std::vector<std::string_view>& out) {
+    while (!part.empty()) {
+      auto colon = part.find(':');
+      out.push_back(part.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      part.remove_prefix(colon + 1);
+    }
+  };
+  split(gap == std::string_view::npos ? text : text.substr(0, gap), head);
+  if (gap != std::string_view::npos) split(text.substr(gap + 2), tail);
+  if (head.size() + tail.size() > 8) return std::nullopt;
+  std::vector<std::string_view> groups = head;
+  groups.resize(8 - tail.size(), "0");
+  groups.insert(groups.end(), tail.begin(), tail.end());
+  std::string out;
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto group = groups[i];
+    if (group.empty() || group.size() > 4) return std::nullopt;
+    out += std::string(4 - group.size(), '0');
+    for (char c : group) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += i < 3 ? ":" : "::/64";
+  }
+  return out;
+}
+
+/// True when `used` plus `added` passes `share` of `limit` in any bound.
+bool passes(const PurgatoryUsage& used, const PurgatoryUsage& added, const PurgatoryUsage& limit,
+            double share) {
+  auto part = [share](std::size_t bound) {
+    if (share >= 1.0) return bound;
+    return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(bound) * share));
+  };
+  return (added.events && used.events + added.events > part(limit.events)) ||
+         (added.bytes && used.bytes + added.bytes > part(limit.bytes)) ||
+         (added.repositories && used.repositories + added.repositories > part(limit.repositories));
+}
+
+/// `used` minus what `entry` costs when it counts there (a replaced version leaves).
+PurgatoryUsage without(PurgatoryUsage used, const PurgatoryUsage* freed) {
+  if (!freed) return used;
+  used.events -= std::min(used.events, freed->events);
+  used.bytes -= std::min(used.bytes, freed->bytes);
+  used.repositories -= std::min(used.repositories, freed->repositories);
+  return used;
+}
+
+}  // namespace
+
+std::string Purgatory::share_key(const std::string& source) {
+  if (starts_with(source, peer_prefix)) return source;
+  if (!starts_with(source, client_prefix)) return {};
+  auto address = std::string_view(source).substr(client_prefix.size());
+  if (auto prefix = ipv6_prefix64(address)) return std::string(client_prefix) + *prefix;
+  return source;
+}
+
+std::optional<Purgatory::Hold> Purgatory::over_limit(const HeldEvent& entry,
+                                                     const HeldEvent* replaced) const {
+  const PurgatoryUsage limit{limits_.max_held, limits_.max_bytes, limits_.max_repositories};
+  const auto added = cost(entry);
+  std::optional<PurgatoryUsage> freed;
+  if (replaced) freed = cost(*replaced);
+  // What a group holds, less the replaced version when it counted there.
+  auto used = [&](const std::map<std::string, PurgatoryUsage>& groups, const std::string& key,
+                  bool replaced_counts) {
+    auto it = groups.find(key);
+    auto in_group = it == groups.end() ? PurgatoryUsage{} : it->second;
+    return without(in_group, replaced_counts && freed ? &*freed : nullptr);
+  };
+  auto author = by_author_.find(entry.event->pubkey);
+  auto author_used = without(author == by_author_.end() ? PurgatoryUsage{} : author->second,
+                             freed ? &*freed : nullptr);  // a replaced version is the author's own
+  if (passes(author_used, added, limit, limits_.author_share)) return Hold::author_share;
+  auto key = share_key(entry.source);
+  auto replaced_key = replaced ? share_key(replaced->source) : std::string{};
+  if (!key.empty() &&
+      passes(used(by_source_, key, replaced_key == key), added, limit, limits_.address_share))
+    return Hold::address_share;
+  if (starts_with(key, peer_prefix) &&
+      passes(used(by_source_, sync_key, starts_with(replaced_key, peer_prefix)), added, limit,
+             limits_.sync_share))
+    return Hold::sync_share;
+  if (passes(without(total_, freed ? &*freed : nullptr), added, limit, 1.0)) return Hold::full;
+  return std::nullopt;
+}
+
+PurgatoryUsage Purgatory::usage_of(const nostr::Pubkey& author) const {
+  auto it = by_author_.find(author);
+  return it == by_author_.end() ? PurgatoryUsage{} : it->second;
+}
+
+PurgatoryUsage Purgatory::usage_of_source(const std::string& source) const {
+  auto it = by_source_.find(source);
+  return it == by_source_.end() ? PurgatoryUsage{} : it->second;
 }
 
 void Purgatory::undo_hold(const nostr::EventId& id, std::optional<HeldEvent> replaced) {
@@ -62,7 +206,23 @@ void Purgatory::restore(HeldEvent entry) {
     if (!newer(*entry.event, *held_.at(it->second).event)) return;
     remove(it->second);
   }
+  insert(std::move(entry));
+}
+
+/// Adds a held event and counts it (what was held before a restart counts even past a bound).
+void Purgatory::insert(HeldEvent entry) {
+  auto address = address_of(*entry.event);
   if (!address.empty()) by_address_[address] = entry.event->id;
+  auto add = [c = cost(entry)](PurgatoryUsage& usage) {
+    usage.events += c.events;
+    usage.bytes += c.bytes;
+    usage.repositories += c.repositories;
+  };
+  add(total_);
+  add(by_author_[entry.event->pubkey]);
+  auto key = share_key(entry.source);
+  if (!key.empty()) add(by_source_[key]);
+  if (starts_with(key, peer_prefix)) add(by_source_[sync_key]);
   auto id = entry.event->id;
   held_[id] = std::move(entry);
 }
@@ -133,13 +293,10 @@ std::vector<nostr::EventPtr> Purgatory::pull_requests_of(const RepositoryRef& re
 
 Purgatory::Expired Purgatory::expire(std::int64_t now) {
   Expired out;
-  for (auto it = expired_.begin(); it != expired_.end();) {
-    if (it->second > now) {
-      ++it;
-      continue;
-    }
-    out.forgotten.push_back(it->first);
-    it = expired_.erase(it);
+  while (!expired_by_time_.empty() && expired_by_time_.begin()->first <= now) {
+    auto id = expired_by_time_.begin()->second;
+    out.forgotten.push_back(id);
+    forget(id);
   }
   for (const auto& [id, entry] : held_)
     if (entry.expires_at <= now) out.events.push_back(entry);
@@ -194,19 +351,40 @@ std::vector<HeldEvent> Purgatory::withdraw(const nostr::Event& deletion) {
 void Purgatory::remove(const nostr::EventId& id) {
   auto it = held_.find(id);
   if (it == held_.end()) return;
-  if (auto address = address_of(*it->second.event); !address.empty()) by_address_.erase(address);
+  const auto& entry = it->second;
+  if (auto address = address_of(*entry.event); !address.empty()) by_address_.erase(address);
+  const auto c = cost(entry);
+  auto take = [&c](auto& groups, const auto& key) {
+    auto group = groups.find(key);
+    if (group == groups.end()) return;
+    group->second = without(group->second, &c);
+    if (group->second.events == 0) groups.erase(group);
+  };
+  total_ = without(total_, &c);
+  take(by_author_, entry.event->pubkey);
+  auto key = share_key(entry.source);
+  if (!key.empty()) take(by_source_, key);
+  if (starts_with(key, peer_prefix)) take(by_source_, sync_key);
   held_.erase(it);
 }
 
 void Purgatory::remember(const nostr::EventId& id, std::int64_t forget_at) {
-  if (expired_.size() >= limits_.max_remembered && !expired_.count(id)) {
-    // Forget the one forgotten soonest: the bound holds without a second index.
-    auto soonest = expired_.begin();
-    for (auto it = expired_.begin(); it != expired_.end(); ++it)
-      if (it->second < soonest->second) soonest = it;
-    expired_.erase(soonest);
+  forget(id);
+  // At the bound the id forgotten soonest goes: the time index finds it in O(log n).
+  while (!expired_by_time_.empty() && expired_.size() >= limits_.max_remembered) {
+    expired_.erase(expired_by_time_.begin()->second);
+    expired_by_time_.erase(expired_by_time_.begin());
   }
+  if (limits_.max_remembered == 0) return;
   expired_[id] = forget_at;
+  expired_by_time_.emplace(forget_at, id);
+}
+
+void Purgatory::forget(const nostr::EventId& id) {
+  auto it = expired_.find(id);
+  if (it == expired_.end()) return;
+  expired_by_time_.erase({it->second, id});
+  expired_.erase(it);
 }
 
 }  // namespace graspd::policy

@@ -15,7 +15,12 @@
 //    of <d> are released (announcement first); with commit C: the pull requests that `a`-tag
 //    <owner>/<d> and name C are released;
 //  - expired ids are remembered for `remember_seconds` so sync does not import them again; a
-//    client may still resubmit them.
+//    client may still resubmit them;
+//  - bounded: at most `max_held` events, `max_bytes` bytes of events and `max_repositories` held
+//    announcements (each has a repository on disk); within that, one author, one client address
+//    (IPv6 by its /64) and the sync peers together may each hold only their share of every bound
+//    (`author_share`, `address_share`, `sync_share`), so one key or one client cannot fill it for
+//    everyone else. A replacement is counted net of the version it replaces.
 #pragma once
 
 #include <array>
@@ -24,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +49,17 @@ struct HeldEvent {
   nostr::EventPtr event;
   HeldKind kind = HeldKind::announcement;
   std::int64_t expires_at = 0;
+  /// Who sent it (AcceptanceQuery::source: "ip:<address>" or "relay:<url>"; empty when unknown):
+  /// the share it counts for.
+  std::string source;
+};
+
+/// What one held event costs of purgatory's bounds.
+struct PurgatoryUsage {
+  std::size_t events = 0;
+  std::size_t bytes = 0;
+  /// Held announcements: each has a repository directory on disk.
+  std::size_t repositories = 0;
 };
 
 struct PurgatoryLimits {
@@ -52,7 +69,18 @@ struct PurgatoryLimits {
   std::int64_t remember_seconds = 7 * 24 * 3600;
   /// Held events at most; past it new events are refused ("error:"), never dropped silently.
   std::size_t max_held = 10'000;
-  /// Remembered expired ids at most (the oldest are forgotten first).
+  /// Bytes of held events at most (held_bytes of each).
+  std::size_t max_bytes = 64u << 20;
+  /// Held announcements at most: each one has a repository directory on disk.
+  std::size_t max_repositories = 1'000;
+  /// The part of each bound one author (pubkey) may hold.
+  double author_share = 1.0;
+  /// The part of each bound one client address may hold ("ip:<address>"; IPv6 by its /64).
+  double address_share = 1.0;
+  /// The part of each bound the sync peers ("relay:<url>") may hold together; each peer alone is
+  /// also held to address_share.
+  double sync_share = 1.0;
+  /// Remembered expired ids at most (the one forgotten soonest goes first).
   std::size_t max_remembered = 100'000;
 };
 
@@ -69,22 +97,30 @@ struct PurgatoryFigures {
   std::atomic<std::uint64_t> expired{0};
 };
 
+/// True when `store` holds a version of addressable `ev`'s address at least as new as `ev`
+/// (NIP-01 order: created_at, ties to the lower id) or `ev` itself. Purgatory holds no such event:
+/// nothing would ever serve it, and the store answers it as the duplicate it is.
+bool superseded_in(const StoreView& store, const nostr::Event& ev);
+
 class Purgatory {
  public:
   explicit Purgatory(PurgatoryLimits limits = {}) : limits_(limits) {}
 
   /// What hold() did.
   enum class Hold : std::uint8_t {
-    held,       ///< newly held (or a newer version of a held address)
-    duplicate,  ///< this id, or a newer version of its address, is held already
-    full,       ///< at max_held: refused
+    held,           ///< newly held (or a newer version of a held address)
+    duplicate,      ///< this id, or a newer version of its address, is held already
+    full,           ///< at max_held, max_bytes or max_repositories: refused
+    author_share,   ///< its author holds their share already: refused
+    address_share,  ///< its client address (or sync peer) holds its share already: refused
+    sync_share,     ///< the sync peers together hold their share already: refused
   };
   struct HoldResult {
     Hold outcome = Hold::held;
     /// A held older version of the same address that this one replaced (to unpersist).
     std::optional<HeldEvent> replaced;
   };
-  HoldResult hold(nostr::EventPtr event, HeldKind kind, std::int64_t now);
+  HoldResult hold(nostr::EventPtr event, HeldKind kind, std::int64_t now, std::string source = {});
   /// Takes back a hold whose record could not be written: the event leaves unremembered and the
   /// version it replaced, if any, is held again.
   void undo_hold(const nostr::EventId& id, std::optional<HeldEvent> replaced);
@@ -99,7 +135,7 @@ class Purgatory {
   /// True when `id` expired here within remember_seconds.
   bool expired_recently(const nostr::EventId& id) const { return expired_.count(id) > 0; }
   /// A client resubmitted an expired id: it may be held again.
-  void forget_expired(const nostr::EventId& id) { expired_.erase(id); }
+  void forget_expired(const nostr::EventId& id) { forget(id); }
 
   /// Restarts the hold of every event held for repository `identifier` (announcements and states
   /// by `d`, pull requests by the repositories they `a`-tag). Returns them (to persist the new
@@ -140,6 +176,18 @@ class Purgatory {
   std::size_t size() const { return held_.size(); }
   std::array<std::size_t, held_kind_count> counts() const;
   std::size_t remembered() const { return expired_.size(); }
+  const PurgatoryUsage& usage() const { return total_; }
+  /// What `author` holds.
+  PurgatoryUsage usage_of(const nostr::Pubkey& author) const;
+  /// What one source's share holds (by share_key).
+  PurgatoryUsage usage_of_source(const std::string& source) const;
+
+  /// What an event counts for in max_bytes: an estimate of its JSON size (the exact length would
+  /// cost a serialization).
+  static std::size_t held_bytes(const nostr::Event& ev);
+  /// The share a source counts for: "ip:<IPv4>" as it is, "ip:<IPv6>" by its /64 (one host has
+  /// them all), "relay:<url>" as it is; empty (unknown) for anything else.
+  static std::string share_key(const std::string& source);
   const PurgatoryStats& stats() const { return stats_; }
   const PurgatoryLimits& limits() const { return limits_; }
 
@@ -158,13 +206,24 @@ class Purgatory {
   static std::string address_of(const nostr::Event& ev);
   void remove(const nostr::EventId& id);
   void remember(const nostr::EventId& id, std::int64_t forget_at);
+  void forget(const nostr::EventId& id);
+  void insert(HeldEvent entry);
+  /// Refused when holding `entry` (net of `replaced`) would pass a bound or a share.
+  std::optional<Hold> over_limit(const HeldEvent& entry, const HeldEvent* replaced) const;
+  static PurgatoryUsage cost(const HeldEvent& entry);
 
   PurgatoryLimits limits_;
   std::map<nostr::EventId, HeldEvent> held_;
   /// "kind:pubkey:d" -> the held version.
   std::map<std::string, nostr::EventId> by_address_;
-  /// Expired id -> when it is forgotten.
+  /// Expired id -> when it is forgotten, and the same by time: lookups, the forgetting of the
+  /// soonest at the bound and the expiry pass are O(log n) each.
   std::map<nostr::EventId, std::int64_t> expired_;
+  std::set<std::pair<std::int64_t, nostr::EventId>> expired_by_time_;
+  /// What is held in all, per author and per share key (sources; "sync" for the peers together).
+  PurgatoryUsage total_;
+  std::map<nostr::Pubkey, PurgatoryUsage> by_author_;
+  std::map<std::string, PurgatoryUsage> by_source_;
   PurgatoryStats stats_;
   AnnouncementView announcements_{*this};
 };

@@ -65,10 +65,19 @@ std::string header(char kind, std::int64_t time) {
   return out;
 }
 
+/// The source a held event's record names after its JSON (a line of its own; none in records of
+/// older versions). JSON text never holds a raw newline.
+std::string_view held_source(std::string_view record) {
+  auto newline = record.find('\n', header_bytes);
+  return newline == std::string_view::npos ? std::string_view{} : record.substr(newline + 1);
+}
+
 std::optional<nostr::Event> held_event(std::string_view record) {
   if (record.size() <= header_bytes || record[0] == expired_id || record[0] == placeholders)
     return std::nullopt;
-  auto parsed = nostr::parse_event(record.substr(header_bytes), stored_event_limits());
+  auto json = record.substr(header_bytes);
+  json = json.substr(0, json.find('\n'));
+  auto parsed = nostr::parse_event(json, stored_event_limits());
   if (!parsed.ok()) return std::nullopt;
   return std::move(parsed.value());
 }
@@ -92,7 +101,11 @@ std::string encode_held(const policy::HeldEvent& entry) {
   char kind = held_announcement;
   if (entry.kind == policy::HeldKind::state) kind = held_state;
   if (entry.kind == policy::HeldKind::pull_request) kind = held_pull_request;
-  return header(kind, entry.expires_at) + nostr::serialize_event(*entry.event);
+  auto out = header(kind, entry.expires_at) + nostr::serialize_event(*entry.event);
+  // Its share survives a restart; a source never holds a newline (an address, a relay URL).
+  if (!entry.source.empty() && entry.source.find('\n') == std::string::npos)
+    out += "\n" + entry.source;
+  return out;
 }
 
 std::string encode_placeholders(const std::vector<policy::Placeholder>& list) {
@@ -178,8 +191,8 @@ std::size_t load_purgatory(const EventStore& store, policy::Purgatory& purgatory
       return ++unreadable, true;
     auto kind = record[0] == held_state ? policy::HeldKind::state : policy::HeldKind::announcement;
     if (record[0] == held_pull_request) kind = policy::HeldKind::pull_request;
-    purgatory.restore(
-        policy::HeldEvent{std::make_shared<const nostr::Event>(std::move(*ev)), kind, time});
+    purgatory.restore(policy::HeldEvent{std::make_shared<const nostr::Event>(std::move(*ev)), kind,
+                                        time, std::string(held_source(record))});
     return true;
   });
   return unreadable;

@@ -41,8 +41,9 @@ class StoreAndHeldView : public policy::StoreView {
 // Purgatory records (EventStore::put_held): a kind byte ('a' announcement, 's' state, 'p' pull
 // request, 'x' an expired id remembered, 'r' the refs/nostr placeholders of a PR id), the expiry
 // (or the time an expired id is forgotten; for 'r' the earliest expiry) as be64, then the event's
-// JSON ('a', 's', 'p'), nothing ('x'), or one `<commit> <owner hex> <expiry> <identifier>\n` line
-// per placeholder ('r').
+// JSON ('a', 's', 'p'; followed by a newline and the source it came from, the share it counts for,
+// when known), nothing ('x'), or one `<commit> <owner hex> <expiry> <identifier>\n` line per
+// placeholder ('r').
 std::string encode_held(const policy::HeldEvent& entry);
 std::string encode_expired(std::int64_t forget_at);
 /// The record of every placeholder of one PR id (all share it; none: erase the record instead).

@@ -34,8 +34,8 @@ void RetryCache::park(nostr::EventPtr ev, std::size_t bytes, std::vector<std::st
   ++stats_.parked;
 }
 
-std::vector<nostr::EventPtr> RetryCache::release(const std::vector<std::string>& keys) {
-  std::vector<nostr::EventPtr> out;
+std::vector<RetryCache::Released> RetryCache::release_from(const std::vector<std::string>& keys) {
+  std::vector<Released> out;
   for (const auto& key : keys) {
     auto [first, last] = waiting_.equal_range(key);
     std::vector<EventId> ids;
@@ -43,11 +43,17 @@ std::vector<nostr::EventPtr> RetryCache::release(const std::vector<std::string>&
     for (const auto& id : ids) {
       auto entry = entries_.find(id);
       if (entry == entries_.end()) continue;
-      out.push_back(entry->second.event);
+      out.push_back({entry->second.event, entry->second.source});
       erase(id);
       ++stats_.released;
     }
   }
+  return out;
+}
+
+std::vector<nostr::EventPtr> RetryCache::release(const std::vector<std::string>& keys) {
+  std::vector<nostr::EventPtr> out;
+  for (auto& released : release_from(keys)) out.push_back(std::move(released.event));
   return out;
 }
 

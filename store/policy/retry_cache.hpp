@@ -50,6 +50,12 @@ class RetryCache {
             const std::string& source = {});
   /// Removes and returns the events waiting on any of `keys`.
   std::vector<nostr::EventPtr> release(const std::vector<std::string>& keys);
+  /// The same with the source each was parked by (judged again, it keeps its purgatory share).
+  struct Released {
+    nostr::EventPtr event;
+    std::string source;
+  };
+  std::vector<Released> release_from(const std::vector<std::string>& keys);
   /// Drops entries older than the TTL.
   void expire(std::int64_t now);
 

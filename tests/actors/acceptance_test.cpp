@@ -369,6 +369,7 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
     config.purgatory_enabled = true;
     config.purgatory.hold_seconds = 1800;
     config.git = git_host_;
+    config.state_answer_wait = state_answer_wait_;
     // A store of its own (a small one, to fill up) gets a writer of its own.
     auto store = purgatory_store_ ? purgatory_store_ : store_;
     if (purgatory_store_ && !purgatory_writer_)
@@ -387,7 +388,7 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   }
   void git_data(std::uint64_t owner, const std::string& d, std::vector<nostr::EventId> states) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{{bytes_of(owner, 0xaa), d}, std::move(states), {}, {}});
+                   GitDataArrived{{bytes_of(owner, 0xaa), d}, std::move(states), {}, {}, {}});
     run();
   }
   std::size_t held_records() {
@@ -401,6 +402,8 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   /// start_purgatory).
   std::shared_ptr<store::EventStore> purgatory_store_;
   store_writer_actor purgatory_writer_;
+  /// AcceptanceConfig::state_answer_wait of start_purgatory (0: held states answered at once).
+  std::chrono::milliseconds state_answer_wait_{0};
   /// What git hosting was told and what exists there.
   test::GitHostRecord git_;
   git_host_actor git_host_ = spawn(test::recording_git_host, &git_);
@@ -469,6 +472,68 @@ held_feed_actor::behavior_type recording_held_feed(held_feed_actor::pointer, Fee
 
 // Sync must follow what is stored: a released announcement promotes its repository only once its
 // write committed, and one whose write failed is forgotten, not synced in full while not stored.
+TEST_F(PurgatoryAcceptanceTest, AHeldStatesAnswerSaysWhatItBecame) {
+  state_answer_wait_ = std::chrono::seconds(2);
+  acceptance_ = start_purgatory();
+  submit({announcement(1, "demo")});
+  ASSERT_EQ(verdicts().size(), 1u);
+
+  // Its objects are here: released and answered as stored, once committed.
+  auto present = state(1, "demo");
+  submit({present});
+  EXPECT_TRUE(verdicts().empty()) << "git hosting has not said yet";
+  git_data(1, "demo", {present->id});
+  commit();
+  auto answered = verdicts();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_TRUE(answered[0].accepted);
+  EXPECT_EQ(answered[0].message, "");
+  EXPECT_EQ(answered[0].outcome, WriteOutcome::stored);
+  EXPECT_TRUE(store_->contains(present->id));
+
+  // Missing: git hosting says so before it fetches, and the submitter hears it is held.
+  auto missing = state(1, "demo");
+  submit({missing});
+  EXPECT_TRUE(verdicts().empty());
+  caf::anon_send(acceptance_,
+                 GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, {}, {}, {missing->id}});
+  run();
+  answered = verdicts();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].outcome, WriteOutcome::held);
+  EXPECT_EQ(answered[0].message, "purgatory: won't be served until git data arrives");
+  EXPECT_TRUE(purgatory().contains(missing->id));
+
+  // No word from git hosting: answered as held when the wait ends.
+  auto silent = state(1, "demo");
+  submit({silent});
+  EXPECT_TRUE(verdicts().empty());
+  advance_time(std::chrono::seconds(2));
+  answered = verdicts();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].outcome, WriteOutcome::held);
+  EXPECT_TRUE(acceptance_state().state_answers.empty());
+}
+
+TEST_F(PurgatoryAcceptanceTest, AStateOlderThanTheStoredOneIsAnsweredByTheStore) {
+  submit({announcement(1, "demo")});
+  auto older = state(1, "demo");
+  auto newer = state(1, "demo");
+  submit({newer});
+  git_data(1, "demo", {newer->id});
+  commit();
+  ASSERT_TRUE(store_->contains(newer->id));
+  verdicts();
+  submit({older});
+  commit();
+  auto answered = verdicts();
+  ASSERT_EQ(answered.size(), 1u);
+  // What the session tells the client: OK false "duplicate: an older version (…)".
+  EXPECT_EQ(answered[0].outcome, WriteOutcome::rejected_older_version);
+  EXPECT_FALSE(store::is_accepted(answered[0].outcome));
+  EXPECT_FALSE(purgatory().contains(older->id)) << "never held";
+}
+
 TEST_F(PurgatoryAcceptanceTest, TheHeldFeedReportsAReleaseOnlyOnceTheAnnouncementIsStored) {
   FeedLog feed;
   caf::anon_send(acceptance_, atom::feed_subscribe::value,
@@ -657,12 +722,12 @@ class PullRequestAcceptanceTest : public PurgatoryAcceptanceTest {
   }
   void pushed_refs(std::vector<PrRefPushed> refs) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}});
+                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, std::move(refs), {}, {}});
     run();
   }
   void commits_found(std::vector<std::string> commits) {
     caf::anon_send(acceptance_,
-                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, {}, std::move(commits)});
+                   GitDataArrived{{bytes_of(1, 0xaa), "demo"}, {}, {}, std::move(commits), {}});
     run();
   }
   const std::string c1 = std::string(40, '1');

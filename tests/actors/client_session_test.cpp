@@ -214,6 +214,7 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
         [](const GitDataArrived&) { ADD_FAILURE() << "GitDataArrived"; },
         [](atom::feed_subscribe, const held_feed_actor&) { ADD_FAILURE() << "feed_subscribe"; },
         [](atom::tick) {},
+        [](const StateAnswerDue&) { ADD_FAILURE() << "StateAnswerDue"; },
     };
   });
   auto session = open_session({}, hook);

@@ -173,7 +173,7 @@ TEST_F(GitHostTest, WhatGitFoundReachesEverySubscriberOnce) {
   caf::anon_send(host_, atom::feed_subscribe::value, subscriber);  // again: no second copy
   run();
   caf::anon_send(host_, atom::git_found::value,
-                 GitDataArrived{ref(1, "demo"), {bytes_of(5, 0x55)}, {}, {}});
+                 GitDataArrived{ref(1, "demo"), {bytes_of(5, 0x55)}, {}, {}, {}});
   run();
   ASSERT_EQ(first.size(), 1u);
   ASSERT_EQ(second.size(), 1u);

@@ -249,7 +249,7 @@ TEST_F(HeldRepositoriesTest, AHeldRepositoryIsStateOnlyUntilItsGitDataArrivesThe
   auto state = std::make_shared<const nostr::Event>(signed_event(
       30618, {{"d", "demo"}, {"refs/heads/main", std::string(40, 'a')}}, unix_now(), 1));
   submit(state);
-  anon_send(acceptance_, GitDataArrived{{repo->pubkey, "demo"}, {state->id}, {}, {}});
+  anon_send(acceptance_, GitDataArrived{{repo->pubkey, "demo"}, {state->id}, {}, {}, {}});
   run();
   ASSERT_TRUE(store_->contains(repo->id));
   auto promoted = next_discovery(discoveries_);

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <random>
 #include <string>
 #include <thread>
@@ -1123,6 +1124,125 @@ TEST_F(GitE2E, AHeldPullRequestsCommitIsFetchedFromItsCloneUrl) {
       10s));
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
+namespace {
+
+/// Repositories on disk under `root` (`<npub>/<d>.git`) and the bytes of everything there.
+struct DiskUse {
+  std::size_t repositories = 0;
+  std::uintmax_t bytes = 0;
+};
+DiskUse disk_use(const fs::path& root) {
+  DiskUse out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it.depth() == 1 && it->is_directory() && it->path().extension() == ".git")
+      ++out.repositories;
+    if (it->is_regular_file(ec)) out.bytes += it->file_size(ec);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_F(GitE2E, OneAuthorOrOneAddressCannotFillPurgatoryForEveryoneElse) {
+  // 100 repositories at most: one author may hold 10, one address 30.
+  start({{"NGIT_PURGATORY_MAX_REPOSITORIES", "100"},
+         {"NGIT_PURGATORY_AUTHOR_SHARE_PERCENT", "10"},
+         {"NGIT_PURGATORY_ADDRESS_SHARE_PERCENT", "30"},
+         {"NGIT_EVENT_RATE", "100000"},
+         {"NGIT_EVENT_BURST", "100000"}});
+  const auto git_root = dir_.path() / "git";
+  auto before = disk_use(git_root);
+  auto attacker = TestClient::connect(graspd_->port(), false, "127.0.0.2");
+  ASSERT_TRUE(attacker);
+  auto flood = [&](std::uint8_t key, int count, int& held, int& limited) {
+    for (int i = 0; i < count; ++i) {
+      auto d = "spam" + std::to_string(i);
+      auto ok = attacker->publish(make_event(
+          30617, "",
+          {{"d", d}, {"clone", "http://" + host() + path(d, key)}, {"relays", "ws://" + host()}},
+          1700000000, key));
+      ASSERT_TRUE(ok);
+      if (ok->accepted) {
+        EXPECT_EQ(ok->message.rfind("purgatory:", 0), 0u) << ok->message;
+        ++held;
+      } else {
+        EXPECT_EQ(ok->message.rfind("rate-limited:", 0), 0u) << ok->message;
+        if (ok->message.rfind("rate-limited:", 0) != 0) return;
+        ++limited;
+      }
+    }
+  };
+  int held = 0, limited = 0;
+  flood(40, 300, held, limited);  // one key
+  EXPECT_EQ(held, 10);
+  EXPECT_EQ(limited, 290);
+  for (std::uint8_t key = 41; key <= 45; ++key) flood(key, 20, held, limited);  // more keys
+  EXPECT_EQ(held, 30) << "one address holds at most its share";
+
+  // The victim, another author on another address, is still held (and so served once pushed).
+  auto started = std::chrono::steady_clock::now();
+  auto ok = client_->publish(
+      make_event(30617, "", {{"d", "repo"}, {"clone", url()}, {"relays", "ws://" + host()}},
+                 1700000000, owner_key));
+  auto latency = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->accepted) << ok->message;
+  EXPECT_EQ(ok->message, "purgatory: won't be served until git data arrives");
+  EXPECT_LT(latency, 5s);
+
+  auto after = disk_use(git_root);
+  EXPECT_EQ(after.repositories - before.repositories, 31u);
+  std::cout << "[ measured ] victim OK after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(latency).count()
+            << " ms; 400 attacker announcements held 30; disk +" << (after.bytes - before.bytes)
+            << " bytes in " << after.repositories - before.repositories << " repositories\n";
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_EQ(metric_value(metrics, "graspd_purgatory_refused_total{reason=\"author_share\"}"), 310);
+  EXPECT_EQ(metric_value(metrics, "graspd_purgatory_refused_total{reason=\"address_share\"}"), 60);
+  EXPECT_EQ(metric_value(metrics, "graspd_purgatory_repositories"), 31);
+}
+
+TEST_F(GitE2E, AStateIsAnsweredAsWhatItBecomesNotAsHeld) {
+  start();
+  announce();
+  auto id = commit("one");
+  auto first = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  auto held = client_->publish(first);
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(held->accepted);
+  EXPECT_EQ(held->message, "purgatory: won't be served until git data arrives")
+      << "its commit is not here";
+  ASSERT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_TRUE(
+      wait_until([&] { return served(30618) == std::vector<nostr::EventId>{first.id}; }, 10s));
+
+  // Its objects are here: answered as the stored event it is, and served once answered.
+  auto present = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000200, owner_key);
+  auto ok = client_->publish(present);
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->accepted);
+  EXPECT_EQ(ok->message, "");
+  EXPECT_EQ(served(30618), std::vector<nostr::EventId>{present.id});
+
+  // Older than the stored state: never served, answered as the older version it is.
+  auto older = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000150, owner_key);
+  ok = client_->publish(older);
+  ASSERT_TRUE(ok);
+  EXPECT_FALSE(ok->accepted) << "the store's answer to every older replaceable version";
+  EXPECT_EQ(ok->message, "duplicate: an older version (a newer one is stored)");
+  EXPECT_EQ(served(30618), std::vector<nostr::EventId>{present.id});
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_EQ(metric_value(metrics, "graspd_purgatory_events{kind=\"state\"}"), 0);
 }
 
 }  // namespace

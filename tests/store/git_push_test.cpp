@@ -401,7 +401,8 @@ TEST(GitPushPurgatory, HeldPrEventsDecideTheirRefsNostrRefs) {
   auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
   auto pr = store::test::unsigned_event(1, 5, 1700000000, nostr::nip34::kind::pull_request,
                                         {{"c", oid('5')}});
-  events->put_held(pr->id, store::encode_held({pr, policy::HeldKind::pull_request, 1700001800}));
+  events->put_held(pr->id,
+                   store::encode_held({pr, policy::HeldKind::pull_request, 1700001800, {}}));
   const auto pr_ref = "refs/nostr/" + nostr::to_hex(pr->id);
   const auto unknown_ref = "refs/nostr/" + std::string(64, 'f');
   store::StoreAndHeldView view(events);

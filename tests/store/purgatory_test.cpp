@@ -157,7 +157,7 @@ TEST(PurgatoryTest, GitDataForARepositoryRestartsItsHoldsOnly) {
 }
 
 TEST(PurgatoryTest, HeldAnnouncementsCountForTheStateRuleAndMaintainersButNotForRelatedEvents) {
-  test::VectorStore stored;
+  graspd::test::VectorStore stored;
   PolicyConfig config;
   config.service = *parse_host_port("relay.example.com");
   AcceptancePolicy policy(config, stored);
@@ -187,8 +187,9 @@ TEST(PurgatoryRecordsTest, HeldEventsAndExpiredIdsSurviveAReopenAndAreNeverServe
   {
     store::EventStore events(store::test::options_for(dir));
     events.put_held(held_announcement->id,
-                    store::encode_held({held_announcement, HeldKind::announcement, t0 + 1800}));
-    events.put_held(held_state->id, store::encode_held({held_state, HeldKind::state, t0 + 900}));
+                    store::encode_held({held_announcement, HeldKind::announcement, t0 + 1800, {}}));
+    events.put_held(held_state->id,
+                    store::encode_held({held_state, HeldKind::state, t0 + 900, {}}));
     events.put_held(expired_id, store::encode_expired(t0 + 3600));
     events.put_held(bytes_of(4, 0xee), "x");  // unreadable: skipped, not fatal
     auto gone = bytes_of(5, 0xee);
@@ -230,7 +231,7 @@ TEST(PurgatoryRecordsTest, AnEventMovingFromItsRecordToTheStoreMidScanIsStillSee
   auto released_state = state(2, 1, "repo");
   events->write_batch(std::vector<nostr::EventPtr>{stored_state});
   events->put_held(released_state->id,
-                   store::encode_held({released_state, HeldKind::state, t0 + 900}));
+                   store::encode_held({released_state, HeldKind::state, t0 + 900, {}}));
   nostr::Filter by_d;
   by_d.tags['d'] = {"repo"};
   by_d.normalize();
@@ -340,7 +341,7 @@ TEST(PurgatoryRecordsTest, HeldPullRequestsAndPlaceholdersSurviveAReopen) {
                                 {placeholder_id, {owner_key(2), "a repo"}, commit_a, t0 + 30}};
   {
     store::EventStore events(store::test::options_for(dir));
-    events.put_held(pr->id, store::encode_held({pr, HeldKind::pull_request, t0 + 1800}));
+    events.put_held(pr->id, store::encode_held({pr, HeldKind::pull_request, t0 + 1800, {}}));
     events.put_held(placeholder_id, store::encode_placeholders(list));
   }
   auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
@@ -360,6 +361,146 @@ TEST(PurgatoryRecordsTest, HeldPullRequestsAndPlaceholdersSurviveAReopen) {
   });
   EXPECT_EQ(seen, std::vector<nostr::EventId>{pr->id});
 }
+
+namespace shares {
+
+PurgatoryLimits shared_limits() {
+  auto out = limits();
+  out.max_held = 100;
+  out.max_repositories = 20;
+  out.author_share = 0.05;   // 5 events, 1 repository
+  out.address_share = 0.25;  // 25 events, 5 repositories
+  out.sync_share = 0.5;
+  return out;
+}
+
+TEST(PurgatorySharesTest, OneAuthorHoldsOnlyItsShareWhileOthersAreStillHeld) {
+  Purgatory purgatory(shared_limits());
+  const std::string client = "ip:127.0.0.2";
+  EXPECT_EQ(purgatory.hold(announcement(1, 1, "r1"), HeldKind::announcement, t0, client).outcome,
+            Purgatory::Hold::held);
+  // A second repository is past the author's share of repositories (5% of 20 = 1).
+  EXPECT_EQ(purgatory.hold(announcement(2, 1, "r2"), HeldKind::announcement, t0, client).outcome,
+            Purgatory::Hold::author_share);
+  for (std::uint64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(purgatory.hold(state(10 + i, 1, "s" + std::to_string(i)), HeldKind::state, t0, client)
+                  .outcome,
+              Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.hold(state(20, 1, "s9"), HeldKind::state, t0, client).outcome,
+            Purgatory::Hold::author_share);
+  // A replacement of the author's own address is counted net: it still fits.
+  EXPECT_EQ(
+      purgatory.hold(announcement(3, 1, "r1", t0 + 5), HeldKind::announcement, t0, client).outcome,
+      Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.usage_of(owner_key(1)).events, 5u);
+  // Another author from another address is held.
+  EXPECT_EQ(
+      purgatory.hold(announcement(4, 2, "r1"), HeldKind::announcement, t0, "ip:127.0.0.1").outcome,
+      Purgatory::Hold::held);
+}
+
+TEST(PurgatorySharesTest, OneAddressHoldsOnlyItsShareOverManyKeys) {
+  Purgatory purgatory(shared_limits());
+  for (std::uint64_t key = 1; key <= 5; ++key)
+    ASSERT_EQ(purgatory.hold(announcement(key, key, "r"), HeldKind::announcement, t0, "ip:10.0.0.9")
+                  .outcome,
+              Purgatory::Hold::held);
+  EXPECT_EQ(
+      purgatory.hold(announcement(6, 6, "r"), HeldKind::announcement, t0, "ip:10.0.0.9").outcome,
+      Purgatory::Hold::address_share);
+  EXPECT_EQ(purgatory.usage_of_source("ip:10.0.0.9").repositories, 5u);
+  EXPECT_EQ(
+      purgatory.hold(announcement(7, 7, "r"), HeldKind::announcement, t0, "ip:10.0.0.1").outcome,
+      Purgatory::Hold::held);
+  // IPv6 counts by its /64: two addresses of one host share it.
+  EXPECT_EQ(Purgatory::share_key("ip:2001:db8:0:1::5"),
+            Purgatory::share_key("ip:2001:db8:0:1:aa::7"));
+  EXPECT_EQ(Purgatory::share_key("ip:2001:db8:0:1::5"), "ip:2001:0db8:0000:0001::/64");
+  EXPECT_NE(Purgatory::share_key("ip:2001:db8:0:1::5"), Purgatory::share_key("ip:2001:db8:0:2::5"));
+  EXPECT_EQ(Purgatory::share_key("ip:10.0.0.9"), "ip:10.0.0.9");
+  EXPECT_EQ(Purgatory::share_key(""), "");
+}
+
+TEST(PurgatorySharesTest, SyncPeersShareOnePartAndEachIsHeldToTheAddressShare) {
+  auto l = shared_limits();
+  l.address_share = 0.1;  // 2 repositories
+  l.sync_share = 0.15;    // 3 repositories
+  Purgatory purgatory(l);
+  std::uint64_t next = 1;
+  auto hold_from = [&](const std::string& source) {
+    auto n = next++;
+    return purgatory.hold(announcement(n, n, "r"), HeldKind::announcement, t0, source).outcome;
+  };
+  EXPECT_EQ(hold_from("relay:wss://a"), Purgatory::Hold::held);
+  EXPECT_EQ(hold_from("relay:wss://a"), Purgatory::Hold::held);
+  EXPECT_EQ(hold_from("relay:wss://a"), Purgatory::Hold::address_share);
+  EXPECT_EQ(hold_from("relay:wss://b"), Purgatory::Hold::held);
+  EXPECT_EQ(hold_from("relay:wss://b"), Purgatory::Hold::sync_share);
+  EXPECT_EQ(hold_from("ip:10.0.0.1"), Purgatory::Hold::held) << "clients still find room";
+}
+
+TEST(PurgatorySharesTest, TheByteBudgetBoundsHeldEventsAndFreesOnRemoval) {
+  auto l = limits();
+  l.max_bytes = 4096;
+  Purgatory purgatory(l);
+  auto big = [](std::uint64_t id) {
+    return announcement(id, id, "r", t0, {{"description", std::string(1500, 'x')}});
+  };
+  EXPECT_EQ(purgatory.hold(big(1), HeldKind::announcement, t0).outcome, Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.hold(big(2), HeldKind::announcement, t0).outcome, Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.hold(big(3), HeldKind::announcement, t0).outcome, Purgatory::Hold::full);
+  EXPECT_LE(purgatory.usage().bytes, 4096u);
+  purgatory.expire(t0 + 1800);
+  EXPECT_EQ(purgatory.usage().bytes, 0u);
+  EXPECT_EQ(purgatory.usage().repositories, 0u);
+  EXPECT_EQ(purgatory.hold(big(3), HeldKind::announcement, t0 + 1800).outcome,
+            Purgatory::Hold::held);
+}
+
+TEST(PurgatorySharesTest, RememberedIdsAreBoundedForgettingTheSoonestFirst) {
+  auto l = limits();
+  l.max_remembered = 1000;
+  Purgatory purgatory(l);
+  for (std::uint64_t i = 0; i < 5000; ++i)
+    purgatory.restore_expired(bytes_of(i + 1, 0xee), t0 + static_cast<std::int64_t>(i));
+  EXPECT_EQ(purgatory.remembered(), 1000u);
+  EXPECT_FALSE(purgatory.expired_recently(bytes_of(1, 0xee)));
+  EXPECT_TRUE(purgatory.expired_recently(bytes_of(5000, 0xee)));
+  auto expired = purgatory.expire(t0 + 4499);
+  EXPECT_EQ(expired.forgotten.size(), 500u);
+  EXPECT_EQ(purgatory.remembered(), 500u);
+  purgatory.forget_expired(bytes_of(5000, 0xee));
+  EXPECT_FALSE(purgatory.expired_recently(bytes_of(5000, 0xee)));
+}
+
+TEST(PurgatorySharesTest, ASourceIsKeptInTheRecord) {
+  auto ev = announcement(1, 1, "r");
+  store::test::TempDir dir;
+  {
+    store::EventStore events(store::test::options_for(dir));
+    events.put_held(ev->id,
+                    store::encode_held({ev, HeldKind::announcement, t0 + 1800, "ip:10.0.0.9"}));
+  }
+  auto events = std::make_shared<store::EventStore>(store::test::options_for(dir));
+  Purgatory purgatory(limits());
+  EXPECT_EQ(store::load_purgatory(*events, purgatory), 0u);
+  ASSERT_TRUE(purgatory.contains(ev->id));
+  EXPECT_EQ(purgatory.find(ev->id)->source, "ip:10.0.0.9");
+  EXPECT_EQ(*purgatory.find(ev->id)->event, *ev);
+  EXPECT_EQ(purgatory.usage_of_source("ip:10.0.0.9").events, 1u);
+}
+
+TEST(PurgatorySharesTest, AStateOlderThanTheStoredVersionIsSuperseded) {
+  graspd::test::VectorStore stored;
+  stored.events.push_back(*state(1, 1, "repo", t0 + 100));
+  EXPECT_TRUE(superseded_in(stored, *state(2, 1, "repo", t0)));
+  EXPECT_TRUE(superseded_in(stored, *state(1, 1, "repo", t0 + 100)));
+  EXPECT_FALSE(superseded_in(stored, *state(3, 1, "repo", t0 + 200)));
+  EXPECT_FALSE(superseded_in(stored, *state(4, 1, "other", t0)));
+  EXPECT_FALSE(superseded_in(stored, *state(5, 2, "repo", t0))) << "another author's address";
+}
+
+}  // namespace shares
 
 }  // namespace
 }  // namespace graspd::policy
