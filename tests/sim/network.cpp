@@ -12,6 +12,26 @@ namespace {
 
 constexpr std::int64_t base_latency_ms = 20;
 
+/// The simulated relays' NIP-77 server has no rate, idle or scan bound: the simulation has no wall
+/// clock of its own, and what it studies is reconciliation, not abuse (the bounds have their own
+/// tests). Every session is seen at one instant.
+NegentropyLimits sim_negentropy_limits() {
+  NegentropyLimits limits;
+  limits.idle_timeout = std::chrono::steady_clock::duration::zero();
+  limits.opens_per_second = 0;
+  return limits;
+}
+
+std::shared_ptr<NegentropyBudget> sim_negentropy_budget() {
+  NegentropyBudgetLimits limits;
+  limits.max_records = 4 * NegentropyLimits{}.max_sync_events;
+  limits.max_records_per_address = limits.max_records;
+  limits.scan_records_per_second = 0;
+  return std::make_shared<NegentropyBudget>(limits);
+}
+
+const std::chrono::steady_clock::time_point sim_negentropy_time{};
+
 }  // namespace
 
 struct SimNetwork::Connection {
@@ -114,9 +134,8 @@ void SimNetwork::dial(std::uint64_t id) {
     limits.max_subscriptions = relays_[*conn.relay].max_subscriptions;
     limits.nip77 = relays_[*conn.relay].nip77;
     if (*limits.nip77)
-      conn.negentropy = std::make_unique<NegentropySessions>(
-          NegentropyLimits{},
-          std::make_shared<NegentropyBudget>(NegentropyLimits{}.max_sync_events));
+      conn.negentropy =
+          std::make_unique<NegentropySessions>(sim_negentropy_limits(), sim_negentropy_budget());
     conn.handler->on_open(limits);
   });
 }
@@ -214,10 +233,10 @@ bool SimNetwork::answer_negentropy(Connection& c, SimRelay& r, nostr::ClientMess
   };
   if (auto* open = std::get_if<nostr::ClientNegOpen>(&message)) {
     ++counts_.negentropy_rounds;
-    to_node(c.id, c.negentropy->open(*open, records).frame);
+    to_node(c.id, c.negentropy->open(*open, records, sim_negentropy_time).frame);
   } else if (auto* msg = std::get_if<nostr::ClientNegMsg>(&message)) {
     ++counts_.negentropy_rounds;
-    to_node(c.id, c.negentropy->message(*msg).frame);
+    to_node(c.id, c.negentropy->message(*msg, sim_negentropy_time).frame);
   } else if (auto* close_msg = std::get_if<nostr::ClientNegClose>(&message)) {
     c.negentropy->close(close_msg->subscription_id);
   } else {
