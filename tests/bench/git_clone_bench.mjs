@@ -239,6 +239,8 @@ async function setup() {
     NGIT_BIND_ADDRESS: `127.0.0.1:${port}`, NGIT_RELAY_DATA_PATH: join(work, 'relay'),
     NGIT_GIT_DATA_PATH: join(work, 'git'), NGIT_SYNC_ENABLED: 'false', NGIT_GIT_FETCH_ENABLED: 'false',
     NGIT_GIT_MAX_PROCESSES: String(opt['git-max-processes']), NGIT_LOG_LEVEL: 'warn',
+    // Every client here comes from 127.0.0.1 but plays a separate user: no per-address shares.
+    NGIT_GIT_MAX_PROCESSES_PER_IP: '0', NGIT_GIT_MAX_CONNECTIONS_PER_IP: '0',
   }, answers(`${base}/healthz`));
   const relay = new Relay(`ws://127.0.0.1:${port}`);
   await relay.open();
