@@ -67,16 +67,6 @@ EventResult result_of(WriteOutcome outcome) {
   return EventResult::error;
 }
 
-NegentropyLimits negentropy_limits(const runtime::RelayLimits& limits) {
-  NegentropyLimits out;
-  out.max_sync_events = limits.negentropy_max_sync_events;
-  out.max_sessions = limits.negentropy_max_sessions;
-  out.idle_timeout = limits.negentropy_idle_timeout;
-  out.opens_per_second = limits.negentropy_opens_per_second;
-  out.open_burst = limits.negentropy_open_burst;
-  return out;
-}
-
 struct SessionState {
   static inline const char* name = "client_session";
 
@@ -505,7 +495,7 @@ client_session_actor::behavior_type client_session(
   st.parse_limits = ctx->parse_limits();
   st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
   st.verifiers = VerifierPool(ctx->verifiers, ctx->limits.verifications_per_session);
-  st.negentropy = std::make_unique<NegentropySessions>(negentropy_limits(ctx->limits),
+  st.negentropy = std::make_unique<NegentropySessions>(NegentropyLimits::of(ctx->limits),
                                                        ctx->negentropy_budget, st.source);
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;

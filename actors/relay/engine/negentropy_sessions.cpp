@@ -6,6 +6,16 @@
 
 namespace graspd {
 
+NegentropyLimits NegentropyLimits::of(const runtime::RelayLimits& limits) {
+  NegentropyLimits out;
+  out.max_sync_events = limits.negentropy_max_sync_events;
+  out.max_sessions = limits.negentropy_max_sessions;
+  out.idle_timeout = limits.negentropy_idle_timeout;
+  out.opens_per_second = limits.negentropy_opens_per_second;
+  out.open_burst = limits.negentropy_open_burst;
+  return out;
+}
+
 namespace neg = nostr::negentropy;
 
 NegentropyBudget::Address& NegentropyBudget::entry(const std::string& address,

@@ -98,6 +98,9 @@ struct NegentropyLimits {
   /// NEG-OPENs per second one connection may send, and the burst (rate 0 = unbounded).
   double opens_per_second = 2;
   double open_burst = 20;
+
+  /// The NGIT_NEGENTROPY_* options of a connection's limits.
+  static NegentropyLimits of(const runtime::RelayLimits& limits);
 };
 
 class NegentropySessions {
