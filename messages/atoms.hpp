@@ -48,6 +48,10 @@ using git_pushed = caf::atom_constant<caf::atom("git_push")>;
 using git_found = caf::atom_constant<caf::atom("git_found")>;
 /// A held pull request's commit is missing here: fetch it by id.
 using git_fetch = caf::atom_constant<caf::atom("git_fetch")>;
+/// Maintenance timer: the next queued repository may be due.
+using git_maintain = caf::atom_constant<caf::atom("git_maint")>;
+/// A maintenance run ended (with whether it must be tried again: no git process was free).
+using git_maintained = caf::atom_constant<caf::atom("git_mdone")>;
 
 // Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).

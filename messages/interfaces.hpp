@@ -118,6 +118,8 @@ using git_host_actor = caf::typed_actor<
     caf::replies_to<atom::git_pushed, GitDataArrived>::with<void>,
     caf::reacts_to<atom::git_found, GitDataArrived>,
     caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
+    // INTERNAL: repository maintenance (git gc --auto) is due; a run ended (true: try it again).
+    caf::reacts_to<atom::git_maintain>, caf::reacts_to<atom::git_maintained, bool>,
     // Add a subscriber of GitDataArrived.
     caf::reacts_to<atom::feed_subscribe, git_data_feed_actor>,
     // Stop the git processes it started (shutdown); true once they were told to stop.

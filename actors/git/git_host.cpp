@@ -2,6 +2,7 @@
 
 #include "actors/git/git_host.hpp"
 
+#include <algorithm>
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
@@ -138,6 +139,45 @@ void change_pr_ref(GitHostSelf self, const PrRefChange& change) {
     refs.delete_ref(change.repository, id, change.commit);
 }
 
+// ---------------------------------------------------------------- maintenance
+
+/// Starts the next due repository's maintenance, or arms the timer for the next one due.
+void maintain_next(GitHostSelf self) {
+  auto& st = self->state;
+  if (!st.maintenance) return;
+  auto now = self->clock().now();
+  if (auto repository = st.maintenance_queue->take(now)) {
+    auto host = caf::actor_cast<git_host_actor>(self);
+    st.maintenance->run(*repository, [host](runtime::git::MaintenanceOutcome outcome) {
+      caf::anon_send(host, atom::git_maintained::value,
+                     outcome == runtime::git::MaintenanceOutcome::busy);
+    });
+    return;
+  }
+  auto due = st.maintenance_queue->next_due();
+  if (!due || st.maintenance_timer) return;
+  st.maintenance_timer = true;
+  self->delayed_send(self, std::max(*due - now, decltype(*due - now){}), atom::git_maintain::value);
+}
+
+/// `repository` was written to: it is maintained after the maintenance interval.
+void queue_maintenance(GitHostSelf self, const RepositoryRef& repository) {
+  auto& st = self->state;
+  if (!st.maintenance) return;
+  if (!st.maintenance_queue->written(repository, self->clock().now()))
+    log::warn(log::components::git, "maintenance queue full: ", repository.identifier,
+              " waits for its next write");
+  maintain_next(self);
+}
+
+void start_maintenance(GitHostSelf self, const GitHostConfig& config) {
+  if (config.maintenance_interval.count() <= 0 || !config.process_slots) return;
+  auto& st = self->state;
+  st.maintenance = std::make_unique<runtime::git::GitMaintenance>(
+      *config.io, config.repositories, config.maintenance, config.process_slots, config.registry);
+  st.maintenance_queue.emplace(config.maintenance_interval);
+}
+
 void subscribe(GitHostSelf self, git_data_feed_actor subscriber) {
   auto& subscribers = self->state.subscribers;
   if (std::find(subscribers.begin(), subscribers.end(), subscriber) == subscribers.end())
@@ -149,6 +189,7 @@ void subscribe(GitHostSelf self, git_data_feed_actor subscriber) {
 void GitHostState::stop() {
   if (state_sync) state_sync->stop();
   if (pr_refs) pr_refs->stop();
+  if (maintenance) maintenance->stop();
 }
 
 git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
@@ -160,6 +201,7 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
       config.registry);
   st.pr_refs = std::make_unique<runtime::git::GitPrRefs>(*config.io, config.repositories,
                                                          config.state_sync.git_binary);
+  start_maintenance(self, config);
   return {
       [=](RepoAnnounced& announced) { return create_repository(self, *announced.announcement); },
       [=](RepoWithdrawn& withdrawn) { remove_repository(self, *withdrawn.announcement); },
@@ -176,11 +218,24 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
         // other repositories of its identifier follow it (§5.9).
         self->state.state_sync->on_pushed(pushed.repository);
         publish(self, pushed);
+        queue_maintenance(self, pushed.repository);
       },
-      [=](atom::git_found, GitDataArrived& found) { publish(self, found); },
+      [=](atom::git_found, GitDataArrived& found) {
+        publish(self, found);
+        queue_maintenance(self, found.repository);
+      },
       [=](atom::git_fetch, RepositoryRef& repository, std::string& commit,
           std::vector<std::string>& urls) {
         self->state.state_sync->want_commit(repository, std::move(commit), std::move(urls));
+      },
+      [=](atom::git_maintain) {
+        self->state.maintenance_timer = false;
+        maintain_next(self);
+      },
+      [=](atom::git_maintained, bool again) {
+        if (self->state.maintenance_queue)
+          self->state.maintenance_queue->finished(self->clock().now(), again);
+        maintain_next(self);
       },
       [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {
         subscribe(self, std::move(subscriber));

@@ -9,11 +9,15 @@
 // which must not run on the cooperative scheduler's threads. Git child processes run on the
 // io_context (runtime/git/git_state_sync.*, runtime/git/git_pr_refs.*); what they find comes back
 // to this actor as a message. The Smart HTTP transport (runtime/git/git_http.*) reports pushes
-// through push_reporter.
+// through push_reporter. Repositories written to (pushes, fetches) are queued for maintenance
+// (actors/git/engine/maintenance_queue.hpp) and maintained one at a time on a timer message, under
+// the git process cap (runtime/git/git_maintenance.*).
 #pragma once
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+
+#include <chrono>
 
 #include <functional>
 #include <memory>
@@ -21,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "actors/git/engine/maintenance_queue.hpp"
 #include "messages/interfaces.hpp"
+#include "runtime/git/git_maintenance.hpp"
 #include "runtime/git/git_pr_refs.hpp"
 #include "runtime/git/git_repository.hpp"
 #include "runtime/git/git_state_sync.hpp"
@@ -52,6 +58,11 @@ struct GitHostConfig {
   /// Shared with the Smart HTTP transport: a push and the state applier never move one
   /// repository's refs at once.
   std::shared_ptr<runtime::git::RepositoryLocks> locks;
+  /// Repository maintenance: NGIT_GIT_MAINTENANCE_INTERVAL_SECS (0 = none), its run limits and
+  /// the git process cap shared with the Smart HTTP transport (null = no maintenance).
+  std::chrono::seconds maintenance_interval{0};
+  runtime::git::GitMaintenanceOptions maintenance;
+  std::shared_ptr<runtime::git::ProcessSlots> process_slots;
   /// Where git child processes run; must outlive the actor.
   boost::asio::io_context* io = nullptr;
   /// Metrics registry; may be null (tests).
@@ -65,6 +76,10 @@ struct GitHostState {
   std::shared_ptr<const policy::StoreView> view;
   std::unique_ptr<runtime::git::GitStateSync> state_sync;
   std::unique_ptr<runtime::git::GitPrRefs> pr_refs;
+  /// Null when maintenance is off.
+  std::unique_ptr<runtime::git::GitMaintenance> maintenance;
+  std::optional<git::MaintenanceQueue> maintenance_queue;
+  bool maintenance_timer = false;  ///< a git_maintain is on its way
   /// Followers of GitDataArrived (the acceptance actor).
   std::vector<git_data_feed_actor> subscribers;
 

@@ -56,6 +56,15 @@ runtime::git::GitStateSyncOptions state_sync_options(const runtime::Config& conf
   return out;
 }
 
+runtime::git::GitMaintenanceOptions maintenance_options(const runtime::Config& config,
+                                                        std::string git_binary) {
+  runtime::git::GitMaintenanceOptions out;
+  out.git_binary = std::move(git_binary);
+  out.timeout = std::chrono::seconds(config.git_maintenance_timeout_secs);
+  out.max_memory_bytes = config.git_maintenance_max_memory_bytes;
+  return out;
+}
+
 }  // namespace
 
 WiredGit wire_git(const Services& services, const WiredStore& store) {
@@ -67,8 +76,19 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   std::shared_ptr<const policy::StoreView> view = std::make_shared<store::StoreAndHeldView>(
       std::shared_ptr<const store::EventStore>(store.store));
   auto locks = std::make_shared<runtime::git::RepositoryLocks>();
-  GitHostConfig host_config{repositories, view,         state_sync_options(config, git_binary),
-                            locks,        &services.io, &services.metrics.registry()};
+  auto http_options = git_http_options(config, git_binary);
+  // One process cap for clients' requests and repository maintenance.
+  auto process_slots = runtime::git::make_process_slots(http_options);
+  GitHostConfig host_config;
+  host_config.repositories = repositories;
+  host_config.view = view;
+  host_config.state_sync = state_sync_options(config, git_binary);
+  host_config.locks = locks;
+  host_config.maintenance_interval = std::chrono::seconds(config.git_maintenance_interval_secs);
+  host_config.maintenance = maintenance_options(config, git_binary);
+  host_config.process_slots = process_slots;
+  host_config.io = &services.io;
+  host_config.registry = &services.metrics.registry();
   auto host = spawn_git_host(services.system, std::move(host_config));
   runtime::git::GitHttpHooks hooks;
   hooks.pushed = push_reporter(host);
@@ -76,9 +96,9 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
                            const std::vector<std::string>& pr_ids) {
     return git::push_authority(*view, owner, identifier, pr_ids);
   };
-  auto http = std::make_shared<runtime::git::GitHttp>(
-      repositories, git_http_options(config, git_binary), std::move(hooks), locks,
-      &services.metrics.registry());
+  auto http = std::make_shared<runtime::git::GitHttp>(repositories, std::move(http_options),
+                                                      std::move(hooks), locks,
+                                                      &services.metrics.registry(), process_slots);
   services.http.set_handoff_handler(http->predicate(), http->handler());
   log::info(log::components::git, "git repositories in ", repositories.root().string(), " (git ",
             git_binary.empty() ? std::string("not found") : git_binary, ")");

@@ -97,6 +97,9 @@ struct Config {
   std::uint64_t git_max_connections = 0;
   std::uint64_t git_max_connections_per_ip = 0;
   std::uint64_t git_min_body_rate = 0;
+  std::uint64_t git_maintenance_interval_secs = 0;
+  std::uint64_t git_maintenance_timeout_secs = 0;
+  std::uint64_t git_maintenance_max_memory_bytes = 0;
   bool git_fetch_enabled = true;
   std::uint64_t git_fetch_delay_secs = 0;
   std::uint64_t git_fetch_timeout_secs = 0;

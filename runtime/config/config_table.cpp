@@ -455,6 +455,22 @@ std::vector<OptionSpec> git_options() {
        "A git request body must average this many bytes a second once NGIT_GIT_IDLE_TIMEOUT_SECS "
        "of waiting for it have passed, or the connection is closed; 0 = no minimum.",
        uint_option(&C::git_min_body_rate, 0, 1ull << 30)},
+      {"git_maintenance_interval_secs", "NGIT_GIT_MAINTENANCE_INTERVAL_SECS",
+       "--git-maintenance-interval-secs", "seconds", "600",
+       "A repository written to (a push, a fetch) gets git gc --auto this long after the write, "
+       "and "
+       "at most once per this long, one repository at a time under NGIT_GIT_MAX_PROCESSES; 0 = "
+       "never.",
+       uint_option(&C::git_maintenance_interval_secs, 0, 7 * 86400)},
+      {"git_maintenance_timeout_secs", "NGIT_GIT_MAINTENANCE_TIMEOUT_SECS",
+       "--git-maintenance-timeout-secs", "seconds", "1800",
+       "Wall-clock limit of one repository's maintenance; git is killed after it.",
+       uint_option(&C::git_maintenance_timeout_secs, 1, 86400)},
+      {"git_maintenance_max_memory_bytes", "NGIT_GIT_MAINTENANCE_MAX_MEMORY_BYTES",
+       "--git-maintenance-max-memory-bytes", "integer", "1073741824",
+       "Address space of a maintenance run (git and what it starts); git's pack window and caches "
+       "are sized within it; 0 = unlimited.",
+       uint_option(&C::git_maintenance_max_memory_bytes, 0, 1ull << 40)},
       {"git_fetch_enabled", "NGIT_GIT_FETCH_ENABLED", "--git-fetch-enabled", "bool", "true",
        "Fetch the objects a stored state event names but no repository here has, by id, from "
        "the repository's other clone URLs.",

@@ -66,11 +66,14 @@ struct GitMetrics {
                       .Help("Git HTTP requests (every answer under /<npub>/)")
                       .Register(registry)
                       .Add({})),
-        processes(prometheus::BuildGauge()
-                      .Name("graspd_git_processes")
-                      .Help("Git processes running for clients")
-                      .Register(registry)
-                      .Add({})),
+        processes(
+            prometheus::BuildGauge()
+                .Name("graspd_git_processes")
+                .Help(
+                    "Git processes running under the process cap (clients' requests and repository "
+                    "maintenance)")
+                .Register(registry)
+                .Add({})),
         refusals(prometheus::BuildCounter()
                      .Name("graspd_git_refused_total")
                      .Help("Git requests refused for a limit: busy (process cap or a push in "
@@ -115,34 +118,29 @@ struct GitHttp::Shared {
   std::shared_ptr<RepositoryLocks> locks;          // a push's, shared with the state applier
   std::vector<std::weak_ptr<Exchange>> exchanges;  // guarded by mutex
   bool stopping = false;                           // guarded by mutex
-  ProcessSlots slots;
+  std::shared_ptr<ProcessSlots> slots;  // the process cap, shared with repository maintenance
   ConnectionLimiter connections;
 
-  Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l)
+  Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l,
+         std::shared_ptr<ProcessSlots> s)
       : repositories(std::move(r)),
         options(std::move(o)),
         hooks(std::move(h)),
         locks(std::move(l)),
-        slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0,
-              options.max_processes_per_ip),
+        slots(s ? std::move(s) : make_process_slots(options)),
         connections(options.max_connections, options.max_connections_per_ip) {}
-
-  /// Requests waiting for a git process at most (each holds only its connection meanwhile).
-  static constexpr std::size_t kMaxQueuedRequests = 1024;
 
   /// A process slot for `ip` now (taken), or `on_slot` in line for one (queued), or full (503).
   ProcessSlots::Grant take_slot(const std::string& ip, std::function<void()> on_slot) {
-    auto grant = slots.take_or_queue(ip, std::move(on_slot));
-    if (grant == ProcessSlots::Grant::taken) count_process(+1);
-    return grant;
+    return slots->take_or_queue(ip, std::move(on_slot));
   }
-  /// Frees `ip`'s slot or passes it to the oldest waiter allowed one (the count does not change).
-  void give_slot(const std::string& ip) {
-    if (!slots.give(ip)) count_process(-1);
-  }
-  void count_process(int delta) {
-    counters.processes_running += delta;
-    if (metrics) metrics->processes.Increment(delta);
+  /// Frees `ip`'s slot or passes it to the oldest waiter allowed one.
+  void give_slot(const std::string& ip) { slots->give(ip); }
+  /// Keeps counters.processes_running and its gauge equal to the slots taken (ProcessSlots calls
+  /// this under its lock, so the last number written is the current one).
+  void show_running(std::size_t running) {
+    counters.processes_running = running;
+    if (metrics) metrics->processes.Set(static_cast<double>(running));
   }
   /// Counts one event in the counter and in its Prometheus twin.
   void bump(std::atomic<std::uint64_t>& counter, prometheus::Counter* GitMetrics::*twin) {

@@ -78,12 +78,16 @@ struct GitHttp::Network {
 // ------------------------------------------------------------------------------------------------
 
 GitHttp::GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
-                 std::shared_ptr<RepositoryLocks> locks, prometheus::Registry* registry)
-    : shared_(
-          std::make_shared<Shared>(std::move(repositories), std::move(options), std::move(hooks),
-                                   locks ? std::move(locks) : std::make_shared<RepositoryLocks>())),
+                 std::shared_ptr<RepositoryLocks> locks, prometheus::Registry* registry,
+                 std::shared_ptr<ProcessSlots> slots)
+    : shared_(std::make_shared<Shared>(
+          std::move(repositories), std::move(options), std::move(hooks),
+          locks ? std::move(locks) : std::make_shared<RepositoryLocks>(), std::move(slots))),
       network_(std::make_shared<Network>()) {
   if (registry) shared_->metrics = std::make_unique<GitMetrics>(*registry);
+  shared_->slots->observe([shared = std::weak_ptr<Shared>(shared_)](std::size_t running) {
+    if (auto alive = shared.lock()) alive->show_running(running);
+  });
   shared_->git = find_git_binary(shared_->options.git_binary);
   if (shared_->git.empty())
     log::warn(log::components::git, "git was not found in PATH: git requests are answered 503");
@@ -91,6 +95,13 @@ GitHttp::GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks
 
 GitHttp::~GitHttp() {
   stop();
+  shared_->slots->observe({});
+}
+
+std::shared_ptr<ProcessSlots> make_process_slots(const GitHttpOptions& options) {
+  return std::make_shared<ProcessSlots>(
+      options.max_processes, options.queue_wait.count() > 0 ? max_queued_git_requests : 0,
+      options.max_processes_per_ip);
 }
 
 HttpHandoffPredicate GitHttp::predicate() const {
@@ -127,7 +138,7 @@ void GitHttp::stop() {
   }
   for (auto& weak : open)
     if (auto exchange = weak.lock()) exchange->cancel();
-  shared_->slots.clear_waiters();  // they hold their exchanges
+  shared_->slots->clear_waiters();  // they hold their exchanges
   network_->shut_down();
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/git/git_process_slots.hpp"
 #include "runtime/git/git_repository.hpp"
 #include "runtime/git/repository_locks.hpp"
 #include "runtime/net/http_handoff.hpp"
@@ -95,9 +96,11 @@ class GitHttp {
  public:
   /// `locks` are shared with the other writers of refs (the state applier); null = its own.
   /// `registry` may be null (tests): the counters are then kept only in counters().
+  /// `slots` is the process cap, shared with repository maintenance (make_process_slots); null =
+  /// its own, from `options`.
   GitHttp(Repositories repositories, GitHttpOptions options, GitHttpHooks hooks,
           std::shared_ptr<RepositoryLocks> locks = nullptr,
-          prometheus::Registry* registry = nullptr);
+          prometheus::Registry* registry = nullptr, std::shared_ptr<ProcessSlots> slots = nullptr);
   ~GitHttp();
   GitHttp(const GitHttp&) = delete;
   GitHttp& operator=(const GitHttp&) = delete;
@@ -123,6 +126,12 @@ class GitHttp {
   std::shared_ptr<Shared> shared_;
   std::shared_ptr<Network> network_;
 };
+
+/// Requests waiting for a git process at most (each holds only its connection meanwhile).
+inline constexpr std::size_t max_queued_git_requests = 1024;
+
+/// The process cap of `options` (NGIT_GIT_MAX_PROCESSES, _PER_IP, the line of NGIT_GIT_QUEUE_SECS).
+std::shared_ptr<ProcessSlots> make_process_slots(const GitHttpOptions& options);
 
 /// The absolute path of the git executable: `configured` when it names an executable file
 /// (NGIT_GIT_BINARY-like absolute paths), else that name (default `git`) looked up in PATH; empty

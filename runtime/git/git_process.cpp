@@ -44,7 +44,8 @@ Result<std::unique_ptr<Child>, GitFailure> spawn_child(const net::any_io_executo
                                                        const std::vector<std::string>& argv_text,
                                                        const std::vector<std::string>& env_text,
                                                        const std::string& cwd,
-                                                       std::uint64_t max_file_bytes) {
+                                                       std::uint64_t max_file_bytes,
+                                                       std::uint64_t max_memory_bytes) {
   auto fail = [](const char* what) {
     return GitFailure{git_errc::process_not_started,
                       std::string(what) + ": " + std::strerror(errno)};
@@ -108,6 +109,12 @@ Result<std::unique_ptr<Child>, GitFailure> spawn_child(const net::any_io_executo
       max_file_bytes, max_file_bytes
     };
     ::prlimit(pid, RLIMIT_FSIZE, &limit, nullptr);
+  }
+  if (max_memory_bytes > 0) {
+    struct rlimit limit {
+      max_memory_bytes, max_memory_bytes
+    };
+    ::prlimit(pid, RLIMIT_AS, &limit, nullptr);
   }
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   auto child = std::make_unique<Child>(executor);
@@ -219,8 +226,8 @@ struct Collector : std::enable_shared_from_this<Collector> {
 void run_collect(const net::any_io_executor& executor, std::vector<std::string> argv,
                  std::vector<std::string> env, std::string cwd, std::string input,
                  std::chrono::seconds timeout, std::size_t max_output, std::uint64_t max_file_bytes,
-                 std::function<void(Collected)> done) {
-  auto spawned = spawn_child(executor, argv, env, cwd, max_file_bytes);
+                 std::function<void(Collected)> done, std::uint64_t max_memory_bytes) {
+  auto spawned = spawn_child(executor, argv, env, cwd, max_file_bytes, max_memory_bytes);
   if (!spawned) {
     Collected failed;
     failed.err = spawned.error().message;

@@ -45,13 +45,16 @@ struct Child {
 
 /// Spawns `argv` (argv[0] is the program path) with exactly `env`, in `cwd`, in its own process
 /// group, signal mask and SIGPIPE/SIGINT/SIGTERM reset to defaults. `max_file_bytes` > 0 limits the
-/// size of any file it writes (RLIMIT_FSIZE; beyond it the process dies of SIGXFSZ). A
+/// size of any file it writes (RLIMIT_FSIZE; beyond it the process dies of SIGXFSZ);
+/// `max_memory_bytes` > 0 limits its address space (RLIMIT_AS; beyond it allocations fail). Both
+/// are set right after the spawn and are inherited by what it starts. A
 /// git_errc::process_not_started failure saying which call failed when it cannot be started.
 Result<std::unique_ptr<Child>, GitFailure> spawn_child(const boost::asio::any_io_executor& executor,
                                                        const std::vector<std::string>& argv,
                                                        const std::vector<std::string>& env,
                                                        const std::string& cwd,
-                                                       std::uint64_t max_file_bytes);
+                                                       std::uint64_t max_file_bytes,
+                                                       std::uint64_t max_memory_bytes = 0);
 
 /// Exit code of a wait status: the exit code, or 128 + the signal.
 int exit_code_of(int status);
@@ -65,10 +68,11 @@ struct Collected {
 };
 
 /// Runs a process to its end: `input` on its stdin, stdout kept up to `max_output` bytes (beyond it
-/// the process is killed), killed after `timeout`. `done` runs on `executor`.
+/// the process is killed), killed after `timeout`. `done` runs on `executor`. The limits are
+/// spawn_child's.
 void run_collect(const boost::asio::any_io_executor& executor, std::vector<std::string> argv,
                  std::vector<std::string> env, std::string cwd, std::string input,
                  std::chrono::seconds timeout, std::size_t max_output, std::uint64_t max_file_bytes,
-                 std::function<void(Collected)> done);
+                 std::function<void(Collected)> done, std::uint64_t max_memory_bytes = 0);
 
 }  // namespace graspd::runtime::git

@@ -21,6 +21,12 @@ void ProcessSlots::count(const std::string& key, int delta) {
   if (n == 0) by_key_.erase(key);
 }
 
+void ProcessSlots::change_running(int delta) {
+  if (delta < 0 && running_ == 0) return;
+  running_ = delta > 0 ? running_ + 1 : running_ - 1;
+  if (on_running_) on_running_(running_);
+}
+
 ProcessSlots::Grant ProcessSlots::take_or_queue(const std::string& key,
                                                 std::function<void()> on_slot) {
   std::lock_guard lock{mutex_};
@@ -28,7 +34,7 @@ ProcessSlots::Grant ProcessSlots::take_or_queue(const std::string& key,
   bool line_ahead = std::any_of(waiters_.begin(), waiters_.end(),
                                 [this](const Waiter& w) { return within_share(w.key); });
   if (running_ < max_running_ && within_share(key) && !line_ahead) {
-    ++running_;
+    change_running(+1);
     count(key, +1);
     return Grant::taken;
   }
@@ -45,7 +51,7 @@ bool ProcessSlots::give(const std::string& key) {
     auto it = std::find_if(waiters_.begin(), waiters_.end(),
                            [this](const Waiter& w) { return within_share(w.key); });
     if (it == waiters_.end()) {
-      if (running_ > 0) --running_;
+      change_running(-1);
       return false;
     }
     count(it->key, +1);
@@ -62,6 +68,12 @@ void ProcessSlots::clear_waiters() {
     std::lock_guard lock{mutex_};
     dropped.swap(waiters_);
   }
+}
+
+void ProcessSlots::observe(std::function<void(std::size_t running)> on_running) {
+  std::lock_guard lock{mutex_};
+  on_running_ = std::move(on_running);
+  if (on_running_) on_running_(running_);
 }
 
 std::size_t ProcessSlots::running() const {

@@ -5,7 +5,8 @@
 // (NGIT_GIT_MAX_PROCESSES_PER_IP): its requests beyond that wait while others' are served, so one
 // client cannot take every process. A freed slot passes straight to the oldest waiter whose address
 // is below its share, so the running count never dips while such requests wait. Thread-safe; no
-// I/O (the caller posts the waiter's continuation).
+// I/O (the caller posts the waiter's continuation). Shared by git hosting's requests and repository
+// maintenance (runtime/git/git_maintenance.*), which holds its slots under its own key.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,10 @@ class ProcessSlots {
   /// Forgets every waiter (shutdown): their callbacks are destroyed, never called.
   void clear_waiters();
 
+  /// `on_running` is called with the number of slots taken each time it changes (under the lock:
+  /// it must only record the number, e.g. in a gauge). One observer; replaces the previous one.
+  void observe(std::function<void(std::size_t running)> on_running);
+
   std::size_t running() const;
   std::size_t running(const std::string& key) const;
   std::size_t waiting() const;
@@ -49,6 +54,7 @@ class ProcessSlots {
 
   bool within_share(const std::string& key) const;  // mutex_ held
   void count(const std::string& key, int delta);    // mutex_ held
+  void change_running(int delta);                   // mutex_ held
 
   const std::size_t max_running_;
   const std::size_t max_waiting_;
@@ -57,6 +63,7 @@ class ProcessSlots {
   std::size_t running_ = 0;                              // guarded by mutex_
   std::unordered_map<std::string, std::size_t> by_key_;  // guarded by mutex_
   std::deque<Waiter> waiters_;                           // guarded by mutex_
+  std::function<void(std::size_t)> on_running_;          // guarded by mutex_
 };
 
 }  // namespace graspd::runtime::git

@@ -13,9 +13,12 @@
 #include <filesystem>
 
 #include "messages/nostr/nip34.hpp"
+#include "runtime/git/git_http.hpp"
 #include "store/lmdb/store_view.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/git_test_repos.hpp"
+#include "tests/support/io_thread.hpp"
 #include "tests/support/wait_until.hpp"
 
 namespace graspd {
@@ -30,13 +33,12 @@ class GitHostTest : public test::ActorTest {
       : store_(std::make_shared<store::EventStore>(store::test::options_for(store_dir_))),
         repositories_(repo_dir_.path()) {
     repositories_.prepare();
-    GitHostConfig config{
-        repositories_,
-        std::make_shared<store::StoreAndHeldView>(std::shared_ptr<const store::EventStore>(store_)),
-        {},
-        std::make_shared<runtime::git::RepositoryLocks>(),
-        &io_,
-        nullptr};
+    GitHostConfig config;
+    config.repositories = repositories_;
+    config.view =
+        std::make_shared<store::StoreAndHeldView>(std::shared_ptr<const store::EventStore>(store_));
+    config.locks = std::make_shared<runtime::git::RepositoryLocks>();
+    config.io = &io_;
     host_ = spawn(git_host, std::move(config));
     run();
   }
@@ -182,6 +184,118 @@ TEST_F(GitHostTest, WhatGitFoundReachesEverySubscriberOnce) {
 
 TEST_F(GitHostTest, ShutdownIsConfirmed) {
   EXPECT_EQ(request<bool>(host_, atom::shutdown::value), true);
+}
+
+// ---------------------------------------------------------------- maintenance
+
+/// Git hosting with maintenance on (every 60 s of the test clock, auto-gc past one pack),
+/// its git processes run by a thread of their own under a cap of one process.
+class GitHostMaintenanceTest : public test::ActorTest {
+ protected:
+  GitHostMaintenanceTest()
+      : store_(std::make_shared<store::EventStore>(store::test::options_for(store_dir_))),
+        repositories_(repo_dir_.path()),
+        slots_(std::make_shared<runtime::git::ProcessSlots>(1, 4)) {
+    repositories_.prepare();
+    GitHostConfig config;
+    config.repositories = repositories_;
+    config.view =
+        std::make_shared<store::StoreAndHeldView>(std::shared_ptr<const store::EventStore>(store_));
+    config.locks = std::make_shared<runtime::git::RepositoryLocks>();
+    config.maintenance_interval = std::chrono::seconds(60);
+    config.maintenance.git_binary = runtime::git::find_git_binary();
+    config.maintenance.auto_pack_limit = 1;
+    config.process_slots = slots_;
+    config.io = &io_.io();
+    host_ = spawn(git_host, std::move(config));
+    run();
+  }
+
+  ~GitHostMaintenanceTest() override {
+    caf::anon_send_exit(host_, caf::exit_reason::kill);
+    run();
+    io_.stop();
+  }
+
+  /// Adds a commit on main in a pack of its own.
+  void add_pack(const RepositoryRef& name, const std::string& content) {
+    auto path = repositories_.path_of(name);
+    auto parent = test::ref_of(path, "refs/heads/main");
+    test::git_in(path, "update-ref refs/heads/main " + test::make_commit(path, content, parent));
+    test::git_in(path, "repack -q");
+  }
+
+  /// A repository of two packs, more than gc.autoPackLimit: git gc --auto has work to do.
+  RepositoryRef repository_with_two_packs(const std::string& identifier) {
+    RepositoryRef name{bytes_of(1, 0xaa), identifier};
+    EXPECT_TRUE(repositories_.create(name));
+    add_pack(name, "one");
+    add_pack(name, "two");
+    return name;
+  }
+
+  std::size_t packs(const RepositoryRef& name) {
+    return test::pack_count(repositories_.path_of(name));
+  }
+
+  const runtime::git::GitMaintenanceCounters& counters() {
+    return state<GitHostState, git_host_actor::base>(host_).maintenance->counters();
+  }
+
+  /// Lets the run that the last step started end, and the actor hear of it.
+  bool runs_done(std::uint64_t n) {
+    bool ended = test::wait_until([&] { return counters().done + counters().failed >= n; });
+    run();
+    return ended && counters().done == n;
+  }
+
+  store::test::TempDir store_dir_;
+  store::test::TempDir repo_dir_;
+  std::shared_ptr<store::EventStore> store_;
+  runtime::git::Repositories repositories_;
+  std::shared_ptr<runtime::git::ProcessSlots> slots_;
+  test::IoThread io_;
+  git_host_actor host_;
+};
+
+TEST_F(GitHostMaintenanceTest, ARepositoryWrittenToIsRepackedOneIntervalLaterAndAtMostOncePerIt) {
+  auto name = repository_with_two_packs("demo");
+  ASSERT_EQ(packs(name), 2u);
+  caf::anon_send(host_, atom::git_found::value, GitDataArrived{name, {}, {}, {}, {}});
+  run();
+  advance_time(std::chrono::seconds(59));
+  EXPECT_EQ(counters().done, 0u) << "a burst of writes settles first";
+  advance_time(std::chrono::seconds(1));
+  ASSERT_TRUE(runs_done(1));
+  EXPECT_EQ(packs(name), 1u) << "git gc --auto repacked them into one";
+  EXPECT_EQ(slots_->running(), 0u) << "the process slot was given back";
+
+  // Written again at once: not maintained again before a whole interval has passed.
+  add_pack(name, "three");
+  caf::anon_send(host_, atom::git_found::value, GitDataArrived{name, {}, {}, {}, {}});
+  run();
+  advance_time(std::chrono::seconds(30));
+  EXPECT_EQ(counters().done, 1u);
+  advance_time(std::chrono::seconds(30));
+  EXPECT_TRUE(runs_done(2));
+  EXPECT_EQ(packs(name), 1u);
+}
+
+TEST_F(GitHostMaintenanceTest, MaintenanceWaitsForAFreeGitProcessUnderTheSharedCap) {
+  auto name = repository_with_two_packs("demo");
+  // A client's request holds the only git process.
+  ASSERT_EQ(slots_->take_or_queue("127.0.0.9", [] {}), runtime::git::ProcessSlots::Grant::taken);
+  caf::anon_send(host_, atom::git_found::value, GitDataArrived{name, {}, {}, {}, {}});
+  run();
+  advance_time(std::chrono::seconds(60));
+  ASSERT_TRUE(test::wait_until([&] { return slots_->waiting() == 1; }))
+      << "maintenance waits in line";
+  EXPECT_EQ(counters().done, 0u);
+  EXPECT_EQ(packs(name), 2u);
+  slots_->give("127.0.0.9");  // the slot passes to maintenance
+  EXPECT_TRUE(runs_done(1));
+  EXPECT_EQ(packs(name), 1u);
+  EXPECT_EQ(slots_->running(), 0u);
 }
 
 }  // namespace

@@ -85,6 +85,15 @@ inline std::string make_commit(const std::filesystem::path& git_dir, const std::
   return git_in(git_dir, "commit-tree " + tree + parent_arg + " -m " + shell_quote(content));
 }
 
+/// The packs in the repository (objects/pack/*.pack).
+inline std::size_t pack_count(const std::filesystem::path& git_dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(git_dir / "objects" / "pack", ec))
+    if (entry.path().extension() == ".pack") ++n;
+  return n;
+}
+
 /// The id `ref` names, empty when it does not exist.
 inline std::string ref_of(const std::filesystem::path& git_dir, const std::string& ref) {
   return git_in(git_dir, "rev-parse --verify --quiet " + shell_quote(ref));

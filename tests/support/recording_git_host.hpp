@@ -60,6 +60,8 @@ inline git_host_actor::behavior_type recording_git_host(
       [=](atom::git_pushed, GitDataArrived&) {},
       [=](atom::git_found, GitDataArrived&) {},
       [=](atom::git_fetch, RepositoryRef&, std::string&, std::vector<std::string>&) {},
+      [=](atom::git_maintain) {},
+      [=](atom::git_maintained, bool) {},
       [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {
         record->subscribers.push_back(subscriber);
       },
