@@ -1,5 +1,7 @@
 #include "actors/relay/client_session.hpp"
 
+#include "messages/client_address.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
@@ -495,8 +497,9 @@ client_session_actor::behavior_type client_session(
   st.parse_limits = ctx->parse_limits();
   st.bucket = runtime::TokenBucket(ctx->limits.events_per_second, ctx->limits.event_burst);
   st.verifiers = VerifierPool(ctx->verifiers, ctx->limits.verifications_per_session);
-  st.negentropy = std::make_unique<NegentropySessions>(NegentropyLimits::of(ctx->limits),
-                                                       ctx->negentropy_budget, st.source);
+  // The budget's per-address share counts an IPv6 client by its /64, as every per-address bound.
+  st.negentropy = std::make_unique<NegentropySessions>(
+      NegentropyLimits::of(ctx->limits), ctx->negentropy_budget, client_source_group(st.source));
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);

@@ -30,6 +30,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include "messages/client_address.hpp"
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git/git_process.hpp"
 #include "runtime/git/git_process_slots.hpp"
@@ -131,11 +132,12 @@ struct GitHttp::Shared {
         connections(options.max_connections, options.max_connections_per_ip) {}
 
   /// A process slot for `ip` now (taken), or `on_slot` in line for one (queued), or full (503).
+  /// The share is per client address, an IPv6 client's by its /64.
   ProcessSlots::Grant take_slot(const std::string& ip, std::function<void()> on_slot) {
-    return slots->take_or_queue(ip, std::move(on_slot));
+    return slots->take_or_queue(client_address_group(ip), std::move(on_slot));
   }
   /// Frees `ip`'s slot or passes it to the oldest waiter allowed one.
-  void give_slot(const std::string& ip) { slots->give(ip); }
+  void give_slot(const std::string& ip) { slots->give(client_address_group(ip)); }
   /// Keeps counters.processes_running and its gauge equal to the slots taken (ProcessSlots calls
   /// this under its lock, so the last number written is the current one).
   void show_running(std::size_t running) {

@@ -1,8 +1,11 @@
 #include "runtime/net/connection_limiter.hpp"
 
+#include "messages/client_address.hpp"
+
 namespace graspd::runtime {
 
-bool ConnectionLimiter::try_acquire(const std::string& ip) {
+bool ConnectionLimiter::try_acquire(const std::string& address) {
+  auto ip = client_address_group(address);
   std::lock_guard lock(mutex_);
   if (max_total_ != 0 && total_ >= max_total_) return false;
   auto& count = per_ip_[ip];
@@ -15,7 +18,8 @@ bool ConnectionLimiter::try_acquire(const std::string& ip) {
   return true;
 }
 
-void ConnectionLimiter::release(const std::string& ip) {
+void ConnectionLimiter::release(const std::string& address) {
+  auto ip = client_address_group(address);
   std::lock_guard lock(mutex_);
   auto it = per_ip_.find(ip);
   if (it == per_ip_.end()) return;

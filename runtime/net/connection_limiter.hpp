@@ -9,14 +9,15 @@
 
 namespace graspd::runtime {
 
-/// Counts open connections overall and per IP; thread-safe.
+/// Counts open connections overall and per client address (IPv6 by its /64,
+/// messages/client_address.hpp); thread-safe.
 class ConnectionLimiter {
  public:
   ConnectionLimiter(std::size_t max_total, std::size_t max_per_ip)
       : max_total_(max_total), max_per_ip_(max_per_ip) {}
   /// Reserves a slot; false when a cap is reached.
-  bool try_acquire(const std::string& ip);
-  void release(const std::string& ip);
+  bool try_acquire(const std::string& address);
+  void release(const std::string& address);
   std::size_t open() const;
 
  private:
