@@ -48,6 +48,8 @@ using git_pushed = caf::atom_constant<caf::atom("git_push")>;
 using git_found = caf::atom_constant<caf::atom("git_found")>;
 /// A held pull request's commit is missing here: fetch it by id.
 using git_fetch = caf::atom_constant<caf::atom("git_fetch")>;
+/// A batch of refs/nostr deletions ended (its ticket and the refs left).
+using git_deleted = caf::atom_constant<caf::atom("git_del")>;
 
 // Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).

@@ -108,9 +108,10 @@ using git_host_actor = caf::typed_actor<
     caf::replies_to<ReposHosted>::with<std::vector<RepositoryRef>>,
     // A state event was stored or held: applied here, fetching what is missing.
     caf::reacts_to<StateStored>,
-    // Held pull requests: look for (and fetch) their commits; look again; set or delete their
-    // refs/nostr refs.
+    // Held pull requests: look for (and fetch) their commits; look again; set their refs/nostr
+    // refs; delete placeholders' refs (answered with those left).
     caf::reacts_to<PrHeld>, caf::reacts_to<PrCommitsCheck>, caf::reacts_to<PrRefChange>,
+    caf::replies_to<PrRefsDelete>::with<std::vector<PrRefPushed>>,
     // INTERNAL, from the transport and git processes: a push applied (answered once the
     // subscribers were told: the push's HTTP answer ends after that, so what a client publishes
     // after its push is judged after the push's git data); git data found; a held pull
@@ -118,6 +119,7 @@ using git_host_actor = caf::typed_actor<
     caf::replies_to<atom::git_pushed, GitDataArrived>::with<void>,
     caf::reacts_to<atom::git_found, GitDataArrived>,
     caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
+    caf::reacts_to<atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>>,
     // Add a subscriber of GitDataArrived.
     caf::reacts_to<atom::feed_subscribe, git_data_feed_actor>,
     // Stop the git processes it started (shutdown); true once they were told to stop.

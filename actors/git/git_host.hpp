@@ -14,8 +14,10 @@
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +69,10 @@ struct GitHostState {
   std::unique_ptr<runtime::git::GitPrRefs> pr_refs;
   /// Followers of GitDataArrived (the acceptance actor).
   std::vector<git_data_feed_actor> subscribers;
+  /// PrRefsDelete requests whose git work runs, by ticket: answered from this actor once the
+  /// strand reports back (atom::git_deleted), never from the strand's thread.
+  std::map<std::uint64_t, caf::typed_response_promise<std::vector<PrRefPushed>>> deletions;
+  std::uint64_t next_deletion = 0;
 
   /// Stops the git child processes this actor started.
   void stop();
