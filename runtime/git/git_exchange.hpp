@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -76,7 +77,8 @@ struct GitMetrics {
                      .Help("Git requests refused for a limit: busy (process cap or a push in "
                            "progress, 503), connections (connection cap overall or per address, "
                            "503), slow (body below the minimum rate, closed), too_large (413), "
-                           "timeout (killed)")
+                           "timeout (killed), push_rate (pushes per minute per address, ng), "
+                           "nostr_refs (refs/nostr count or bytes of a repository, ng)")
                      .Register(registry)),
         pushes(prometheus::BuildCounter()
                    .Name("graspd_git_pushes_total")
@@ -88,6 +90,8 @@ struct GitMetrics {
         slow(&refusals.Add({{"reason", "slow"}})),
         too_large(&refusals.Add({{"reason", "too_large"}})),
         timeouts(&refusals.Add({{"reason", "timeout"}})),
+        push_rate(&refusals.Add({{"reason", "push_rate"}})),
+        nostr_refs(&refusals.Add({{"reason", "nostr_refs"}})),
         accepted(&pushes.Add({{"result", "accepted"}})),
         refused(&pushes.Add({{"result", "refused"}})) {}
 
@@ -100,8 +104,29 @@ struct GitMetrics {
   prometheus::Counter* slow;
   prometheus::Counter* too_large;
   prometheus::Counter* timeouts;
+  prometheus::Counter* push_rate;
+  prometheus::Counter* nostr_refs;
   prometheus::Counter* accepted;
   prometheus::Counter* refused;
+};
+
+/// Pushes per minute per peer address: a token bucket each, `per_minute` deep, refilled at
+/// `per_minute` a minute. Buckets refilled to the top are forgotten when many are kept, so the
+/// memory is bounded by the addresses pushing within a minute.
+class PushRate {
+ public:
+  explicit PushRate(std::size_t per_minute) : per_minute_(per_minute) {}
+  /// True when `ip` may push now (a token taken).
+  bool take(const std::string& ip, std::chrono::steady_clock::time_point now);
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point at;
+  };
+  double refilled(const Bucket& bucket, std::chrono::steady_clock::time_point now) const;
+  std::size_t per_minute_;
+  std::map<std::string, Bucket> buckets_;
 };
 
 struct GitHttp::Shared {
@@ -117,6 +142,7 @@ struct GitHttp::Shared {
   bool stopping = false;                           // guarded by mutex
   ProcessSlots slots;
   ConnectionLimiter connections;
+  PushRate push_rate;  // guarded by mutex
 
   Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l)
       : repositories(std::move(r)),
@@ -125,7 +151,8 @@ struct GitHttp::Shared {
         locks(std::move(l)),
         slots(options.max_processes, options.queue_wait.count() > 0 ? kMaxQueuedRequests : 0,
               options.max_processes_per_ip),
-        connections(options.max_connections, options.max_connections_per_ip) {}
+        connections(options.max_connections, options.max_connections_per_ip),
+        push_rate(options.pushes_per_minute_per_ip) {}
 
   /// Requests waiting for a git process at most (each holds only its connection meanwhile).
   static constexpr std::size_t kMaxQueuedRequests = 1024;
@@ -304,6 +331,12 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   /// A command list that cannot be applied: each ref it names is answered `ng` with `reason` in
   /// git's report-status (a 400 when it names none: not a git client).
   void refuse_invalid(const std::string& reason);
+  /// Refuses every ref of the push with `reason` (report-status `ng`), counted under `twin`.
+  void refuse_all(const std::string& reason, std::atomic<std::uint64_t>& counter,
+                  prometheus::Counter* GitMetrics::*twin);
+  /// The refusal reason when applying the push to `current` would pass the repository's refs/nostr
+  /// count or bytes (and the push adds to them); nullopt when it stays within them.
+  std::optional<std::string> nostr_refs_over(const ::graspd::git::RefMap& current) const;
 
   /// Only pushes that move branches or tags take the lock: anyone may push refs/nostr refs, and
   /// such a push must not hold up the maintainers' (git's own old-id check keeps them safe).
