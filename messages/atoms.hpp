@@ -52,6 +52,8 @@ using git_fetch = caf::atom_constant<caf::atom("git_fetch")>;
 using git_maintain = caf::atom_constant<caf::atom("git_maint")>;
 /// A maintenance run ended (with whether it must be tried again: no git process was free).
 using git_maintained = caf::atom_constant<caf::atom("git_mdone")>;
+/// A batch of refs/nostr deletions ended (its ticket and the refs left).
+using git_deleted = caf::atom_constant<caf::atom("git_del")>;
 
 // Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).

@@ -89,12 +89,9 @@ typename Inspector::result_type inspect(Inspector& f, PrCommitsCheck& x) {
   return f(caf::meta::type_name("PrCommitsCheck"), x.repository, x.commits);
 }
 
-/// What to do with the `refs/nostr/<id>` ref of a pull request in one repository: create it at
-/// `commit` unless it exists (a released PR stays fetchable), or delete it if it still names
-/// `commit` (§7.3, §7.4).
+/// A released pull request's `refs/nostr/<id>` ref in one repository: created at `commit` unless
+/// it exists, so the PR stays fetchable (§7.4).
 struct PrRefChange {
-  enum class Action { set, remove };
-  Action action = Action::set;
   RepositoryRef repository;
   nostr::EventId id{};
   std::string commit;
@@ -102,7 +99,7 @@ struct PrRefChange {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PrRefChange& x) {
-  return f(caf::meta::type_name("PrRefChange"), x.action, x.repository, x.id, x.commit);
+  return f(caf::meta::type_name("PrRefChange"), x.repository, x.id, x.commit);
 }
 
 /// A pushed `refs/nostr/<id>` ref and the commit it now names.
@@ -114,6 +111,20 @@ struct PrRefPushed {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PrRefPushed& x) {
   return f(caf::meta::type_name("PrRefPushed"), x.id, x.commit);
+}
+
+/// Delete these `refs/nostr/<id>` refs of `repository`, each if it names its commit (placeholders
+/// past their time or raced by their PR event, §7.3–7.4), in one git transaction. Answered with the
+/// refs left there, each with the commit it names now (empty: unknown, try again later); every
+/// other one is gone.
+struct PrRefsDelete {
+  RepositoryRef repository;
+  std::vector<PrRefPushed> refs;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PrRefsDelete& x) {
+  return f(caf::meta::type_name("PrRefsDelete"), x.repository, x.refs);
 }
 
 /// Git data arrived for `repository` (git hosting → its subscribers, the acceptance actor): a

@@ -108,9 +108,10 @@ using git_host_actor = caf::typed_actor<
     caf::replies_to<ReposHosted>::with<std::vector<RepositoryRef>>,
     // A state event was stored or held: applied here, fetching what is missing.
     caf::reacts_to<StateStored>,
-    // Held pull requests: look for (and fetch) their commits; look again; set or delete their
-    // refs/nostr refs.
+    // Held pull requests: look for (and fetch) their commits; look again; set their refs/nostr
+    // refs; delete placeholders' refs (answered with those left).
     caf::reacts_to<PrHeld>, caf::reacts_to<PrCommitsCheck>, caf::reacts_to<PrRefChange>,
+    caf::replies_to<PrRefsDelete>::with<std::vector<PrRefPushed>>,
     // INTERNAL, from the transport and git processes: a push applied (answered once the
     // subscribers were told: the push's HTTP answer ends after that, so what a client publishes
     // after its push is judged after the push's git data); git data found; a held pull
@@ -120,6 +121,7 @@ using git_host_actor = caf::typed_actor<
     caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
     // INTERNAL: repository maintenance (git gc --auto) is due; a run ended (true: try it again).
     caf::reacts_to<atom::git_maintain>, caf::reacts_to<atom::git_maintained, bool>,
+    caf::reacts_to<atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>>,
     // Add a subscriber of GitDataArrived.
     caf::reacts_to<atom::feed_subscribe, git_data_feed_actor>,
     // Stop the git processes it started (shutdown); true once they were told to stop.

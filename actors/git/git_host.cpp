@@ -131,12 +131,37 @@ void check_commits(GitHostSelf self, PrCommitsCheck& check) {
 }
 
 void change_pr_ref(GitHostSelf self, const PrRefChange& change) {
-  auto& refs = *self->state.pr_refs;
-  auto id = nostr::to_hex(change.id);
-  if (change.action == PrRefChange::Action::set)
-    refs.set_ref(change.repository, id, change.commit);
-  else
-    refs.delete_ref(change.repository, id, change.commit);
+  self->state.pr_refs->set_ref(change.repository, nostr::to_hex(change.id), change.commit);
+}
+
+/// Deletes placeholders' refs in one git transaction; answered with those left once git is done.
+caf::result<std::vector<PrRefPushed>> delete_pr_refs(GitHostSelf self, PrRefsDelete& request) {
+  std::vector<runtime::git::GitPrRefs::Ref> refs;
+  refs.reserve(request.refs.size());
+  for (const auto& ref : request.refs) refs.push_back({nostr::to_hex(ref.id), ref.commit});
+  auto& st = self->state;
+  auto ticket = st.next_deletion++;
+  auto promise = self->make_response_promise<std::vector<PrRefPushed>>();
+  st.deletions.emplace(ticket, promise);
+  auto host = caf::actor_cast<git_host_actor>(self);
+  st.pr_refs->delete_refs(request.repository, std::move(refs),
+                          [host, ticket](std::vector<runtime::git::GitPrRefs::Ref> left) {
+                            std::vector<PrRefPushed> out;
+                            for (auto& ref : left) {
+                              PrRefPushed pushed{{}, std::move(ref.commit)};
+                              if (nostr::from_hex(ref.id_hex, pushed.id))
+                                out.push_back(std::move(pushed));
+                            }
+                            caf::anon_send(host, atom::git_deleted::value, ticket, std::move(out));
+                          });
+  return promise;
+}
+
+void deletion_done(GitHostSelf self, std::uint64_t ticket, std::vector<PrRefPushed>& left) {
+  auto it = self->state.deletions.find(ticket);
+  if (it == self->state.deletions.end()) return;
+  it->second.deliver(std::move(left));
+  self->state.deletions.erase(it);
 }
 
 // ---------------------------------------------------------------- maintenance
@@ -213,6 +238,10 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
       [=](PrHeld& held) { look_for_pull_request(self, held); },
       [=](PrCommitsCheck& check) { check_commits(self, check); },
       [=](PrRefChange& change) { change_pr_ref(self, change); },
+      [=](PrRefsDelete& request) { return delete_pr_refs(self, request); },
+      [=](atom::git_deleted, std::uint64_t ticket, std::vector<PrRefPushed>& left) {
+        deletion_done(self, ticket, left);
+      },
       [=](atom::git_pushed, GitDataArrived& pushed) {
         // An authorised push restarts holds; its refs/nostr refs release or await PR events. The
         // other repositories of its identifier follow it (§5.9).

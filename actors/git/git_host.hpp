@@ -16,10 +16,12 @@
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include <chrono>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +84,10 @@ struct GitHostState {
   bool maintenance_timer = false;  ///< a git_maintain is on its way
   /// Followers of GitDataArrived (the acceptance actor).
   std::vector<git_data_feed_actor> subscribers;
+  /// PrRefsDelete requests whose git work runs, by ticket: answered from this actor once the
+  /// strand reports back (atom::git_deleted), never from the strand's thread.
+  std::map<std::uint64_t, caf::typed_response_promise<std::vector<PrRefPushed>>> deletions;
+  std::uint64_t next_deletion = 0;
 
   /// Stops the git child processes this actor started.
   void stop();

@@ -494,7 +494,7 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
 void expire_purgatory(Self self) {
   auto& st = self->state;
   auto now = st.config.unix_now();
-  expire_placeholders(self, now);
+  expire_placeholders(self);
   auto expired = st.purgatory->expire(now);
   if (expired.events.empty() && expired.forgotten.empty()) return;
   auto remember_until = now + st.purgatory->limits().remember_seconds;

@@ -5,6 +5,8 @@
 // (store/git/purgatory.*, store/git/pull_requests.*); git runs in git hosting (git_host_actor),
 // which answers with GitDataArrived. The placeholders' records go to the store writer.
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "actors/policy/acceptance_steps.hpp"
@@ -16,26 +18,103 @@ namespace graspd::acceptance_steps {
 
 namespace {
 
-void change_ref(Self self, PrRefChange::Action action, const RepositoryRef& repository,
-                const nostr::EventId& id, const std::string& commit) {
+/// Placeholders whose refs git is deleting at once at most, and per request (one repository's
+/// `git update-ref --stdin` transaction): bounded work for git hosting, and the rest waits here
+/// (in memory and in its record) until those are done, never in a queue that drops them.
+constexpr std::size_t max_deletions_in_flight = 4096;
+constexpr std::size_t max_deletions_per_batch = 512;
+/// A batch git hosting never answers is due again after this.
+constexpr auto deletion_timeout = std::chrono::seconds(300);
+
+void set_ref(Self self, const RepositoryRef& repository, const nostr::EventId& id,
+             const std::string& commit) {
   auto& git = self->state.config.git;
-  if (git) self->send(git, PrRefChange{action, repository, id, commit});
+  if (git) self->send(git, PrRefChange{repository, id, commit});
 }
 
-void delete_ref(Self self, const RepositoryRef& repository, const nostr::EventId& id,
-                const std::string& commit) {
-  change_ref(self, PrRefChange::Action::remove, repository, id, commit);
-}
-
-/// Writes the placeholder record of `id` again (or erases it when none is left).
-void persist_placeholders(Self self, const nostr::EventId& id) {
-  const auto& list = self->state.placeholders->of(id);
+/// Writes the placeholder records of `ids` again (erasing those with none left) in one change set,
+/// one commit for a whole push. A PR event held or remembered under the same id owns that record
+/// key: its placeholders (doomed refs only) then live in memory alone.
+void persist_placeholders(Self self, const std::set<nostr::EventId>& ids) {
+  auto& st = self->state;
   HeldRecordChanges changes;
-  if (list.empty())
-    changes.erases.push_back(id);
-  else
-    changes.puts.emplace_back(id, store::encode_placeholders(list));
+  for (const auto& id : ids) {
+    if (st.purgatory->contains(id) || st.purgatory->expired_recently(id)) continue;
+    auto list = st.placeholders->of(id);
+    if (list.empty())
+      changes.erases.push_back(id);
+    else
+      changes.puts.emplace_back(id, store::encode_placeholders(list));
+  }
   persist(self, std::move(changes));
+}
+
+void hand_out_deletions(Self self);
+
+/// A batch of deletions ended: `left` names the refs still there (null: no answer, all due again).
+void deletions_done(Self self, const std::vector<policy::Placeholder>& batch,
+                    const std::vector<PrRefPushed>* left) {
+  auto& st = self->state;
+  std::map<nostr::EventId, std::string> still;
+  if (left)
+    for (const auto& ref : *left) still.emplace(ref.id, ref.commit);
+  std::set<nostr::EventId> ended;
+  for (const auto& p : batch) {
+    auto it = still.find(p.id);
+    if (!left || it != still.end())
+      st.placeholders->done(p, false, left ? it->second : std::string{});
+    else if (st.placeholders->done(p, true))
+      ended.insert(p.id);
+  }
+  persist_placeholders(self, ended);
+  // Progress: go on at once. Nothing gone (git failing, a busy queue): the next expiry pass.
+  if (!ended.empty()) hand_out_deletions(self);
+}
+
+void send_deletions(Self self, const RepositoryRef& repository,
+                    std::vector<policy::Placeholder> batch) {
+  PrRefsDelete request{repository, {}};
+  for (const auto& p : batch) request.refs.push_back({p.id, p.commit});
+  auto shared = std::make_shared<std::vector<policy::Placeholder>>(std::move(batch));
+  self->request(self->state.config.git, deletion_timeout, std::move(request))
+      .then(
+          [self, shared](std::vector<PrRefPushed>& left) { deletions_done(self, *shared, &left); },
+          [self, shared](caf::error&) { deletions_done(self, *shared, nullptr); });
+}
+
+/// Hands the placeholders past their time to git hosting, one request per repository batch, up
+/// to max_deletions_in_flight at once.
+void hand_out_deletions(Self self) {
+  auto& st = self->state;
+  auto& placeholders = *st.placeholders;
+  if (placeholders.in_flight() >= max_deletions_in_flight) return;
+  auto due =
+      placeholders.due(st.config.unix_now(), max_deletions_in_flight - placeholders.in_flight());
+  if (due.empty()) return;
+  if (!st.config.git) {  // no git hosting: no ref to delete
+    std::set<nostr::EventId> ended;
+    for (const auto& p : due)
+      if (placeholders.done(p, true)) ended.insert(p.id);
+    return persist_placeholders(self, ended);
+  }
+  std::map<RepositoryRef, std::vector<policy::Placeholder>> by_repository;
+  for (auto& p : due) {
+    auto& batch = by_repository[p.repository];
+    batch.push_back(std::move(p));
+    if (batch.size() < max_deletions_per_batch) continue;
+    auto repository = batch.front().repository;
+    send_deletions(self, repository, std::move(batch));
+    batch.clear();
+  }
+  for (auto& [repository, batch] : by_repository)
+    if (!batch.empty()) send_deletions(self, repository, std::move(batch));
+}
+
+/// The ref of `id` in `repository` naming `commit` goes: as soon as git hosting gets to it.
+void doom_ref(Self self, const RepositoryRef& repository, const nostr::EventId& id,
+              const std::string& commit, std::set<nostr::EventId>& touched) {
+  self->state.placeholders->doom(id, repository, commit);
+  touched.insert(id);
 }
 
 /// Asks git hosting which of the repositories `ev` `a`-tags exist here, then calls `then` with
@@ -45,7 +124,9 @@ template <class Then>
 void hosted_repositories(Self self, const nostr::Event& ev, bool await, Then then) {
   auto& git = self->state.config.git;
   if (!git) return then(std::vector<RepositoryRef>{});
-  auto request = self->request(git, caf::infinite, ReposHosted{policy::pr_repositories(ev)});
+  auto request = self->request(
+      git, caf::infinite,
+      ReposHosted{policy::pr_repositories(ev, self->state.config.purgatory.max_pr_repositories)});
   auto on_answer = [then](std::vector<RepositoryRef>& hosted) mutable { then(std::move(hosted)); };
   auto on_error = [then](caf::error&) mutable { then(std::vector<RepositoryRef>{}); };
   if (await)
@@ -61,15 +142,15 @@ bool settle_placeholders(Self self, const nostr::EventId& id, const std::optiona
   auto taken = st.placeholders->take(id);
   if (taken.empty()) return false;
   bool matched = false;
+  std::set<nostr::EventId> touched{id};
   for (const auto& p : taken) {
     if (c && p.commit == *c)
       matched = true;
     else
-      delete_ref(self, p.repository, id, p.commit);
+      doom_ref(self, p.repository, id, p.commit, touched);
   }
-  HeldRecordChanges changes;
-  changes.erases.push_back(id);
-  persist(self, std::move(changes));
+  persist_placeholders(self, touched);
+  hand_out_deletions(self);
   return matched;
 }
 
@@ -81,9 +162,12 @@ void store_released(Self self, const std::vector<nostr::EventPtr>& released) {
 }
 
 /// A pushed refs/nostr/<id> (§7): releases the held PR event naming that commit, deletes a ref that
-/// names another one (the push raced the event), or keeps a placeholder for an unknown id.
+/// names another one (the push raced the event), or keeps a placeholder for an unknown id. The
+/// records it changes are collected in `touched` (written once for the whole push); `full` counts
+/// the refs no placeholder could be kept for.
 void on_pr_ref(Self self, const RepositoryRef& repository, const PrRefPushed& ref,
-               std::vector<nostr::EventPtr>& released) {
+               std::vector<nostr::EventPtr>& released, std::set<nostr::EventId>& touched,
+               std::size_t& full) {
   auto& st = self->state;
   if (st.store->contains(ref.id)) return;  // the push was checked against it (§7.2)
   if (const auto* held = st.purgatory->find(ref.id)) {
@@ -91,16 +175,15 @@ void on_pr_ref(Self self, const RepositoryRef& repository, const PrRefPushed& re
     if (policy::pr_commit(*held->event) == ref.commit)
       released.push_back(st.purgatory->release_pull_request(ref.id));
     else
-      delete_ref(self, repository, ref.id, ref.commit);
+      doom_ref(self, repository, ref.id, ref.commit, touched);
     return;
   }
   if (st.placeholders->put(ref.id, repository, ref.commit, st.config.unix_now()) ==
       policy::PrPlaceholders::Put::full) {
-    log::warn(log::components::acceptance, "too many refs/nostr placeholders: refs/nostr/",
-              nostr::to_hex(ref.id), " is deleted again");
-    return delete_ref(self, repository, ref.id, ref.commit);
+    ++full;
+    return doom_ref(self, repository, ref.id, ref.commit, touched);
   }
-  persist_placeholders(self, ref.id);
+  touched.insert(ref.id);
 }
 
 /// Holds a PR event whose `c` commit is not here yet in the repositories it `a`-tags here, or
@@ -150,7 +233,14 @@ void on_pull_request_git_data(Self self, const GitDataArrived& arrived) {
   auto& st = self->state;
   const auto& repository = arrived.repository;
   std::vector<nostr::EventPtr> released;
-  for (const auto& ref : arrived.pr_refs) on_pr_ref(self, repository, ref, released);
+  std::set<nostr::EventId> touched;
+  std::size_t full = 0;
+  for (const auto& ref : arrived.pr_refs) on_pr_ref(self, repository, ref, released, touched, full);
+  if (full > 0)
+    log::warn(log::components::acceptance, "too many refs/nostr placeholders: ", full,
+              " pushed refs/nostr refs are deleted again");
+  persist_placeholders(self, touched);
+  if (full > 0 || !touched.empty()) hand_out_deletions(self);
   std::set<std::string> found(arrived.commits.begin(), arrived.commits.end());
   std::set<std::string> look_for;
   for (auto& ev : st.purgatory->pull_requests_of(repository)) {
@@ -162,7 +252,7 @@ void on_pull_request_git_data(Self self, const GitDataArrived& arrived) {
     }
     released.push_back(st.purgatory->release_pull_request(ev->id));
     // Found by id (a fetch, a branch): refs/nostr/<id> keeps it fetchable here.
-    change_ref(self, PrRefChange::Action::set, repository, ev->id, *commit);
+    set_ref(self, repository, ev->id, *commit);
   }
   // A report of found commits is itself the answer to a look; anything else may have brought them.
   if (arrived.commits.empty() && !look_for.empty() && st.config.git)
@@ -170,15 +260,8 @@ void on_pull_request_git_data(Self self, const GitDataArrived& arrived) {
   store_released(self, released);
 }
 
-void expire_placeholders(Self self, std::int64_t now) {
-  auto& st = self->state;
-  auto expired = st.placeholders->expire(now);
-  std::set<nostr::EventId> ids;
-  for (const auto& p : expired) {
-    delete_ref(self, p.repository, p.id, p.commit);
-    ids.insert(p.id);
-  }
-  for (const auto& id : ids) persist_placeholders(self, id);
+void expire_placeholders(Self self) {
+  hand_out_deletions(self);
 }
 
 void start_pull_requests(Self self, std::int64_t hold_seconds) {

@@ -70,8 +70,9 @@ void hold_pull_request(Self self, Submission submission, policy::Decision decisi
 /// Git data arrived: pushed refs/nostr refs release held PR events or become placeholders, found
 /// commits release the PR events naming them, and other arrivals have held ones looked for again.
 void on_pull_request_git_data(Self self, const GitDataArrived& arrived);
-/// Placeholders past their time: their refs are deleted (§7.3).
-void expire_placeholders(Self self, std::int64_t now);
+/// Placeholders past their time (or doomed): their refs are handed to git hosting for deletion in
+/// bounded batches; each placeholder and its record stay until git says its ref is gone (§7.3).
+void expire_placeholders(Self self);
 /// Start-up: the placeholders are read with the held events.
 void start_pull_requests(Self self, std::int64_t hold_seconds);
 /// Hands the held PR events to git hosting again (start-up: their fetches did not survive).

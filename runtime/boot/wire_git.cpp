@@ -32,6 +32,9 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config,
   out.max_connections = config.git_max_connections;
   out.max_connections_per_ip = config.git_max_connections_per_ip;
   out.min_body_rate = config.git_min_body_rate;
+  out.max_nostr_refs = config.git_max_nostr_refs;
+  out.max_nostr_ref_bytes = config.git_max_nostr_ref_bytes;
+  out.pushes_per_minute_per_ip = config.git_pushes_per_minute_per_ip;
   out.domain = config.domain.text;
   out.nip11 = runtime::build_nip11_document(config);
   out.git_binary = std::move(git_binary);

@@ -40,6 +40,7 @@ policy::PurgatoryLimits purgatory_limits(const runtime::Config& c) {
   limits.address_share = static_cast<double>(c.purgatory_address_share_percent) / 100.0;
   limits.sync_share = static_cast<double>(c.purgatory_sync_share_percent) / 100.0;
   limits.max_remembered = c.purgatory_remembered_ids;
+  limits.max_pr_repositories = c.pr_max_repositories;
   return limits;
 }
 

@@ -100,6 +100,9 @@ struct Config {
   std::uint64_t git_maintenance_interval_secs = 0;
   std::uint64_t git_maintenance_timeout_secs = 0;
   std::uint64_t git_maintenance_max_memory_bytes = 0;
+  std::uint64_t git_max_nostr_refs = 0;
+  std::uint64_t git_max_nostr_ref_bytes = 0;
+  std::uint64_t git_pushes_per_minute_per_ip = 0;
   bool git_fetch_enabled = true;
   std::uint64_t git_fetch_delay_secs = 0;
   std::uint64_t git_fetch_timeout_secs = 0;
@@ -116,6 +119,7 @@ struct Config {
   std::uint64_t purgatory_address_share_percent = 0;
   std::uint64_t purgatory_sync_share_percent = 0;
   std::uint64_t purgatory_remembered_ids = 0;
+  std::uint64_t pr_max_repositories = 0;
 
   // GRASP-02 sync.
   bool sync_enabled = true;

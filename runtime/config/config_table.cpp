@@ -471,6 +471,23 @@ std::vector<OptionSpec> git_options() {
        "Address space of a maintenance run (git and what it starts); git's pack window and caches "
        "are sized within it; 0 = unlimited.",
        uint_option(&C::git_maintenance_max_memory_bytes, 0, 1ull << 40)},
+      {"git_max_nostr_refs", "NGIT_GIT_MAX_NOSTR_REFS", "--git-max-nostr-refs", "integer", "10000",
+       "refs/nostr/<id> refs one repository may have (anyone may push them); a push that would "
+       "pass it is refused, each of its refs answered `[remote rejected]` with the reason; 0 = "
+       "unlimited.",
+       uint_option(&C::git_max_nostr_refs, 0, 10'000'000)},
+      {"git_max_nostr_ref_bytes", "NGIT_GIT_MAX_NOSTR_REF_BYTES", "--git-max-nostr-ref-bytes",
+       "integer", "2097152",
+       "Bytes the refs/nostr refs of one repository may take in its ref listing (`<id> <name>` "
+       "lines), so the listing every clone and push reads stays far below its 16 MiB cap; a push "
+       "that would pass it is refused as for NGIT_GIT_MAX_NOSTR_REFS; 0 = unlimited.",
+       uint_option(&C::git_max_nostr_ref_bytes, 0, 1ull << 30)},
+      {"git_pushes_per_minute_per_ip", "NGIT_GIT_PUSHES_PER_MINUTE_PER_IP",
+       "--git-pushes-per-minute-per-ip", "integer", "60",
+       "Pushes one client address may make a minute (bursts up to as many); past it each ref is "
+       "answered `[remote rejected] (rate-limited: …)` and counted in graspd_git_refused_total "
+       "{reason=\"push_rate\"}; 0 = unlimited.",
+       uint_option(&C::git_pushes_per_minute_per_ip, 0, 1'000'000)},
       {"git_fetch_enabled", "NGIT_GIT_FETCH_ENABLED", "--git-fetch-enabled", "bool", "true",
        "Fetch the objects a stored state event names but no repository here has, by id, from "
        "the repository's other clone URLs.",
@@ -544,6 +561,11 @@ std::vector<OptionSpec> git_options() {
        "Ids of expired held events remembered at most (for 7 days: sync does not bring them back); "
        "beyond it the one due to be forgotten soonest goes.",
        uint_option(&C::purgatory_remembered_ids, 0, 10'000'000)},
+      {"pr_max_repositories", "NGIT_PR_MAX_REPOSITORIES", "--pr-max-repositories", "integer", "16",
+       "A pull request's (kind 1618/1619) repository `a` tags considered at most: its first this "
+       "many repositories are those it is held for, looked for and fetched into; later tags stay "
+       "in the event but do nothing here.",
+       uint_option(&C::pr_max_repositories, 1, 1000)},
   };
 }
 

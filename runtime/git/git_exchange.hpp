@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -80,7 +81,8 @@ struct GitMetrics {
                      .Help("Git requests refused for a limit: busy (process cap or a push in "
                            "progress, 503), connections (connection cap overall or per address, "
                            "503), slow (body below the minimum rate, closed), too_large (413), "
-                           "timeout (killed)")
+                           "timeout (killed), push_rate (pushes per minute per address, ng), "
+                           "nostr_refs (refs/nostr count or bytes of a repository, ng)")
                      .Register(registry)),
         pushes(prometheus::BuildCounter()
                    .Name("graspd_git_pushes_total")
@@ -92,6 +94,8 @@ struct GitMetrics {
         slow(&refusals.Add({{"reason", "slow"}})),
         too_large(&refusals.Add({{"reason", "too_large"}})),
         timeouts(&refusals.Add({{"reason", "timeout"}})),
+        push_rate(&refusals.Add({{"reason", "push_rate"}})),
+        nostr_refs(&refusals.Add({{"reason", "nostr_refs"}})),
         accepted(&pushes.Add({{"result", "accepted"}})),
         refused(&pushes.Add({{"result", "refused"}})) {}
 
@@ -104,8 +108,29 @@ struct GitMetrics {
   prometheus::Counter* slow;
   prometheus::Counter* too_large;
   prometheus::Counter* timeouts;
+  prometheus::Counter* push_rate;
+  prometheus::Counter* nostr_refs;
   prometheus::Counter* accepted;
   prometheus::Counter* refused;
+};
+
+/// Pushes per minute per peer address: a token bucket each, `per_minute` deep, refilled at
+/// `per_minute` a minute. Buckets refilled to the top are forgotten when many are kept, so the
+/// memory is bounded by the addresses pushing within a minute.
+class PushRate {
+ public:
+  explicit PushRate(std::size_t per_minute) : per_minute_(per_minute) {}
+  /// True when `ip` may push now (a token taken).
+  bool take(const std::string& ip, std::chrono::steady_clock::time_point now);
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point at;
+  };
+  double refilled(const Bucket& bucket, std::chrono::steady_clock::time_point now) const;
+  std::size_t per_minute_;
+  std::map<std::string, Bucket> buckets_;
 };
 
 struct GitHttp::Shared {
@@ -121,6 +146,7 @@ struct GitHttp::Shared {
   bool stopping = false;                           // guarded by mutex
   std::shared_ptr<ProcessSlots> slots;  // the process cap, shared with repository maintenance
   ConnectionLimiter connections;
+  PushRate push_rate;  // guarded by mutex
 
   Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l,
          std::shared_ptr<ProcessSlots> s)
@@ -129,7 +155,8 @@ struct GitHttp::Shared {
         hooks(std::move(h)),
         locks(std::move(l)),
         slots(s ? std::move(s) : make_process_slots(options)),
-        connections(options.max_connections, options.max_connections_per_ip) {}
+        connections(options.max_connections, options.max_connections_per_ip),
+        push_rate(options.pushes_per_minute_per_ip) {}
 
   /// A process slot for `ip` now (taken), or `on_slot` in line for one (queued), or full (503).
   /// The share is per client address, an IPv6 client's by its /64.
@@ -304,6 +331,12 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   /// A command list that cannot be applied: each ref it names is answered `ng` with `reason` in
   /// git's report-status (a 400 when it names none: not a git client).
   void refuse_invalid(const std::string& reason);
+  /// Refuses every ref of the push with `reason` (report-status `ng`), counted under `twin`.
+  void refuse_all(const std::string& reason, std::atomic<std::uint64_t>& counter,
+                  prometheus::Counter* GitMetrics::*twin);
+  /// The refusal reason when applying the push to `current` would pass the repository's refs/nostr
+  /// count or bytes (and the push adds to them); nullopt when it stays within them.
+  std::optional<std::string> nostr_refs_over(const ::graspd::git::RefMap& current) const;
 
   /// Only pushes that move branches or tags take the lock: anyone may push refs/nostr refs, and
   /// such a push must not hold up the maintainers' (git's own old-id check keeps them safe).

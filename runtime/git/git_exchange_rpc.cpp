@@ -111,6 +111,72 @@ void Exchange::read_commands() {
   });
 }
 
+bool PushRate::take(const std::string& ip, std::chrono::steady_clock::time_point now) {
+  if (per_minute_ == 0) return true;
+  // Forget the buckets that are full again (nothing to remember) once many are kept.
+  constexpr std::size_t prune_at = 4096;
+  if (buckets_.size() >= prune_at)
+    std::erase_if(buckets_, [&](const auto& entry) {
+      return refilled(entry.second, now) >= static_cast<double>(per_minute_);
+    });
+  auto [it, added] = buckets_.try_emplace(ip, Bucket{static_cast<double>(per_minute_), now});
+  auto& bucket = it->second;
+  bucket.tokens = refilled(bucket, now);
+  bucket.at = now;
+  if (bucket.tokens < 1.0) return false;
+  bucket.tokens -= 1.0;
+  return true;
+}
+
+double PushRate::refilled(const Bucket& bucket, std::chrono::steady_clock::time_point now) const {
+  auto seconds = std::chrono::duration<double>(now - bucket.at).count();
+  auto rate = static_cast<double>(per_minute_) / 60.0;
+  return std::min(static_cast<double>(per_minute_), bucket.tokens + seconds * rate);
+}
+
+void Exchange::refuse_all(const std::string& reason, std::atomic<std::uint64_t>& counter,
+                          prometheus::Counter* GitMetrics::*twin) {
+  shared_->bump(counter, twin);
+  decision_ = {};
+  decision_.reason = reason;
+  for (const auto& u : commands_.updates) decision_.refs.push_back({u.ref, false, reason});
+  refuse_push();
+}
+
+std::optional<std::string> Exchange::nostr_refs_over(const ::graspd::git::RefMap& current) const {
+  const auto& options = shared_->options;
+  if (options.max_nostr_refs == 0 && options.max_nostr_ref_bytes == 0) return std::nullopt;
+  const auto& prefix = nostr::nip34::refs_nostr_prefix;
+  auto line_bytes = [](const std::string& ref) { return 40 + 1 + ref.size() + 1; };
+  std::size_t count = 0;
+  std::uint64_t bytes = 0;
+  for (auto it = current.lower_bound(std::string(prefix));
+       it != current.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    ++count;
+    bytes += line_bytes(it->first);
+  }
+  std::size_t added = 0;
+  std::uint64_t added_bytes = 0;
+  for (const auto& u : commands_.updates) {
+    if (u.ref.rfind(prefix, 0) != 0) continue;
+    bool exists = current.count(u.ref) > 0;
+    bool deletes = u.deletes();
+    if (!exists && !deletes) ++added, added_bytes += line_bytes(u.ref);
+    if (exists && deletes) --count, bytes -= line_bytes(u.ref);
+  }
+  // A push that adds none is never refused here: the maintainers' pushes of branches and tags go
+  // through whatever refs/nostr holds.
+  if (added == 0) return std::nullopt;
+  if (options.max_nostr_refs && count + added > options.max_nostr_refs)
+    return "too many refs/nostr refs: this push would leave " + std::to_string(count + added) +
+           " in this repository, at most " + std::to_string(options.max_nostr_refs) + " are kept";
+  if (options.max_nostr_ref_bytes && bytes + added_bytes > options.max_nostr_ref_bytes)
+    return "too many refs/nostr refs: this push would leave " +
+           std::to_string(bytes + added_bytes) + " bytes of them in this repository, at most " +
+           std::to_string(options.max_nostr_ref_bytes);
+  return std::nullopt;
+}
+
 void Exchange::refuse_invalid(const std::string& reason) {
   commands_ = ::graspd::git::salvage_command_list(head_);
   if (commands_.updates.empty()) {
@@ -137,6 +203,15 @@ void Exchange::on_commands(::graspd::git::CommandList list) {
     // The probe a client sends before a large push (§3.6): 200, empty result.
     return drain_then([self = shared_from_this()] { self->finish_response(); });
   }
+  bool allowed = true;
+  {
+    std::lock_guard lock(shared_->mutex);
+    allowed =
+        shared_->push_rate.take(client_address_group(remote_ip_), std::chrono::steady_clock::now());
+  }
+  if (!allowed)
+    return refuse_all("rate-limited: too many pushes from this address, retry in a minute",
+                      shared_->counters.push_rate_refused, &GitMetrics::push_rate);
   with_slot([self = shared_from_this()] {
     if (!self->needs_push_lock()) return self->list_refs();
     self->wait_for_push_lock(0, [self] { self->list_refs(); });
@@ -184,6 +259,8 @@ void Exchange::on_refs(int code) {
     if (eol == std::string_view::npos) break;
     text.remove_prefix(eol + 1);
   }
+  if (auto over = nostr_refs_over(current))
+    return refuse_all(*over, shared_->counters.nostr_refs_refused, &GitMetrics::nostr_refs);
   std::vector<std::string> pr_ids;
   for (const auto& u : commands_.updates)
     if (u.ref.rfind(nostr::nip34::refs_nostr_prefix, 0) == 0)

@@ -54,6 +54,14 @@ struct GitHttpOptions {
   /// passed, or the connection is closed (a client trickling its body would hold a git process and
   /// a push lock for the whole `process_timeout`). 0 = no minimum.
   std::uint64_t min_body_rate = 1024;
+  /// refs/nostr/<id> refs one repository may have, and bytes of their `<id> <name>\n` listing
+  /// lines: a push that would pass either (and adds to them) is refused, `ng` for each ref. 0 = no
+  /// bound.
+  std::size_t max_nostr_refs = 10'000;
+  std::uint64_t max_nostr_ref_bytes = 2u << 20;
+  /// Pushes (receive-pack requests with commands) one peer address may start a minute, in bursts
+  /// up to as many; beyond, `ng` for each ref with a `rate-limited:` reason. 0 = no bound.
+  std::size_t pushes_per_minute_per_ip = 60;
   /// How long a request waits in line for a git process before its 503; 0 = no line.
   std::chrono::seconds queue_wait{30};
   /// NGIT_DOMAIN as text, for the repository page's URLs.
@@ -90,6 +98,8 @@ struct GitHttpCounters {
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> pushes_accepted{0};
   std::atomic<std::uint64_t> pushes_refused{0};
+  std::atomic<std::uint64_t> push_rate_refused{0};   ///< ng: NGIT_GIT_PUSHES_PER_MINUTE_PER_IP
+  std::atomic<std::uint64_t> nostr_refs_refused{0};  ///< ng: NGIT_GIT_MAX_NOSTR_REF(S|_BYTES)
 };
 
 class GitHttp {

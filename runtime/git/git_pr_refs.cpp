@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <deque>
+#include <map>
 
 #include "messages/nostr/nip34.hpp"
 #include "runtime/git/git_process.hpp"
@@ -22,7 +23,9 @@ namespace {
 constexpr std::size_t pr_refs_processes = 1;
 constexpr std::size_t pr_refs_queue_limit = 1024;
 constexpr std::chrono::seconds timeout{60};
-constexpr std::size_t pr_refs_max_output = 1024 * 1024;
+/// A listing of refs/nostr (after a failed deletion batch) is bounded by
+/// NGIT_GIT_MAX_NOSTR_REF_BYTES.
+constexpr std::size_t pr_refs_max_output = 16 * 1024 * 1024;
 
 bool is_event_id(std::string_view hex) {
   return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
@@ -86,6 +89,10 @@ struct GitPrRefs::Impl : std::enable_shared_from_this<GitPrRefs::Impl> {
     }
   }
 
+  /// After a deletion batch failed: which of `asked` are still there, and at which commit.
+  void left_after_failure(const RepositoryRef& name, std::vector<GitPrRefs::Ref> asked,
+                          std::function<void(std::vector<GitPrRefs::Ref>)> done);
+
   /// Runs update-ref with `args`; counts and logs the outcome.
   void update_ref(const RepositoryRef& name, std::vector<std::string> args,
                   std::atomic<std::uint64_t>& counter) {
@@ -147,15 +154,75 @@ void GitPrRefs::set_ref(const RepositoryRef& name, const std::string& id_hex,
   });
 }
 
-void GitPrRefs::delete_ref(const RepositoryRef& name, const std::string& id_hex,
-                           const std::string& commit) {
-  if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
-  net::post(impl_->strand, [impl = impl_, name, id_hex, commit] {
-    if (impl->git_binary.empty() || !impl->repositories.exists(name)) return;
-    impl->update_ref(
-        name, {"update-ref", "-d", std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit},
-        impl->counters.refs_deleted);
+namespace {
+
+/// `<commit> <ref>` lines of for-each-ref: the commit each refs/nostr/<id> names, by id.
+std::map<std::string, std::string, std::less<>> listed_refs(std::string_view out) {
+  std::map<std::string, std::string, std::less<>> refs;
+  const auto prefix = std::string(nostr::nip34::refs_nostr_prefix);
+  while (!out.empty()) {
+    auto eol = out.find('\n');
+    auto line = out.substr(0, eol);
+    if (line.size() > 41 + prefix.size() && line[40] == ' ' &&
+        line.substr(41, prefix.size()) == prefix)
+      refs.emplace(std::string(line.substr(41 + prefix.size())), std::string(line.substr(0, 40)));
+    if (eol == std::string_view::npos) break;
+    out.remove_prefix(eol + 1);
+  }
+  return refs;
+}
+
+}  // namespace
+
+void GitPrRefs::delete_refs(const RepositoryRef& name, std::vector<Ref> refs,
+                            std::function<void(std::vector<Ref>)> done) {
+  std::string input;
+  std::vector<Ref> asked;
+  for (auto& ref : refs) {
+    if (!is_event_id(ref.id_hex) || !::graspd::git::is_object_id(ref.commit)) continue;
+    input += "delete " + std::string(nostr::nip34::refs_nostr_prefix) + ref.id_hex + " " +
+             ref.commit + "\n";
+    asked.push_back(std::move(ref));
+  }
+  net::post(impl_->strand, [impl = impl_, name, input = std::move(input), asked = std::move(asked),
+                            done = std::move(done)]() mutable {
+    // No git or no repository: no ref is there.
+    if (impl->git_binary.empty() || asked.empty() || !impl->repositories.exists(name))
+      return done({});
+    auto n = asked.size();
+    impl->add(name, {"update-ref", "-m", "graspd: placeholder expired", "--stdin"},
+              std::move(input),
+              [impl, name, n, asked = std::move(asked),
+               done = std::move(done)](Collected result) mutable {
+                if (result.exit_code == 0) {
+                  impl->counters.refs_deleted += n;
+                  return done({});
+                }
+                log::debug(log::components::git, "a refs/nostr deletion batch failed (",
+                           result.exit_code, "): ", result.err);
+                impl->left_after_failure(name, std::move(asked), std::move(done));
+              });
   });
+}
+
+void GitPrRefs::Impl::left_after_failure(const RepositoryRef& name, std::vector<Ref> asked,
+                                         std::function<void(std::vector<Ref>)> done) {
+  if (stopping) return;
+  add(name,
+      {"for-each-ref", "--format=%(objectname) %(refname)",
+       std::string(nostr::nip34::refs_nostr_prefix)},
+      "", [asked = std::move(asked), done = std::move(done)](Collected result) mutable {
+        if (result.exit_code != 0) {
+          for (auto& ref : asked) ref.commit.clear();  // unknown: all again later
+          return done(std::move(asked));
+        }
+        auto listed = listed_refs(result.out);
+        std::vector<Ref> left;
+        for (auto& ref : asked)
+          if (auto it = listed.find(ref.id_hex); it != listed.end())
+            left.push_back(Ref{std::move(ref.id_hex), it->second});
+        done(std::move(left));
+      });
 }
 
 void GitPrRefs::stop() {

@@ -1,9 +1,9 @@
 // The `refs/nostr/<id>` side of held pull requests (docs/spec/git-hosting.md §6.4, §7.3–7.4):
 // whether a commit is in a repository here (`git cat-file`), and the creation or deletion of one
-// `refs/nostr/<id>` ref (`git update-ref`, checked against the value expected, so a push that moved
-// the ref meanwhile wins). Each is a short child process driven without blocking
-// (runtime/git/git_process.*), one at a time in the order asked, on its own strand; callers (the
-// acceptance actor's hooks) only post work here.
+// `refs/nostr/<id>` ref (`git update-ref`, deletions in batches with `--stdin`, checked against the
+// value expected, so a push that moved the ref meanwhile wins). Each is a short child process
+// driven without blocking (runtime/git/git_process.*), one at a time in the order asked, on its own
+// strand; callers (the acceptance actor's hooks) only post work here.
 #pragma once
 
 #include <atomic>
@@ -42,8 +42,18 @@ class GitPrRefs {
 
   /// Creates refs/nostr/<id_hex> at `commit` in `name` unless that ref exists.
   void set_ref(const RepositoryRef& name, const std::string& id_hex, const std::string& commit);
-  /// Deletes refs/nostr/<id_hex> from `name` if it still names `commit`.
-  void delete_ref(const RepositoryRef& name, const std::string& id_hex, const std::string& commit);
+  /// One refs/nostr/<id_hex> ref and a commit (asked for, or named now).
+  struct Ref {
+    std::string id_hex;
+    std::string commit;
+  };
+  /// Deletes each refs/nostr/<id_hex> of `refs` from `name` if it names its commit, in one `git
+  /// update-ref --stdin` transaction; when that fails (a push moved one meanwhile), the refs are
+  /// listed instead. `done` runs on this component's strand with the refs left, each with the
+  /// commit it names now (empty when unknown: git failed or the queue is full); every other ref
+  /// is gone. Never dropped: a refusal is an answer the caller retries. Thread-safe.
+  void delete_refs(const RepositoryRef& name, std::vector<Ref> refs,
+                   std::function<void(std::vector<Ref> left)> done);
 
   /// Drops queued work; running processes end on their own (short timeouts).
   void stop();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,15 @@ bool is_pull_request_kind(std::uint32_t kind);
 /// The commit a PR event names in its first `c` tag, when it is 40 lowercase hex digits.
 std::optional<std::string> pr_commit(const nostr::Event& ev);
 
-/// The repositories a PR event `a`-tags (`30617:<owner>:<d>`), in tag order, without repeats.
-std::vector<RepositoryRef> pr_repositories(const nostr::Event& ev);
+/// A PR event's `a` tags considered at most (NGIT_PR_MAX_REPOSITORIES): the repositories it is held
+/// for, looked for and fetched into. One event tagging hundreds would make every git arrival and
+/// fetch slot its own; the tags past the first `max` stay in the event but do nothing here.
+inline constexpr std::size_t default_max_pr_repositories = 16;
+
+/// The repositories a PR event `a`-tags (`30617:<owner>:<d>`), in tag order, without repeats, the
+/// first `max` only.
+std::vector<RepositoryRef> pr_repositories(const nostr::Event& ev,
+                                           std::size_t max = default_max_pr_repositories);
 
 /// The `OK` message of a held PR event (§6.2).
 std::string pr_held_message(std::string_view commit);
@@ -48,7 +56,9 @@ struct Placeholder {
 
 /// The placeholders of §7.3, by PR event id: at most one per (id, repository). One expires after
 /// `hold_seconds` unless a PR event with that id and a matching commit is accepted; its ref is then
-/// deleted from the repository.
+/// deleted from the repository. An expired (or doomed) placeholder stays until git says its ref is
+/// gone: due() hands the deletions out in bounded batches, done() ends them, so no deletion is
+/// lost to a full queue and one not done yet survives a restart with its record.
 class PrPlaceholders {
  public:
   explicit PrPlaceholders(std::int64_t hold_seconds = 30 * 60, std::size_t max = 10'000)
@@ -57,29 +67,53 @@ class PrPlaceholders {
   enum class Put : std::uint8_t {
     added,  ///< a new placeholder, expiring hold_seconds from now
     moved,  ///< the ref was pushed again: the commit changes, the expiry stays
-    full,   ///< at `max`: none kept (the caller deletes the ref)
+    full,   ///< at `max`: none kept (the caller dooms the ref)
   };
   Put put(const nostr::EventId& id, const RepositoryRef& repository, std::string commit,
           std::int64_t now);
 
-  /// Removes and returns every placeholder of `id` (its PR event arrived).
-  std::vector<Placeholder> take(const nostr::EventId& id);
-  /// The placeholders of `id`.
-  const std::vector<Placeholder>& of(const nostr::EventId& id) const;
+  /// The ref of `id` in `repository` naming `commit` is to be deleted as soon as may be (it raced
+  /// its PR event, or no placeholder could be kept): a placeholder due at once, even past `max`
+  /// (each names a ref that exists, so the refs bound them).
+  void doom(const nostr::EventId& id, const RepositoryRef& repository, std::string commit);
 
-  /// Removes and returns the placeholders whose time ended at or before `now`.
-  std::vector<Placeholder> expire(std::int64_t now);
+  /// Removes and returns every placeholder of `id` not being deleted (its PR event arrived).
+  std::vector<Placeholder> take(const nostr::EventId& id);
+  /// The placeholders of `id` (their record).
+  std::vector<Placeholder> of(const nostr::EventId& id) const;
+
+  /// Up to `limit` placeholders whose time ended at or before `now` and whose deletion is not
+  /// under way, soonest first; each is under way until done().
+  std::vector<Placeholder> due(std::int64_t now, std::size_t limit);
+  /// The deletion of `p` (as due() gave it) ended: `gone` when the ref is no longer there, else
+  /// `current` is the commit the ref names now (empty: unknown, e.g. git failed). A gone
+  /// placeholder ends unless a push moved its ref meanwhile; any other is due again (with the
+  /// commit it names now). Returns whether the placeholder ended.
+  bool done(const Placeholder& p, bool gone, const std::string& current = {});
+  /// Deletions under way.
+  std::size_t in_flight() const { return in_flight_; }
 
   /// A placeholder read back at start-up (kept as it was, expiry included).
   void restore(Placeholder placeholder);
 
-  std::size_t size() const { return size_; }
+  std::size_t size() const { return entries_.size(); }
 
  private:
+  using Key = std::pair<nostr::EventId, RepositoryRef>;
+  struct Entry {
+    std::string commit;
+    std::int64_t expires_at = 0;
+    bool deleting = false;
+  };
+  void add(Key key, Entry entry);
+  Placeholder placeholder(const Key& key, const Entry& entry) const;
+
   std::int64_t hold_seconds_;
   std::size_t max_;
-  std::size_t size_ = 0;
-  std::map<nostr::EventId, std::vector<Placeholder>> by_id_;
+  std::size_t in_flight_ = 0;
+  std::map<Key, Entry> entries_;
+  /// The placeholders whose deletion is not under way, by expiry.
+  std::set<std::pair<std::int64_t, Key>> by_expiry_;
 };
 
 }  // namespace graspd::policy

@@ -194,6 +194,7 @@ void Purgatory::insert(HeldEvent entry) {
   if (!key.empty()) add(by_source_[key]);
   if (starts_with(key, peer_prefix)) add(by_source_[sync_key]);
   auto id = entry.event->id;
+  if (entry.kind == HeldKind::pull_request) index_pull_request(entry);
   held_[id] = std::move(entry);
 }
 
@@ -210,7 +211,7 @@ std::vector<HeldEvent> Purgatory::refresh(std::string_view identifier, std::int6
   std::vector<HeldEvent> out;
   auto names_identifier = [&](const HeldEvent& entry) {
     if (entry.kind != HeldKind::pull_request) return entry.event->d_tag() == identifier;
-    auto repositories = pr_repositories(*entry.event);
+    const auto& repositories = pr_repositories_.at(entry.event->id);  // parsed once, when held
     return std::any_of(repositories.begin(), repositories.end(),
                        [&](const RepositoryRef& r) { return r.identifier == identifier; });
   };
@@ -252,12 +253,9 @@ nostr::EventPtr Purgatory::release_pull_request(const nostr::EventId& id) {
 
 std::vector<nostr::EventPtr> Purgatory::pull_requests_of(const RepositoryRef& repository) const {
   std::vector<nostr::EventPtr> out;
-  for (const auto& [id, entry] : held_) {
-    if (entry.kind != HeldKind::pull_request) continue;
-    auto repositories = pr_repositories(*entry.event);
-    if (std::find(repositories.begin(), repositories.end(), repository) != repositories.end())
-      out.push_back(entry.event);
-  }
+  auto it = pull_requests_by_repository_.find(repository);
+  if (it == pull_requests_by_repository_.end()) return out;
+  for (const auto& id : it->second) out.push_back(held_.at(id).event);
   return out;
 }
 
@@ -335,7 +333,27 @@ void Purgatory::remove(const nostr::EventId& id) {
   auto key = share_key(entry.source);
   if (!key.empty()) take(by_source_, key);
   if (starts_with(key, peer_prefix)) take(by_source_, sync_key);
+  if (entry.kind == HeldKind::pull_request) unindex_pull_request(id);
   held_.erase(it);
+}
+
+void Purgatory::index_pull_request(const HeldEvent& entry) {
+  const auto& id = entry.event->id;
+  auto repositories = pr_repositories(*entry.event, limits_.max_pr_repositories);
+  for (const auto& repository : repositories) pull_requests_by_repository_[repository].insert(id);
+  pr_repositories_[id] = std::move(repositories);
+}
+
+void Purgatory::unindex_pull_request(const nostr::EventId& id) {
+  auto it = pr_repositories_.find(id);
+  if (it == pr_repositories_.end()) return;
+  for (const auto& repository : it->second) {
+    auto held = pull_requests_by_repository_.find(repository);
+    if (held == pull_requests_by_repository_.end()) continue;
+    held->second.erase(id);
+    if (held->second.empty()) pull_requests_by_repository_.erase(held);
+  }
+  pr_repositories_.erase(it);
 }
 
 void Purgatory::remember(const nostr::EventId& id, std::int64_t forget_at) {

@@ -82,6 +82,8 @@ struct PurgatoryLimits {
   double sync_share = 1.0;
   /// Remembered expired ids at most (the one forgotten soonest goes first).
   std::size_t max_remembered = 100'000;
+  /// The repositories of a pull request's `a` tags a hold counts (NGIT_PR_MAX_REPOSITORIES).
+  std::size_t max_pr_repositories = default_max_pr_repositories;
 };
 
 struct PurgatoryStats {
@@ -150,7 +152,8 @@ class Purgatory {
   /// Releases the held pull request `id` (its commit arrived under refs/nostr/<id>); null when
   /// none is held.
   nostr::EventPtr release_pull_request(const nostr::EventId& id);
-  /// The held pull requests that `a`-tag `repository`.
+  /// The held pull requests that `a`-tag `repository` (among their first max_pr_repositories), in
+  /// id order; O(log n + found).
   std::vector<nostr::EventPtr> pull_requests_of(const RepositoryRef& repository) const;
 
   /// A stored deletion request (kind 5, NIP-09) ends the holds of its author's events it names:
@@ -208,6 +211,9 @@ class Purgatory {
   void remember(const nostr::EventId& id, std::int64_t forget_at);
   void forget(const nostr::EventId& id);
   void insert(HeldEvent entry);
+  /// Keeps pull_requests_by_repository_ and pr_repositories_ of a held pull request.
+  void index_pull_request(const HeldEvent& entry);
+  void unindex_pull_request(const nostr::EventId& id);
   /// Refused when holding `entry` (net of `replaced`) would pass a bound or a share.
   std::optional<Hold> over_limit(const HeldEvent& entry, const HeldEvent* replaced) const;
   static PurgatoryUsage cost(const HeldEvent& entry);
@@ -216,6 +222,11 @@ class Purgatory {
   std::map<nostr::EventId, HeldEvent> held_;
   /// "kind:pubkey:d" -> the held version.
   std::map<std::string, nostr::EventId> by_address_;
+  /// Held pull requests by the repositories they `a`-tag (the first max_pr_repositories), and
+  /// those repositories by pull request: a git arrival looks only at its repository's, and no
+  /// event's tags are parsed again after it is held.
+  std::map<RepositoryRef, std::set<nostr::EventId>> pull_requests_by_repository_;
+  std::map<nostr::EventId, std::vector<RepositoryRef>> pr_repositories_;
   /// Expired id -> when it is forgotten, and the same by time: lookups, the forgetting of the
   /// soonest at the bound and the expiry pass are O(log n) each.
   std::map<nostr::EventId, std::int64_t> expired_;

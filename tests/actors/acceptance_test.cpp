@@ -414,17 +414,15 @@ class PurgatoryAcceptanceTest : public AcceptanceTest {
   std::vector<std::pair<nostr::EventId, std::size_t>>& looked_for_ = git_.held_pull_requests;
   std::vector<std::vector<std::string>>& checked_ = git_.checks;
   /// The refs/nostr refs git hosting was told to create, or to delete (id, commit).
-  std::vector<std::pair<nostr::EventId, std::string>> ref_changes(PrRefChange::Action action) {
+  std::vector<std::pair<nostr::EventId, std::string>> refs_set() {
     std::vector<std::pair<nostr::EventId, std::string>> out;
-    for (const auto& change : git_.ref_changes)
-      if (change.action == action) out.emplace_back(change.id, change.commit);
+    for (const auto& change : git_.ref_changes) out.emplace_back(change.id, change.commit);
     return out;
   }
-  std::vector<std::pair<nostr::EventId, std::string>> refs_set() {
-    return ref_changes(PrRefChange::Action::set);
-  }
   std::vector<std::pair<nostr::EventId, std::string>> refs_deleted() {
-    return ref_changes(PrRefChange::Action::remove);
+    std::vector<std::pair<nostr::EventId, std::string>> out;
+    for (const auto& ref : git_.ref_deletions) out.emplace_back(ref.id, ref.commit);
+    return out;
   }
 };
 

@@ -1266,5 +1266,216 @@ TEST_F(GitE2E, AStateIsAnsweredAsWhatItBecomesNotAsHeld) {
   EXPECT_EQ(metric_value(metrics, "graspd_purgatory_events{kind=\"state\"}"), 0);
 }
 
+// ---------------------------------------------------------------- refs/nostr bounds (issue 29)
+
+/// A refs/nostr/<64 hex> id made of `i` (distinct per i and per `salt`).
+std::string nostr_id(int i, int salt = 0) {
+  char id[65];
+  std::snprintf(id, sizeof id, "%08x%056x", salt, i + 1);
+  return id;
+}
+
+/// Percentile `p` (0..1) of `values` (sorted here), 0 when empty.
+std::chrono::milliseconds percentile(std::vector<std::chrono::milliseconds> values, double p) {
+  if (values.empty()) return {};
+  std::sort(values.begin(), values.end());
+  auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1));
+  return values[at];
+}
+
+class RefsNostrE2E : public GitE2E {
+ protected:
+  /// The announced repository with a pushed `main`; returns its commit.
+  std::string served_repository() {
+    announce();
+    auto id = commit("one");
+    publish_state({{"refs/heads/main", id}}, 1700000100);
+    EXPECT_EQ(git("push " + url() + " main", work() + "/local").exit_code, 0);
+    EXPECT_TRUE(wait_until([&] { return !served(30617).empty(); }, 10s));
+    return id;
+  }
+
+  /// The receive-pack body creating refs/nostr/<id> at `commit` (already in the repository, so the
+  /// pack is empty) for each of `ids`; written to a file for curl.
+  std::string push_body(const std::string& commit_id, const std::vector<std::string>& ids,
+                        const std::string& name) {
+    std::string body;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      auto command = std::string(40, '0') + " " + commit_id + " refs/nostr/" + ids[i];
+      if (i == 0) command += std::string(1, '\0') + "report-status";
+      body += pkt(command + "\n");
+    }
+    body += "0000";
+    if (empty_pack_.empty()) {
+      auto pack = run(work() + "/local", "git pack-objects -q --stdout </dev/null > ../empty.pack");
+      EXPECT_EQ(pack.exit_code, 0) << pack.output;
+      std::ifstream in(work() + "/empty.pack", std::ios::binary);
+      empty_pack_.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    body += empty_pack_;
+    std::ofstream(work() + "/" + name, std::ios::binary) << body;
+    return name;
+  }
+
+  /// POSTs body file `name` to receive-pack from `from` with curl; its answer (report-status).
+  Shell post_push(const std::string& name, const std::string& from) {
+    return run(work(),
+               "curl -s --max-time 60 --interface " + from +
+                   " -H 'Content-Type: application/x-git-receive-pack-request' --data-binary @" +
+                   name + " " + url() + "/git-receive-pack");
+  }
+
+  std::size_t remote_nostr_refs() {
+    auto listed = remote_refs();
+    std::size_t n = 0;
+    for (auto at = listed.find("\trefs/nostr/"); at != std::string::npos;
+         at = listed.find("\trefs/nostr/", at + 1))
+      ++n;
+    return n;
+  }
+
+  std::string empty_pack_;
+};
+
+TEST_F(RefsNostrE2E, AFloodOfPlaceholderRefsDoesNotStallAnotherClientsOk) {
+  start({{"NGIT_EVENT_RATE", "100000"}, {"NGIT_EVENT_BURST", "100000"}});
+  auto main_id = served_repository();
+  const std::string address =
+      "30617:" + nostr::to_hex(*nostr::pubkey_from_secret(secret_key(owner_key))) + ":repo";
+  constexpr int refs = 2000;
+  std::vector<std::string> ids;
+  for (int i = 0; i < refs; ++i) ids.push_back(nostr_id(i));
+  auto body = push_body(main_id, ids, "flood.body");
+
+  // The placeholders of one push are one write: store commits counted around a quiet push of 500.
+  const std::string commits = "graspd_store_commits_total{result=\"ok\"}";
+  std::vector<std::string> quiet;
+  for (int i = 0; i < 500; ++i) quiet.push_back(nostr_id(i, 1));
+  auto commits_before = metric(graspd_->port(), commits);
+  auto quiet_answer = post_push(push_body(main_id, quiet, "quiet.body"), "127.0.0.2");
+  ASSERT_NE(quiet_answer.output.find("ok refs/nostr/" + quiet.back()), std::string::npos);
+  // The push's answer ends once the daemon knows its refs; their records follow at once.
+  // Settled: the same count over three reads 100 ms apart (the writer's flush is immediate).
+  double settled = -1;
+  int same = 0;
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       same < 3 && std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(100ms)) {
+    auto now = metric(graspd_->port(), commits);
+    same = now == settled && now > commits_before ? same + 1 : 0;
+    settled = now;
+  }
+  ASSERT_EQ(same, 3);
+  std::cout << "[ measured ] store commits for a push of 500 refs/nostr refs: "
+            << settled - commits_before << "\n";
+  EXPECT_LE(settled - commits_before, 5);
+
+  // The victim on 127.0.0.1 publishes notes on the repository the whole time the attacker's push
+  // of 2,000 refs/nostr refs from 127.0.0.2 is applied and reported.
+  std::atomic<bool> pushed{false};
+  auto attacker = std::async(std::launch::async, [&] {
+    auto answer = post_push(body, "127.0.0.2");
+    pushed = true;
+    return answer;
+  });
+  std::vector<std::chrono::milliseconds> latencies;
+  int refused = 0;
+  auto stop_after = std::chrono::steady_clock::time_point::max();
+  for (int i = 0; std::chrono::steady_clock::now() < stop_after && i < 100000; ++i) {
+    if (pushed && stop_after == std::chrono::steady_clock::time_point::max())
+      stop_after = std::chrono::steady_clock::now() + 1s;  // and a while after the report
+    auto note = make_event(1, "note " + std::to_string(i), {{"a", address}}, 1700001000 + i);
+    auto started = std::chrono::steady_clock::now();
+    auto ok = client_->publish(note);
+    latencies.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started));
+    if (!ok || !ok->accepted) ++refused;
+  }
+  auto answer = attacker.get();
+  EXPECT_NE(answer.output.find("ok refs/nostr/" + ids.back()), std::string::npos)
+      << answer.output.substr(0, 300);
+  EXPECT_EQ(refused, 0);
+  auto p99 = percentile(latencies, 0.99);
+  auto worst = percentile(latencies, 1.0);
+  std::cout << "[ measured ] victim OK during a push of " << refs
+            << " refs/nostr refs: " << latencies.size() << " notes, p50 "
+            << percentile(latencies, 0.5).count() << " ms, p99 " << p99.count() << " ms, max "
+            << worst.count() << " ms\n";
+  EXPECT_LT(p99, 1000ms);
+  EXPECT_EQ(remote_nostr_refs(), static_cast<std::size_t>(refs + 500)) << "the placeholders stay";
+}
+
+TEST_F(RefsNostrE2E, EveryExpiredPlaceholderRefIsDeleted) {
+  start({{"NGIT_PURGATORY_HOLD_SECS", "4"}});
+  auto main_id = served_repository();
+  constexpr int refs = 1500;  // more than a git job queue of 1,024 took before
+  std::vector<std::string> ids;
+  for (int i = 0; i < refs; ++i) ids.push_back(nostr_id(i));
+  auto answer = post_push(push_body(main_id, ids, "placeholders.body"), "127.0.0.2");
+  ASSERT_NE(answer.output.find("ok refs/nostr/" + ids.back()), std::string::npos)
+      << answer.output.substr(0, 300);
+  ASSERT_EQ(remote_nostr_refs(), static_cast<std::size_t>(refs));
+  auto pushed_at = std::chrono::steady_clock::now();
+  EXPECT_TRUE(wait_until([&] { return remote_nostr_refs() == 0; }, 30s))
+      << remote_nostr_refs() << " refs/nostr refs left";
+  std::cout << "[ measured ] " << refs << " placeholder refs gone "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - pushed_at)
+                   .count()
+            << " ms after the push (hold 4 s)\n";
+  auto listed = git("ls-remote " + url());
+  EXPECT_NE(listed.output.find(main_id + "\trefs/heads/main"), std::string::npos)
+      << listed.exit_code << " " << listed.output << graspd_->stderr_text();
+}
+
+TEST_F(RefsNostrE2E, APushPastTheRepositorysRefsNostrLimitIsRejectedAndBranchesStillGoThrough) {
+  start({{"NGIT_GIT_MAX_NOSTR_REFS", "100"}});
+  auto main_id = served_repository();
+  auto refspecs = [&](int from, int count) {
+    std::string out;
+    for (int i = from; i < from + count; ++i) out += " " + main_id + ":refs/nostr/" + nostr_id(i);
+    return out;
+  };
+  // 150 at once: every ref refused, with the reason, and none kept.
+  auto over = git("push " + url() + refspecs(0, 150), work() + "/local");
+  EXPECT_NE(over.exit_code, 0);
+  EXPECT_NE(over.output.find("[remote rejected]"), std::string::npos) << over.output.substr(0, 500);
+  EXPECT_NE(over.output.find("too many refs/nostr refs"), std::string::npos)
+      << over.output.substr(0, 500);
+  EXPECT_EQ(remote_nostr_refs(), 0u);
+  // 80 fit; 30 more would not.
+  ASSERT_EQ(git("push " + url() + refspecs(0, 80), work() + "/local").exit_code, 0);
+  auto more = git("push " + url() + refspecs(80, 30), work() + "/local");
+  EXPECT_NE(more.exit_code, 0);
+  EXPECT_NE(more.output.find("[remote rejected]"), std::string::npos) << more.output.substr(0, 500);
+  EXPECT_EQ(remote_nostr_refs(), 80u);
+  // The maintainer's branch push is not held to it.
+  auto next = commit("two");
+  publish_state({{"refs/heads/main", next}}, 1700000200);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_NE(remote_refs().find(next + "\trefs/heads/main"), std::string::npos);
+  EXPECT_EQ(metric(graspd_->port(), "graspd_git_refused_total{reason=\"nostr_refs\"}"), 2);
+}
+
+TEST_F(RefsNostrE2E, OneAddressPushesAtMostItsRateAndOthersStillPush) {
+  start({{"NGIT_GIT_PUSHES_PER_MINUTE_PER_IP", "3"}});
+  auto main_id = served_repository();
+  std::vector<std::string> answers;
+  for (int i = 0; i < 4; ++i)
+    answers.push_back(
+        post_push(push_body(main_id, {nostr_id(i, 7)}, "one.body"), "127.0.0.2").output);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NE(answers[i].find("ok refs/nostr/" + nostr_id(i, 7)), std::string::npos) << answers[i];
+  EXPECT_NE(answers[3].find("ng refs/nostr/" + nostr_id(3, 7) + " rate-limited:"),
+            std::string::npos)
+      << answers[3];
+  EXPECT_EQ(metric(graspd_->port(), "graspd_git_refused_total{reason=\"push_rate\"}"), 1);
+  // The maintainer on another address pushes as usual.
+  auto next = commit("two");
+  publish_state({{"refs/heads/main", next}}, 1700000200);
+  auto pushed = git("push " + url() + " main", work() + "/local");
+  EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
+}
+
 }  // namespace
 }  // namespace graspd::test

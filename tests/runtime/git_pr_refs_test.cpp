@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <string>
 #include <vector>
@@ -59,6 +61,18 @@ class GitPrRefsTest : public ::testing::Test {
     refs.check(name, std::move(commits), [promise](Ids present) { promise->set_value(present); });
     if (future.wait_for(60s) != std::future_status::ready) {
       ADD_FAILURE() << "check never answered";
+      return {};
+    }
+    return future.get();
+  }
+  /// delete_refs() and the refs it answers left, waited for.
+  std::vector<GitPrRefs::Ref> delete_refs(GitPrRefs& refs, std::vector<GitPrRefs::Ref> asked) {
+    auto promise = std::make_shared<std::promise<std::vector<GitPrRefs::Ref>>>();
+    auto future = promise->get_future();
+    refs.delete_refs(name_, std::move(asked),
+                     [promise](std::vector<GitPrRefs::Ref> left) { promise->set_value(left); });
+    if (future.wait_for(60s) != std::future_status::ready) {
+      ADD_FAILURE() << "delete_refs never answered";
       return {};
     }
     return future.get();
@@ -114,25 +128,56 @@ TEST_F(GitPrRefsTest, SetRefCreatesTheRefOnlyWhereNoneExists) {
   EXPECT_EQ(refs.counters().refs_set, 1u);
 }
 
-TEST_F(GitPrRefsTest, DeleteRefRemovesTheRefOnlyWhileItNamesTheCommit) {
+TEST_F(GitPrRefsTest, DeleteRefsRemovesRefsOnlyWhileTheyNameTheirCommits) {
   GitPrRefs refs{io_.io(), repositories_, git_};
+  const std::string other(64, 'f');
   refs.set_ref(name_, pr_id, c1_);
-  refs.delete_ref(name_, pr_id, c2_);  // moved meanwhile (here: never at c2): left alone
+  refs.set_ref(name_, other, c1_);
   drain(refs);
+  // One of them moved meanwhile (here: never at c2): the transaction fails, nothing is deleted,
+  // and the answer says which are left and where they are.
+  auto left = delete_refs(refs, {{pr_id, c2_}, {other, c1_}, {std::string(64, 'a'), c1_}});
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].id_hex, pr_id);
+  EXPECT_EQ(left[0].commit, c1_) << "the commit it names now";
+  EXPECT_EQ(left[1].id_hex, other);
   EXPECT_EQ(test::ref_of(path(), nostr_ref(pr_id)), c1_);
   EXPECT_EQ(refs.counters().refs_deleted, 0u);
 
-  refs.delete_ref(name_, pr_id, c1_);
-  drain(refs);
+  // Asked with what they name: all gone in one transaction (an absent ref is gone already).
+  EXPECT_TRUE(delete_refs(refs, {{pr_id, c1_}, {other, c1_}}).empty());
   EXPECT_EQ(test::ref_of(path(), nostr_ref(pr_id)), "");
-  EXPECT_EQ(refs.counters().refs_deleted, 1u);
+  EXPECT_EQ(test::ref_of(path(), nostr_ref(other)), "");
+  EXPECT_EQ(refs.counters().refs_deleted, 2u);
+  EXPECT_TRUE(delete_refs(refs, {{pr_id, c1_}}).empty()) << "not there: gone";
+}
+
+TEST_F(GitPrRefsTest, ManyDeletionsAreOneProcessAndNoneIsDropped) {
+  GitPrRefs refs{io_.io(), repositories_, git_};
+  std::vector<GitPrRefs::Ref> asked;
+  for (int i = 0; i < 1500; ++i) {
+    char id[65];
+    std::snprintf(id, sizeof id, "%064x", i + 1);
+    asked.push_back({id, c1_});
+  }
+  std::string input;
+  for (const auto& ref : asked) input += "create " + nostr_ref(ref.id_hex) + " " + c1_ + "\n";
+  auto file = dir_.path() / "create-refs";
+  std::ofstream(file) << input;
+  ASSERT_EQ(test::run_command("git --git-dir=" + test::shell_quote(path().string()) +
+                              " update-ref --stdin < " + test::shell_quote(file.string()))
+                .exit_code,
+            0);
+  EXPECT_TRUE(delete_refs(refs, asked).empty());
+  EXPECT_EQ(refs.counters().refs_deleted, 1500u);
+  EXPECT_EQ(test::refs_of(path()), "") << "every one gone, more than a job queue holds";
 }
 
 TEST_F(GitPrRefsTest, WorkRunsInTheOrderAsked) {
   // A creation, a deletion and a creation posted back to back: the last one wins.
   GitPrRefs refs{io_.io(), repositories_, git_};
   refs.set_ref(name_, pr_id, c1_);
-  refs.delete_ref(name_, pr_id, c1_);
+  refs.delete_refs(name_, {{pr_id, c1_}}, [](std::vector<GitPrRefs::Ref>) {});
   refs.set_ref(name_, pr_id, c2_);
   drain(refs);
   EXPECT_EQ(test::ref_of(path(), nostr_ref(pr_id)), c2_);

@@ -324,13 +324,98 @@ TEST(PullRequestTest, PlaceholdersKeepTheirFirstExpiryAndEndOnTheInjectedClock) 
   EXPECT_EQ(placeholders.put(bytes_of(9, 0xee), repo, commit_a, t0), PrPlaceholders::Put::full);
   EXPECT_TRUE(placeholders.of(bytes_of(9, 0xee)).empty());
 
-  EXPECT_TRUE(placeholders.expire(t0 + 599).empty());
-  auto ended = placeholders.expire(t0 + 600);
+  EXPECT_TRUE(placeholders.due(t0 + 599, 10).empty());
+  auto ended = placeholders.due(t0 + 600, 10);
   ASSERT_EQ(ended.size(), 2u);  // the first repository's and the other id's
+  EXPECT_EQ(placeholders.in_flight(), 2u);
+  EXPECT_TRUE(placeholders.due(t0 + 600, 10).empty()) << "under way: not handed out twice";
+  for (const auto& p : ended) EXPECT_TRUE(placeholders.done(p, true));
   EXPECT_EQ(placeholders.size(), 1u);
+  EXPECT_EQ(placeholders.in_flight(), 0u);
   EXPECT_EQ(placeholders.take(id), (std::vector<Placeholder>{{id, sibling, commit_a, t0 + 700}}));
   EXPECT_EQ(placeholders.size(), 0u);
   EXPECT_TRUE(placeholders.take(id).empty());
+}
+
+TEST(PullRequestTest, ExpiredPlaceholdersStayUntilGitSaysTheirRefIsGone) {
+  PrPlaceholders placeholders(600, 5000);
+  RepositoryRef repo{owner_key(1), "repo"};
+  for (std::uint64_t i = 0; i < 3000; ++i)
+    placeholders.put(bytes_of(i, 0xee), repo, commit_a, t0 + static_cast<std::int64_t>(i % 7));
+  // Handed out in bounded batches, soonest first; the rest wait, none is lost.
+  auto first = placeholders.due(t0 + 700, 1024);
+  ASSERT_EQ(first.size(), 1024u);
+  EXPECT_EQ(first.front().expires_at, t0 + 600);
+  EXPECT_EQ(placeholders.due(t0 + 700, 4096).size(), 3000u - 1024u);
+  EXPECT_EQ(placeholders.in_flight(), 3000u);
+  EXPECT_EQ(placeholders.size(), 3000u) << "each stays (and its record) until done";
+
+  // Git failed for one: due again. A ref git found at another commit: due again with it.
+  EXPECT_FALSE(placeholders.done(first[0], false));
+  EXPECT_FALSE(placeholders.done(first[1], false, commit_b));
+  auto again = placeholders.due(t0 + 700, 10);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1].commit, commit_b);
+  // A push moved the ref while its deletion ran: the deletion's "gone" does not end it.
+  placeholders.put(again[0].id, repo, commit_b, t0 + 700);
+  EXPECT_FALSE(placeholders.done(again[0], true));
+  auto moved = placeholders.due(t0 + 700, 10);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].commit, commit_b);
+  EXPECT_TRUE(placeholders.done(moved[0], true));
+  EXPECT_TRUE(placeholders.done(again[1], true));
+  EXPECT_FALSE(placeholders.done(again[1], true)) << "ended once";
+  EXPECT_EQ(placeholders.size(), 2998u);
+}
+
+TEST(PullRequestTest, DoomedRefsAreDueAtOnceEvenPastTheBound) {
+  PrPlaceholders placeholders(600, 1);
+  RepositoryRef repo{owner_key(1), "repo"};
+  EXPECT_EQ(placeholders.put(bytes_of(1, 0xee), repo, commit_a, t0), PrPlaceholders::Put::added);
+  EXPECT_EQ(placeholders.put(bytes_of(2, 0xee), repo, commit_a, t0), PrPlaceholders::Put::full);
+  placeholders.doom(bytes_of(2, 0xee), repo, commit_a);
+  placeholders.doom(bytes_of(1, 0xee), repo, commit_b);  // a kept one, doomed later
+  EXPECT_EQ(placeholders.size(), 2u);
+  auto due = placeholders.due(t0, 10);
+  ASSERT_EQ(due.size(), 2u) << "both due now, not at the end of the hold";
+  EXPECT_TRUE(placeholders.take(bytes_of(1, 0xee)).empty()) << "being deleted: not taken back";
+}
+
+TEST(PullRequestTest, RepositoriesPastTheCapAreNotConsidered) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 40; ++i) many.push_back("repo" + std::to_string(i));
+  auto pr = pull_request(1, 9, commit_a, many);
+  EXPECT_EQ(pr_repositories(*pr).size(), default_max_pr_repositories);
+  auto three = pr_repositories(*pr, 3);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[2].identifier, "repo2") << "the first ones, in tag order";
+
+  // Purgatory indexes a held one under those only.
+  auto limits_with_cap = limits();
+  limits_with_cap.max_pr_repositories = 3;
+  Purgatory purgatory(limits_with_cap);
+  EXPECT_EQ(purgatory.hold(pr, HeldKind::pull_request, t0).outcome, Purgatory::Hold::held);
+  EXPECT_EQ(purgatory.pull_requests_of({owner_key(1), "repo2"}), std::vector<nostr::EventPtr>{pr});
+  EXPECT_TRUE(purgatory.pull_requests_of({owner_key(1), "repo3"}).empty());
+  EXPECT_EQ(purgatory.refresh("repo1", t0 + 10).size(), 1u);
+  EXPECT_TRUE(purgatory.refresh("repo30", t0 + 10).empty());
+  purgatory.release_pull_request(pr->id);
+  EXPECT_TRUE(purgatory.pull_requests_of({owner_key(1), "repo2"}).empty()) << "unindexed";
+}
+
+TEST(PullRequestTest, AGitArrivalLooksOnlyAtItsRepositorysPullRequests) {
+  Purgatory purgatory(limits());
+  std::vector<nostr::EventPtr> on_repo;
+  for (std::uint64_t i = 0; i < 80; ++i) {
+    auto pr = pull_request(10 + i, 9, commit_a, {i % 2 ? "repo" : "other"});
+    ASSERT_EQ(purgatory.hold(pr, HeldKind::pull_request, t0).outcome, Purgatory::Hold::held);
+    if (i % 2) on_repo.push_back(pr);
+  }
+  auto found = purgatory.pull_requests_of({owner_key(1), "repo"});
+  EXPECT_EQ(found.size(), 40u);
+  for (const auto& pr : on_repo) EXPECT_NE(std::find(found.begin(), found.end(), pr), found.end());
+  purgatory.expire(t0 + 1800);
+  EXPECT_TRUE(purgatory.pull_requests_of({owner_key(1), "repo"}).empty()) << "unindexed at expiry";
 }
 
 TEST(PurgatoryRecordsTest, HeldPullRequestsAndPlaceholdersSurviveAReopen) {

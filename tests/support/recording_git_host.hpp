@@ -8,6 +8,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -27,6 +28,10 @@ struct GitHostRecord {
   std::vector<std::pair<nostr::EventId, std::size_t>> held_pull_requests;
   std::vector<std::vector<std::string>> checks;
   std::vector<PrRefChange> ref_changes;
+  /// refs/nostr refs asked to be deleted (PrRefsDelete), in order; each is answered gone unless
+  /// named in `refs_left` (id → the commit it names now).
+  std::vector<PrRefPushed> ref_deletions;
+  std::map<nostr::EventId, std::string> refs_left;
   std::vector<git_data_feed_actor> subscribers;
 };
 
@@ -57,6 +62,16 @@ inline git_host_actor::behavior_type recording_git_host(
       },
       [=](PrCommitsCheck& check) { record->checks.push_back(check.commits); },
       [=](PrRefChange& change) { record->ref_changes.push_back(change); },
+      [=](PrRefsDelete& request) {
+        std::vector<PrRefPushed> left;
+        for (const auto& ref : request.refs) {
+          record->ref_deletions.push_back(ref);
+          if (auto it = record->refs_left.find(ref.id); it != record->refs_left.end())
+            left.push_back({ref.id, it->second});
+        }
+        return left;
+      },
+      [=](atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>&) {},
       [=](atom::git_pushed, GitDataArrived&) {},
       [=](atom::git_found, GitDataArrived&) {},
       [=](atom::git_fetch, RepositoryRef&, std::string&, std::vector<std::string>&) {},
