@@ -117,7 +117,8 @@ using git_host_actor = caf::typed_actor<
     // request's commit to fetch.
     caf::replies_to<atom::git_pushed, GitDataArrived>::with<void>,
     caf::reacts_to<atom::git_found, GitDataArrived>,
-    caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
+    caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>,
+                   std::string>,
     // Add a subscriber of GitDataArrived.
     caf::reacts_to<atom::feed_subscribe, git_data_feed_actor>,
     // Stop the git processes it started (shutdown); true once they were told to stop.
