@@ -127,8 +127,13 @@ void GitFetcher::request(FetchJob job) {
   };
   if (sources.empty()) return finish_now(FetchResult::abandoned, "abandoned");
   auto now = std::chrono::steady_clock::now();
-  FetchRequest request{job.key,       std::move(sources), std::move(job.ids), now + job.delay,
-                       now + options_.give_up_after, job.author,   job.repository,
+  FetchRequest request{job.key,
+                       std::move(sources),
+                       std::move(job.ids),
+                       now + job.delay,
+                       now + options_.give_up_after,
+                       job.author,
+                       job.repository,
                        job.own_state};
   switch (schedule_.add(std::move(request))) {
     case FetchSchedule::Added::dropped:

@@ -2,13 +2,13 @@
 
 #include "runtime/git/git_state_sync.hpp"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <deque>
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -525,10 +525,9 @@ GitStateSync::~GitStateSync() {
 
 void GitStateSync::on_state(nostr::EventPtr state, bool by_sync) {
   if (!state || impl_->options.git_binary.empty()) return;
-  net::post(impl_->strand,
-            [impl = impl_, identifier = std::string(state->d_tag()), by_sync] {
-              impl->enqueue(identifier, by_sync);
-            });
+  net::post(impl_->strand, [impl = impl_, identifier = std::string(state->d_tag()), by_sync] {
+    impl->enqueue(identifier, by_sync);
+  });
 }
 
 void GitStateSync::on_pushed(const RepositoryRef& name) {

@@ -40,9 +40,9 @@ std::vector<std::string> repository_clone_urls(const policy::StoreView& view,
     auto& into = announcement.pubkey == owner ? own : member ? maintainers : others;
     auto& taken = from_owner[announcement.pubkey];
     auto share = member ? max_clone_urls_per_identifier : per_other_owner;
-    auto left = std::min(share - std::min(share, taken),
-                         max_clone_urls_per_identifier - std::min(max_clone_urls_per_identifier,
-                                                                  into.size()));
+    auto left = std::min(
+        share - std::min(share, taken),
+        max_clone_urls_per_identifier - std::min(max_clone_urls_per_identifier, into.size()));
     for (auto& url : nostr::nip34::tag_values(announcement, nostr::nip34::tag::clone, left)) {
       into.push_back(std::move(url));
       ++taken;

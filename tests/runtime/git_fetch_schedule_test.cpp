@@ -375,8 +375,8 @@ TEST(FetchSchedule, OneAuthorKeepsAtMostItsShareOfRequestsOthersStillGetIn) {
   // One pull request naming many repositories: its author's requests beyond the share are
   // refused, so the daemon-wide table keeps room for everyone else.
   for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(schedule.add(for_author("pr" + std::to_string(i), "mallory",
-                                      "/r" + std::to_string(i), "tarpit.example")),
+    EXPECT_EQ(schedule.add(for_author("pr" + std::to_string(i), "mallory", "/r" + std::to_string(i),
+                                      "tarpit.example")),
               FetchSchedule::Added::queued);
   EXPECT_EQ(schedule.add(for_author("pr3", "mallory", "/r3", "tarpit.example")),
             FetchSchedule::Added::author_share);

@@ -65,7 +65,8 @@ struct FakeStore {
   /// Set by the test: called (on the applier's strand) when objects are reported present.
   std::function<void(const RepositoryRef&)> on_present;
 
-  void set_state(const nostr::Pubkey& owner, StateRefs refs, const std::string& identifier = "repo") {
+  void set_state(const nostr::Pubkey& owner, StateRefs refs,
+                 const std::string& identifier = "repo") {
     std::lock_guard lock{mutex};
     states[{owner, identifier}] = std::move(refs);
   }

@@ -191,9 +191,8 @@ std::optional<FetchAttempt> FetchSchedule::next(FetchTime now) {
       ++it;
       continue;
     }
-    FetchAttempt attempt{r.request.key, r.generation,     source.url,
-                         source.host,   {},               r.request.author,
-                         r.request.repository};
+    FetchAttempt attempt{r.request.key,    r.generation,        source.url, source.host, {},
+                         r.request.author, r.request.repository};
     for (const auto& id : r.request.ids)
       if (!r.refused.count(id)) attempt.ids.push_back(id);
     r.running_generation = r.generation;
