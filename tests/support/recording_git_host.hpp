@@ -59,7 +59,8 @@ inline git_host_actor::behavior_type recording_git_host(
       [=](PrRefChange& change) { record->ref_changes.push_back(change); },
       [=](atom::git_pushed, GitDataArrived&) {},
       [=](atom::git_found, GitDataArrived&) {},
-      [=](atom::git_fetch, RepositoryRef&, std::string&, std::vector<std::string>&) {},
+      [=](atom::git_fetch, RepositoryRef&, std::string&, std::vector<std::string>&, std::string&) {
+      },
       [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {
         record->subscribers.push_back(subscriber);
       },
