@@ -488,9 +488,10 @@ std::vector<OptionSpec> git_options() {
        "counts, or of the pull request); beyond, its new ones are not fetched; 0 = no share.",
        uint_option(&C::git_fetch_max_requests_per_author, 0, 100000)},
       {"git_fetch_max_running_per_author", "NGIT_GIT_FETCH_MAX_RUNNING_PER_AUTHOR",
-       "--git-fetch-max-running-per-author", "integer", "1",
-       "Fetches running at once for one author; its other requests wait while other authors' "
-       "start; 0 = no share.",
+       "--git-fetch-max-running-per-author", "integer", "2",
+       "Fetches running at once for one author (half the default NGIT_GIT_FETCH_MAX_RUNNING: one "
+       "stalled source of theirs leaves them another); its other requests wait while other "
+       "authors' start; 0 = no share.",
        uint_option(&C::git_fetch_max_running_per_author, 0, 256)},
       {"git_fetch_max_requests_per_repository", "NGIT_GIT_FETCH_MAX_REQUESTS_PER_REPOSITORY",
        "--git-fetch-max-requests-per-repository", "integer", "8",

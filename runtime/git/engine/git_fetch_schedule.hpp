@@ -69,7 +69,7 @@ struct FetchLimits {
   std::chrono::seconds backoff_cap{120};
   std::chrono::seconds host_skip{3600};
   std::size_t per_author_requests = 16;
-  std::size_t per_author_running = 1;
+  std::size_t per_author_running = 2;
   std::size_t per_repository_requests = 8;
   std::size_t per_repository_running = 1;
 };
