@@ -118,7 +118,8 @@ using git_host_actor = caf::typed_actor<
     // request's commit to fetch.
     caf::replies_to<atom::git_pushed, GitDataArrived>::with<void>,
     caf::reacts_to<atom::git_found, GitDataArrived>,
-    caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>>,
+    caf::reacts_to<atom::git_fetch, RepositoryRef, std::string, std::vector<std::string>,
+                   std::string>,
     // INTERNAL: repository maintenance (git gc --auto) is due; a run ended (true: try it again).
     caf::reacts_to<atom::git_maintain>, caf::reacts_to<atom::git_maintained, bool>,
     caf::reacts_to<atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>>,

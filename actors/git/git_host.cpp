@@ -41,8 +41,9 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
   hooks.owners = [view](const std::string& identifier) {
     return git::announcement_owners(*view, identifier);
   };
-  hooks.clone_urls = [view](const std::string& identifier) {
-    return git::announcement_clone_urls(*view, identifier);
+  hooks.clone_urls = [view, per_other = config.state_sync.urls_per_other_owner](
+                         const RepositoryRef& repository) {
+    return git::repository_clone_urls(*view, repository.owner, repository.identifier, per_other);
   };
   auto host = caf::actor_cast<git_host_actor>(self);
   hooks.objects_present = [host](const RepositoryRef& repository, const nostr::EventId& state) {
@@ -57,6 +58,7 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
   auto locks = config.locks;
   hooks.try_lock = [locks](const std::string& path) { return locks->try_lock(path); };
   hooks.unlock = [locks](const std::string& path) { locks->unlock(path); };
+  hooks.is_locked = [locks](const std::string& path) { return locks->is_locked(path); };
   return hooks;
 }
 
@@ -110,13 +112,14 @@ void look_for_pull_request(GitHostSelf self, const PrHeld& held) {
   auto host = caf::actor_cast<git_host_actor>(self);
   auto urls =
       nostr::nip34::tag_values(*held.pull_request, nostr::nip34::tag::clone, max_pr_clone_urls);
+  auto author = nostr::to_hex(held.pull_request->pubkey);
   for (const auto& repository : held.repositories)
     st.pr_refs->check(
         repository, {*commit},
-        [host, repository, commit = *commit, urls](std::vector<std::string> present) {
+        [host, repository, commit = *commit, urls, author](std::vector<std::string> present) {
           if (!present.empty())
             return report_found(host, GitDataArrived{repository, {}, {}, present, {}});
-          caf::anon_send(host, atom::git_fetch::value, repository, commit, urls);
+          caf::anon_send(host, atom::git_fetch::value, repository, commit, urls, author);
         });
 }
 
@@ -254,8 +257,9 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
         queue_maintenance(self, found.repository);
       },
       [=](atom::git_fetch, RepositoryRef& repository, std::string& commit,
-          std::vector<std::string>& urls) {
-        self->state.state_sync->want_commit(repository, std::move(commit), std::move(urls));
+          std::vector<std::string>& urls, std::string& author) {
+        self->state.state_sync->want_commit(repository, std::move(commit), std::move(urls),
+                                            std::move(author));
       },
       [=](atom::git_maintain) {
         self->state.maintenance_timer = false;

@@ -438,9 +438,14 @@ void consider_hold(Self self, Submission submission, policy::Decision decision,
                    policy::HeldKind kind) {
   auto& st = self->state;
   const auto& ev = submission.event;
-  if (st.purgatory->contains(ev->id))
+  if (st.purgatory->contains(ev->id)) {
+    // A held state that a sync peer serves now was pushed there, not here: its fetch starts at
+    // once rather than after the wait for a client's push.
+    if (ev->kind == nostr::nip34::kind::repo_state && came_by_sync(submission) && st.config.git)
+      self->send(st.config.git, StateStored{ev, true});
     return submission.reply(
         AcceptanceVerdict{true, "duplicate: in purgatory", WriteOutcome::duplicate});
+  }
   if (st.purgatory->expired_recently(ev->id)) {
     // Sync would bring it back every pass; a client resubmitting it means it.
     if (submission.source.rfind("relay:", 0) == 0)

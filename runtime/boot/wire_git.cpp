@@ -55,6 +55,13 @@ runtime::git::GitStateSyncOptions state_sync_options(const runtime::Config& conf
   out.limits.per_host_running = config.git_fetch_max_per_host;
   out.limits.per_host_per_minute = config.git_fetch_per_host_per_minute;
   out.limits.host_skip = std::chrono::seconds(config.git_fetch_host_skip_secs);
+  out.limits.per_author_requests = config.git_fetch_max_requests_per_author;
+  out.limits.per_author_running = config.git_fetch_max_running_per_author;
+  out.limits.per_repository_requests = config.git_fetch_max_requests_per_repository;
+  out.limits.per_repository_running = config.git_fetch_max_running_per_repository;
+  out.push_window = std::chrono::seconds(config.git_fetch_push_window_secs);
+  out.urls_per_other_owner = config.git_fetch_urls_per_other_owner;
+  out.max_siblings = config.git_state_max_siblings;
   out.give_up_after = std::chrono::seconds(config.purgatory_hold_secs);
   return out;
 }

@@ -110,6 +110,13 @@ struct Config {
   std::uint64_t git_fetch_max_per_host = 0;
   std::uint64_t git_fetch_per_host_per_minute = 0;
   std::uint64_t git_fetch_host_skip_secs = 0;
+  std::uint64_t git_fetch_max_requests_per_author = 0;
+  std::uint64_t git_fetch_max_running_per_author = 0;
+  std::uint64_t git_fetch_max_requests_per_repository = 0;
+  std::uint64_t git_fetch_max_running_per_repository = 0;
+  std::uint64_t git_fetch_push_window_secs = 0;
+  std::uint64_t git_fetch_urls_per_other_owner = 0;
+  std::uint64_t git_state_max_siblings = 0;
   bool purgatory_enabled = true;
   std::uint64_t purgatory_hold_secs = 0;
   std::uint64_t purgatory_max_events = 0;

@@ -494,8 +494,8 @@ std::vector<OptionSpec> git_options() {
        bool_option(&C::git_fetch_enabled)},
       {"git_fetch_delay_secs", "NGIT_GIT_FETCH_DELAY_SECS", "--git-fetch-delay-secs", "seconds",
        "60",
-       "Wait this long after a state event before fetching what it misses (a push usually "
-       "follows its state).",
+       "A client's state event waits at most this long for a push to this server before what it "
+       "misses is fetched (see NGIT_GIT_FETCH_PUSH_WINDOW_SECS).",
        uint_option(&C::git_fetch_delay_secs, 0, 86400)},
       {"git_fetch_timeout_secs", "NGIT_GIT_FETCH_TIMEOUT_SECS", "--git-fetch-timeout-secs",
        "seconds", "300", "Wall-clock limit of one fetch from another clone URL.",
@@ -515,6 +515,44 @@ std::vector<OptionSpec> git_options() {
        "A host that failed DNS, connect or TLS is not fetched from for this long; 0 = never "
        "skipped.",
        uint_option(&C::git_fetch_host_skip_secs, 0, 7 * 86400)},
+      {"git_fetch_max_requests_per_author", "NGIT_GIT_FETCH_MAX_REQUESTS_PER_AUTHOR",
+       "--git-fetch-max-requests-per-author", "integer", "16",
+       "Fetch requests kept at once for one author (of the state, whose repository's owner "
+       "counts, or of the pull request); beyond, its new ones are not fetched; 0 = no share.",
+       uint_option(&C::git_fetch_max_requests_per_author, 0, 100000)},
+      {"git_fetch_max_running_per_author", "NGIT_GIT_FETCH_MAX_RUNNING_PER_AUTHOR",
+       "--git-fetch-max-running-per-author", "integer", "2",
+       "Fetches running at once for one author (half the default NGIT_GIT_FETCH_MAX_RUNNING: one "
+       "stalled source of theirs leaves them another); its other requests wait while other "
+       "authors' start; 0 = no share.",
+       uint_option(&C::git_fetch_max_running_per_author, 0, 256)},
+      {"git_fetch_max_requests_per_repository", "NGIT_GIT_FETCH_MAX_REQUESTS_PER_REPOSITORY",
+       "--git-fetch-max-requests-per-repository", "integer", "8",
+       "Fetch requests kept at once for pull requests' commits into one repository; beyond, new "
+       "ones are not fetched (the repository's own state always has its request); 0 = no share.",
+       uint_option(&C::git_fetch_max_requests_per_repository, 0, 100000)},
+      {"git_fetch_max_running_per_repository", "NGIT_GIT_FETCH_MAX_RUNNING_PER_REPOSITORY",
+       "--git-fetch-max-running-per-repository", "integer", "1",
+       "Fetches running at once into one repository; 0 = no share.",
+       uint_option(&C::git_fetch_max_running_per_repository, 0, 256)},
+      {"git_fetch_push_window_secs", "NGIT_GIT_FETCH_PUSH_WINDOW_SECS",
+       "--git-fetch-push-window-secs", "seconds", "10",
+       "A client's state waits this long for its push to begin before what it misses is fetched; "
+       "while a push to the repository is under way then, the wait goes on, by as much again each "
+       "time, up to NGIT_GIT_FETCH_DELAY_SECS. A state that came by sync is fetched at once.",
+       uint_option(&C::git_fetch_push_window_secs, 0, 86400)},
+      {"git_fetch_urls_per_other_owner", "NGIT_GIT_FETCH_URLS_PER_OTHER_OWNER",
+       "--git-fetch-urls-per-other-owner", "integer", "2",
+       "Clone URLs a fetch takes from each announcement of the identifier by another owner than "
+       "the repository's owner and maintainers (whose URLs are tried first, all of them); 0 = "
+       "none.",
+       uint_option(&C::git_fetch_urls_per_other_owner, 0, 64)},
+      {"git_state_max_siblings", "NGIT_GIT_STATE_MAX_SIBLINGS", "--git-state-max-siblings",
+       "integer", "4",
+       "Other repositories here with the identifier that a state's missing objects are copied "
+       "from before they are fetched, at most (the one just pushed first, then those whose state "
+       "names them).",
+       uint_option(&C::git_state_max_siblings, 0, 1024)},
       {"purgatory_enabled", "NGIT_PURGATORY_ENABLED", "--purgatory-enabled", "bool", "true",
        "Hold new announcements, state events whose git objects are missing and pull requests "
        "(kinds 1618/1619) whose commit is missing in purgatory (not stored, not served) until the "

@@ -80,10 +80,12 @@ GitFetcher::GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::
                        "incomplete (objects still missing), not_our_ref (the source lacks an id), "
                        "failed, unreachable (DNS, connect or TLS: host skipped); requests: "
                        "backoff (every source failed, retry later), abandoned (expired), "
-                       "dropped (queue full)")
+                       "dropped (queue full), author_share and repository_share (refused: the "
+                       "author or the repository holds its share of requests), deferred (a push "
+                       "to the repository was under way)")
                    .Register(*registry);
   for (auto outcome : {"complete", "incomplete", "not_our_ref", "failed", "unreachable", "backoff",
-                       "abandoned", "dropped"})
+                       "abandoned", "dropped", "author_share", "repository_share", "deferred"})
     outcomes_->Add({{"outcome", outcome}});
   refused_urls_ = &prometheus::BuildCounter()
                        .Name("graspd_git_clone_urls_refused_total")
@@ -125,11 +127,33 @@ void GitFetcher::request(FetchJob job) {
   };
   if (sources.empty()) return finish_now(FetchResult::abandoned, "abandoned");
   auto now = std::chrono::steady_clock::now();
-  FetchRequest request{job.key, std::move(sources), std::move(job.ids), now + job.delay,
-                       now + options_.give_up_after};
-  if (schedule_.add(std::move(request)) == FetchSchedule::Added::dropped)
-    return finish_now(FetchResult::dropped, "dropped");
-  pending_[job.key] = {std::move(job.repository), std::move(job.still_wanted), std::move(done)};
+  FetchRequest request{job.key,
+                       std::move(sources),
+                       std::move(job.ids),
+                       now + job.delay,
+                       now + options_.give_up_after,
+                       job.author,
+                       job.repository,
+                       job.own_state};
+  switch (schedule_.add(std::move(request))) {
+    case FetchSchedule::Added::dropped:
+      return finish_now(FetchResult::dropped, "dropped");
+    case FetchSchedule::Added::author_share:
+      return finish_now(FetchResult::dropped, "author_share");
+    case FetchSchedule::Added::repository_share:
+      return finish_now(FetchResult::dropped, "repository_share");
+    case FetchSchedule::Added::queued:
+    case FetchSchedule::Added::replaced:
+      break;
+  }
+  pending_[job.key] = {std::move(job.repository), std::move(job.still_wanted),
+                       std::move(job.wait_more), std::move(done)};
+  pump();
+}
+
+void GitFetcher::cancel(const std::string& key) {
+  if (!pending_.erase(key)) return;
+  schedule_.remove(key);
   pump();
 }
 
@@ -174,6 +198,12 @@ void GitFetcher::start(FetchAttempt attempt) {
     schedule_.finish(attempt, FetchOutcome::cancelled, std::chrono::steady_clock::now());
     pending_.erase(attempt.key);
     return;
+  }
+  if (it->second.wait_more) {
+    if (auto wait = it->second.wait_more()) {
+      count("deferred");
+      return schedule_.defer(attempt, std::chrono::steady_clock::now() + *wait);
+    }
   }
   auto url = *parse_url(attempt.url);  // fetch_source checked it
   std::string host = url.host;

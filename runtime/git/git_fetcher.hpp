@@ -72,7 +72,7 @@ struct GitFetcherOptions {
 enum class FetchResult {
   complete,   ///< every wanted id is in the repository
   abandoned,  ///< no source had them before the request expired
-  dropped,    ///< not queued: too many requests
+  dropped,    ///< not queued: too many requests, or its author's or repository's share is full
 };
 
 /// What a caller wants fetched. A second request with the same key replaces the first (its `done`
@@ -83,8 +83,15 @@ struct FetchJob {
   std::vector<std::string> ids;
   std::vector<std::string> urls;  ///< candidate clone URLs in order; unfetchable ones are left out
   std::chrono::seconds delay{0};  ///< before the first attempt
+  /// Who it is for (hex key of the state's or pull request's author): the per-author shares.
+  std::string author;
+  /// The repository's own state (not a pull request's commit): not in its repository share.
+  bool own_state = false;
   /// Asked before each attempt; false drops the request without calling `done`. Unset = always.
   std::function<bool()> still_wanted;
+  /// Asked before each attempt after still_wanted: a time to wait again first (a push to the
+  /// repository is under way and may bring the objects), or nullopt to go on. Unset = go on.
+  std::function<std::optional<std::chrono::seconds>()> wait_more;
   /// Runs on the strand once the request ends.
   std::function<void(FetchResult)> done;
 };
@@ -95,6 +102,9 @@ class GitFetcher : public std::enable_shared_from_this<GitFetcher> {
   GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::Registry* registry);
 
   void request(FetchJob job);
+  /// Drops the request with `key`, if any, without calling its `done` (its objects came another
+  /// way).
+  void cancel(const std::string& key);
   /// Drops every request; running fetches are killed when their strand goes.
   void stop();
 
@@ -102,6 +112,7 @@ class GitFetcher : public std::enable_shared_from_this<GitFetcher> {
   struct Pending {
     std::string repository;
     std::function<bool()> still_wanted;
+    std::function<std::optional<std::chrono::seconds>()> wait_more;
     std::function<void(FetchResult)> done;
   };
 

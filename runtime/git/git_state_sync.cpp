@@ -2,6 +2,7 @@
 
 #include "runtime/git/git_state_sync.hpp"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -9,6 +10,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <prometheus/counter.h>
@@ -27,9 +29,12 @@ using ::graspd::git::StateRefs;
 
 namespace {
 
+/// Identifiers with work waiting, at most; beyond, a new identifier's look is dropped.
 constexpr std::size_t state_sync_queue_limit = 1024;
+/// Tasks waiting in all lanes, at most (a lane keeps one per repository, plus wanted commits).
+constexpr std::size_t state_sync_task_limit = 16384;
 constexpr std::chrono::seconds state_sync_local_timeout{60};
-/// How soon a state whose repository a push holds is looked at again.
+/// How soon a task whose repository a push holds is looked at again.
 constexpr std::chrono::milliseconds lock_retry_delay{250};
 
 }  // namespace
@@ -48,61 +53,160 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
             o.give_up_after};
   }
 
-  /// One repository to bring in line with one state.
+  /// One repository to bring in line with one state — or, as `expand`, the marker "look at every
+  /// repository of this identifier", turned into tasks when its turn comes.
   struct Task {
     RepositoryRef name;
     std::string path;
     StateRefs refs;
-    /// Other repositories here with the same identifier: objects are copied from them first.
+    /// Other repositories here with the same identifier, in the order objects are copied from
+    /// them (at most max_siblings).
     std::vector<std::string> siblings;
     /// A want_commit job: `refs` holds the one commit; nothing is applied, presence is reported.
     bool commit_job = false;
     /// Fetched from before the announcements' clone URLs (the PR's `clone` tags).
     std::vector<std::string> extra_urls;
-    /// The state came by sync: its fetch starts without the delay.
+    /// Whose share of fetches it uses (hex): the PR's author, else the repository's owner.
+    std::string author;
+    /// The state came by sync: its fetch starts without waiting for a push.
     bool fetch_at_once = false;
+    bool expand = false;
+    /// With `expand`: the repository a push just brought objects to (copied from first).
+    std::string hint;
   };
 
-  // ---------------------------------------------------------------- queue
+  /// One identifier's waiting work, in order.
+  struct Lane {
+    std::deque<Task> items;
+    bool expand_pending = false;
+  };
 
-  void enqueue(std::string identifier) {
-    if (stopping) return fetch_at_once.clear();
-    if (queued.count(identifier)) return;
-    if (queue.size() >= state_sync_queue_limit) {
-      fetch_at_once.erase(identifier);
-      bump(counters.dropped, "dropped");
+  // ---------------------------------------------------------------- lanes
+
+  /// Queues a look at every repository named `identifier` (one pending look per identifier).
+  void enqueue(const std::string& identifier, bool at_once = false, std::string hint = {}) {
+    if (stopping) return;
+    auto it = lanes.find(identifier);
+    if (it != lanes.end() && it->second.expand_pending) {
+      for (auto& item : it->second.items)
+        if (item.expand) {
+          item.fetch_at_once = item.fetch_at_once || at_once;
+          if (!hint.empty()) item.hint = std::move(hint);
+        }
       return;
     }
-    queued.insert(identifier);
-    queue.push_back(std::move(identifier));
+    Task marker;
+    marker.name.identifier = identifier;
+    marker.expand = true;
+    marker.fetch_at_once = at_once;
+    marker.hint = std::move(hint);
+    if (!admit(identifier)) return;
+    auto& lane = lanes[identifier];
+    lane.expand_pending = true;
+    lane.items.push_back(std::move(marker));
+    ++waiting;
+    wake();
+  }
+
+  /// Whether work for `identifier` may be queued: a new identifier needs a free lane, every item
+  /// a free place. Makes the lane (and its turn) when new; counts a refusal.
+  bool admit(const std::string& identifier) {
+    bool known = lanes.count(identifier) > 0;
+    if (waiting >= state_sync_task_limit || (!known && lanes.size() >= state_sync_queue_limit)) {
+      bump(counters.dropped, "dropped");
+      return false;
+    }
+    if (!known) {
+      lanes[identifier];
+      turns.push_back(identifier);
+    }
+    return true;
+  }
+
+  /// Queues `task` in its identifier's lane. A lane keeps one state task per repository: `newer`
+  /// (a fresh look) replaces a waiting one, else (a retry, a fetch's end) the waiting one, which
+  /// looks afresh anyway, is kept and `task` dropped.
+  void add_task(Task task, bool newer) {
+    if (stopping) return;
+    const auto identifier = task.name.identifier;
+    if (auto it = lanes.find(identifier); it != lanes.end())
+      for (auto& item : it->second.items)
+        if (same_work(item, task)) {
+          if (newer) {
+            task.fetch_at_once = task.fetch_at_once || item.fetch_at_once;
+            item = std::move(task);
+          }
+          return;
+        }
+    if (!admit(identifier)) return;
+    lanes[identifier].items.push_back(std::move(task));
+    ++waiting;
+    wake();
+  }
+
+  static bool same_work(const Task& a, const Task& b) {
+    return !a.expand && a.path == b.path && a.commit_job == b.commit_job &&
+           (!a.commit_job || a.refs.event_id == b.refs.event_id);
+  }
+
+  void wake() {
     if (!busy) next_state();
   }
 
-  /// Local steps (cat-file, copies between repositories here, applying refs) run one at a time;
-  /// fetches from other hosts run beside them in the fetcher.
+  /// Takes the next task, one identifier's lane after another's (round-robin), and runs its local
+  /// steps; the task's last step calls this again. A look (`expand` marker) becomes that
+  /// identifier's tasks at the head of its lane.
   void next_state() {
     busy = false;
-    if (stopping) return;
-    if (!ready.empty()) {
+    while (!stopping && !turns.empty()) {
+      auto identifier = std::move(turns.front());
+      turns.pop_front();
+      auto it = lanes.find(identifier);
+      if (it == lanes.end()) continue;
+      auto& lane = it->second;
+      if (lane.items.empty()) {
+        lanes.erase(it);
+        continue;
+      }
+      auto task = std::move(lane.items.front());
+      lane.items.pop_front();
+      --waiting;
+      if (task.expand) {
+        lane.expand_pending = false;
+        expand(lane, task);
+        turns.push_front(std::move(identifier));  // the look was no task: its turn goes on
+        continue;
+      }
+      if (lane.items.empty())
+        lanes.erase(it);
+      else
+        turns.push_back(std::move(identifier));
       busy = true;
-      auto task = std::move(ready.front());
-      ready.pop_front();
+      ++counters.tasks;
       return check(std::move(task));
     }
-    if (queue.empty()) return;
-    auto identifier = std::move(queue.front());
-    queue.pop_front();
-    queued.erase(identifier);
-    bool at_once = fetch_at_once.erase(identifier) > 0;
-    for (auto& task : tasks_for(identifier)) {
-      task.fetch_at_once = at_once;
-      ready.push_back(std::move(task));
-    }
-    next_state();
   }
 
-  /// Every repository here named `identifier` that has an authorising state (its owner's newest).
-  std::vector<Task> tasks_for(const std::string& identifier) {
+  /// The look `marker` becomes a task per repository of its identifier, at the head of `lane`;
+  /// waiting tasks of the same repositories are older looks and go.
+  void expand(Lane& lane, const Task& marker) {
+    auto tasks = tasks_for(marker.name.identifier, marker.hint);
+    for (auto& task : tasks) {
+      task.fetch_at_once = marker.fetch_at_once;
+      auto before = lane.items.size();
+      lane.items.erase(std::remove_if(lane.items.begin(), lane.items.end(),
+                                      [&](const Task& item) { return same_work(item, task); }),
+                       lane.items.end());
+      waiting -= before - lane.items.size();
+    }
+    for (auto it = tasks.rbegin(); it != tasks.rend(); ++it) lane.items.push_front(std::move(*it));
+    waiting += tasks.size();
+  }
+
+  /// Every repository here named `identifier` that has an authorising state (its owner's newest),
+  /// each with the siblings to copy its objects from: `hint` (just pushed) first, then those
+  /// whose own state names one of its objects, then the rest, at most max_siblings.
+  std::vector<Task> tasks_for(const std::string& identifier, const std::string& hint) {
     std::vector<Task> out;
     if (!is_valid_identifier(identifier) || !hooks.newest_state) return out;
     std::vector<std::string> paths;
@@ -118,11 +222,29 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
       task.name = name;
       task.path = paths.back();
       task.refs = std::move(*newest);
+      task.author = nostr::to_hex(owner);
       out.push_back(std::move(task));
     }
-    for (auto& task : out)
+    // Which repositories' states name each object: the likeliest holders of it.
+    std::map<std::string, std::vector<std::size_t>> holders;
+    for (std::size_t i = 0; i < out.size(); ++i)
+      for (const auto& id : state_ids(out[i])) holders[id].push_back(i);
+    bool hint_here = std::find(paths.begin(), paths.end(), hint) != paths.end();
+    for (auto& task : out) {
+      auto take = [&](const std::string& path) {
+        auto& chosen = task.siblings;
+        if (path != task.path && chosen.size() < options.max_siblings &&
+            std::find(chosen.begin(), chosen.end(), path) == chosen.end())
+          chosen.push_back(path);
+        return chosen.size() < options.max_siblings;
+      };
+      bool more = !hint_here || take(hint);
+      for (const auto& id : state_ids(task))
+        for (auto index : holders[id])
+          if (more) more = take(out[index].path);
       for (const auto& path : paths)
-        if (path != task.path) task.siblings.push_back(path);
+        if (more) more = take(path);
+    }
     return out;
   }
 
@@ -160,6 +282,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
                      }
                      if (missing->empty()) {
                        self->report_present(*shared);
+                       // Its objects are here: a fetch still waiting for them is not needed.
+                       self->fetcher->cancel(fetch_key(*shared));
                        return self->apply(std::move(*shared));
                      }
                      if (!shared->siblings.empty())
@@ -184,8 +308,9 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   /// Copies the state's objects from another repository here with the same identifier (§5.9),
   /// then checks again.
   void copy_from_sibling(Task task) {
-    auto source = std::move(task.siblings.back());
-    task.siblings.pop_back();
+    auto source = std::move(task.siblings.front());
+    task.siblings.erase(task.siblings.begin());
+    bump(counters.copies, nullptr);
     std::vector<std::string> args{
         "-c",           "protocol.allow=never",
         "-c",           "protocol.file.allow=always",
@@ -209,16 +334,29 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     if (!options.fetch_enabled) return next_state();
     auto shared = std::make_shared<Task>(std::move(task));
     FetchJob job;
-    // A pull request's commit is a request of its own; a state's replaces the older state's.
-    job.key = shared->commit_job ? "pr " + shared->path + " " + shared->refs.event_id
-                                 : "state " + shared->path;
+    job.key = fetch_key(*shared);
     job.repository = shared->path;
     job.ids = std::move(missing);
+    job.author = shared->author;
+    job.own_state = !shared->commit_job;
     job.urls = shared->extra_urls;  // a PR's own `clone` tags go first
     if (hooks.clone_urls)
-      for (auto& url : hooks.clone_urls(shared->name.identifier)) job.urls.push_back(url);
-    job.delay = shared->fetch_at_once ? std::chrono::seconds{0} : options.fetch_delay;
+      for (auto& url : hooks.clone_urls(shared->name)) job.urls.push_back(url);
     std::weak_ptr<Impl> weak = shared_from_this();
+    if (!shared->fetch_at_once) {
+      // A client's state: its push usually follows. Wait for it to begin, and while one to this
+      // repository is under way, up to the fetch delay.
+      job.delay = std::min(options.push_window, options.fetch_delay);
+      auto deadline = std::chrono::steady_clock::now() + options.fetch_delay;
+      job.wait_more = [weak, path = shared->path,
+                       deadline]() -> std::optional<std::chrono::seconds> {
+        auto self = weak.lock();
+        auto now = std::chrono::steady_clock::now();
+        if (!self || now >= deadline || !self->push_under_way(path)) return std::nullopt;
+        auto left = std::chrono::ceil<std::chrono::seconds>(deadline - now);
+        return std::min(std::max(self->options.push_window, std::chrono::seconds{1}), left);
+      };
+    }
     job.still_wanted = [weak, shared] {
       auto self = weak.lock();
       return self && (shared->commit_job || self->still_newest(*shared));
@@ -240,8 +378,17 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
     }
     bump(counters.fetched, "fetched");
     // Check again: every object must be here before a ref moves.
-    ready.push_back(task);
-    if (!busy) next_state();
+    add_task(task, false);
+  }
+
+  /// A pull request's commit is a request of its own; a state's replaces the older state's.
+  static std::string fetch_key(const Task& task) {
+    return task.commit_job ? "pr " + task.path + " " + task.refs.event_id : "state " + task.path;
+  }
+
+  /// A push to `path` holds its lock now (it may bring the objects a state waits for).
+  bool push_under_way(const std::string& path) const {
+    return hooks.is_locked && hooks.is_locked(path);
   }
 
   /// False when a newer state replaced the task's while it waited (that one has its own task).
@@ -255,6 +402,11 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   /// after another one is not turned away because the state already matches.
   void apply(Task task) {
     if (!still_newest(task)) return next_state();
+    // A push holds the repository: nothing is read until it is over (it changes the refs).
+    if (push_under_way(task.path)) {
+      retry_later(std::move(task));
+      return next_state();
+    }
     auto shared = std::make_shared<Task>(std::move(task));
     run(runner.argv(shared->path, {"for-each-ref", "--format=%(objectname) %(refname)",
                                    "refs/heads", "refs/tags"}),
@@ -289,7 +441,7 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
           // A push holds the lock: look again once it may be over. The push may fail or touch
           // only refs/nostr refs, so it cannot be trusted to bring the refs in line.
           if (self->hooks.try_lock && !self->hooks.try_lock(shared->path)) {
-            self->retry_later(shared->name.identifier);
+            self->retry_later(std::move(*shared));
             return self->next_state();
           }
           self->run(self->runner.argv(shared->path, {"update-ref", "--stdin"}), commands,
@@ -307,13 +459,14 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
         });
   }
 
-  /// Looks at `identifier` again after lock_retry_delay (the queue keeps one entry per identifier,
-  /// and a newer state replaces the older one's task then).
-  void retry_later(std::string identifier) {
+  /// Queues `task` again after lock_retry_delay: only this repository is looked at again (a newer
+  /// look at it waiting in its lane is kept instead).
+  void retry_later(Task task) {
     auto timer = std::make_shared<net::steady_timer>(strand);
     timer->expires_after(lock_retry_delay);
-    timer->async_wait([self = shared_from_this(), timer, identifier](boost::system::error_code e) {
-      if (!e && !self->stopping) self->enqueue(identifier);
+    timer->async_wait([self = shared_from_this(), timer,
+                       task = std::move(task)](boost::system::error_code e) mutable {
+      if (!e && !self->stopping) self->add_task(std::move(task), false);
     });
   }
 
@@ -338,15 +491,13 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
 
   void bump(std::atomic<std::uint64_t>& counter, const char* result) {
     ++counter;
-    if (family) family->Add({{"result", result}}).Increment();
+    if (family && result) family->Add({{"result", result}}).Increment();
   }
 
-  std::deque<std::string> queue;  ///< identifiers to look at
-  std::set<std::string> queued;
-  /// Queued identifiers whose state came by sync: their tasks fetch without the delay (an entry
-  /// leaves with its identifier from the queue).
-  std::set<std::string> fetch_at_once;
-  std::deque<Task> ready;
+  /// Waiting work by identifier, and the identifiers in turn order (each once).
+  std::map<std::string, Lane> lanes;
+  std::deque<std::string> turns;
+  std::size_t waiting = 0;  ///< items in all lanes
   bool busy = false;
   bool stopping = false;
 };
@@ -374,24 +525,25 @@ GitStateSync::~GitStateSync() {
 
 void GitStateSync::on_state(nostr::EventPtr state, bool by_sync) {
   if (!state || impl_->options.git_binary.empty()) return;
-  net::post(impl_->strand,
-            [impl = impl_, identifier = std::string(state->d_tag()), by_sync]() mutable {
-              if (by_sync) impl->fetch_at_once.insert(identifier);
-              impl->enqueue(std::move(identifier));
-            });
+  net::post(impl_->strand, [impl = impl_, identifier = std::string(state->d_tag()), by_sync] {
+    impl->enqueue(identifier, by_sync);
+  });
 }
 
 void GitStateSync::on_pushed(const RepositoryRef& name) {
   if (impl_->options.git_binary.empty()) return;
-  net::post(impl_->strand,
-            [impl = impl_, identifier = name.identifier]() mutable { impl->enqueue(identifier); });
+  // The pushed repository has the objects: its siblings copy from it first.
+  net::post(impl_->strand, [impl = impl_, identifier = name.identifier,
+                            path = impl_->runner.repositories.path_of(name).string()] {
+    impl->enqueue(identifier, false, path);
+  });
 }
 
 void GitStateSync::want_commit(const RepositoryRef& name, std::string commit,
-                               std::vector<std::string> extra_urls) {
+                               std::vector<std::string> extra_urls, std::string author) {
   if (impl_->options.git_binary.empty() || !::graspd::git::is_object_id(commit)) return;
   net::post(impl_->strand, [impl = impl_, name, commit = std::move(commit),
-                            urls = std::move(extra_urls)]() mutable {
+                            urls = std::move(extra_urls), author = std::move(author)]() mutable {
     if (impl->stopping || !impl->runner.repositories.exists(name)) return;
     Impl::Task task;
     task.name = name;
@@ -400,16 +552,17 @@ void GitStateSync::want_commit(const RepositoryRef& name, std::string commit,
     task.refs.refs.emplace("commit", std::move(commit));
     task.commit_job = true;
     task.extra_urls = std::move(urls);
-    impl->ready.push_back(std::move(task));
-    if (!impl->busy) impl->next_state();
+    task.author = author.empty() ? nostr::to_hex(name.owner) : std::move(author);
+    impl->add_task(std::move(task), true);
   });
 }
 
 void GitStateSync::stop() {
   net::post(impl_->strand, [impl = impl_] {
     impl->stopping = true;
-    impl->queue.clear();
-    impl->ready.clear();
+    impl->lanes.clear();
+    impl->turns.clear();
+    impl->waiting = 0;
     impl->fetcher->stop();
   });
 }

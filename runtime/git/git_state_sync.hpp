@@ -1,13 +1,20 @@
 // State events applied to the repositories here (docs/spec/git-hosting.md §5.9, §5.10, §8). When a
 // state event (kind 30618) is stored or a push applied, every repository here with that identifier
 // gets its branches and tags set to its owner's newest authorising state — at once when every
-// object is here (copied from the other repositories here with that identifier first), else after a
-// delay (a push usually follows its state) once the missing objects were fetched by id from the
-// other clone URLs of that repository (https/http only, resolved addresses checked, no redirects,
-// no credentials, bounded in time and size) by runtime/git/git_fetcher.*, which runs fetches from
-// different hosts at once within the limits of runtime/git/engine/git_fetch_schedule.hpp. The local
-// steps (cat-file, copies, ref updates) run one at a time, on the applier's strand; every git
-// command is a child process driven without blocking (runtime/git/git_process.*).
+// object is here (copied from at most `max_siblings` other repositories here with that identifier
+// first: the pushed one, then those whose state names the objects), else once the missing objects
+// were fetched by id from the repository's clone URLs (its owner's and maintainers' first; https/
+// http only, resolved addresses checked, no redirects, no credentials, bounded in time and size)
+// by runtime/git/git_fetcher.*, within the limits and shares of
+// runtime/git/engine/git_fetch_schedule.hpp. A client's state waits `push_window` for its push
+// (longer while a push to the repository is under way, up to `fetch_delay`); one that came by
+// sync is fetched at once.
+//
+// The local steps (cat-file, copies, ref updates) run one task at a time on the applier's strand,
+// from one lane per identifier served in turn: an identifier with many owners delays another
+// identifier's task by at most one task. A lane keeps one task per repository (a newer look
+// replaces the older). Every git command is a child process driven without blocking
+// (runtime/git/git_process.*).
 #pragma once
 
 #include <atomic>
@@ -42,8 +49,19 @@ struct GitStateSyncOptions {
   bool allow_private_addresses = false;
   /// Fetch missing objects at all (NGIT_GIT_FETCH_ENABLED).
   bool fetch_enabled = true;
-  /// Wait this long after a state before fetching what it misses (NGIT_GIT_FETCH_DELAY_SECS).
+  /// A client's state waits at most this long for its push while one to the repository is under
+  /// way (NGIT_GIT_FETCH_DELAY_SECS).
   std::chrono::seconds fetch_delay{60};
+  /// A client's state waits this long for its push to begin before its missing objects are
+  /// fetched; a push under way then (the repository's push lock taken) extends the wait by as
+  /// much again, up to fetch_delay (NGIT_GIT_FETCH_PUSH_WINDOW_SECS).
+  std::chrono::seconds push_window{10};
+  /// Other repositories here with the identifier a state's objects are copied from, at most
+  /// (NGIT_GIT_STATE_MAX_SIBLINGS).
+  std::size_t max_siblings = 4;
+  /// Clone URLs taken from each announcement of the identifier by another owner (not the
+  /// repository's owner or maintainers), at most (NGIT_GIT_FETCH_URLS_PER_OTHER_OWNER).
+  std::size_t urls_per_other_owner = 2;
   /// Wall-clock limit of one fetch (NGIT_GIT_FETCH_TIMEOUT_SECS).
   std::chrono::seconds fetch_timeout{300};
   /// Largest file one fetch may write (the pack), RLIMIT_FSIZE.
@@ -63,8 +81,9 @@ struct GitStateSyncHooks {
       newest_state;
   /// Authors of the stored announcements named `identifier` (whose repositories may be here).
   std::function<std::vector<nostr::Pubkey>(const std::string& identifier)> owners;
-  /// Every `clone` value of the stored announcements named `identifier`.
-  std::function<std::vector<std::string>(const std::string& identifier)> clone_urls;
+  /// The clone URLs to fetch repository `name`'s missing objects from, in the order to try them
+  /// (its owner's and maintainers' announcements first).
+  std::function<std::vector<std::string>(const RepositoryRef& name)> clone_urls;
   /// Every object of state `state_id` is in repository `name` (purgatory releases it). Unset =
   /// nothing.
   std::function<void(const RepositoryRef& name, const nostr::EventId& state_id)> objects_present;
@@ -76,6 +95,8 @@ struct GitStateSyncHooks {
   /// The per-repository push lock shared with git hosting (path → taken?).
   std::function<bool(const std::string& path)> try_lock;
   std::function<void(const std::string& path)> unlock;
+  /// Whether a push holds that lock now (nothing is taken). Unset = never.
+  std::function<bool(const std::string& path)> is_locked;
 };
 
 struct GitStateSyncCounters {
@@ -83,6 +104,8 @@ struct GitStateSyncCounters {
   std::atomic<std::uint64_t> fetched{0};       ///< fetch requests that brought every missing object
   std::atomic<std::uint64_t> fetch_failed{0};  ///< states whose objects no source had in time
   std::atomic<std::uint64_t> dropped{0};       ///< states not handled (queue full)
+  std::atomic<std::uint64_t> tasks{0};         ///< tasks taken up (one repository, one look)
+  std::atomic<std::uint64_t> copies{0};        ///< copies from another repository here
 };
 
 class GitStateSync {
@@ -108,8 +131,9 @@ class GitStateSync {
   /// delay, fetched by id from `extra_urls` (the PR's `clone` tags) and the clone URLs of the
   /// announcements of that identifier, under the same rules as a state's objects; found →
   /// GitStateSyncHooks::commit_present. Thread-safe; returns at once.
+  /// `author` (hex) is the pull request's: its share of fetches.
   void want_commit(const RepositoryRef& name, std::string commit,
-                   std::vector<std::string> extra_urls);
+                   std::vector<std::string> extra_urls, std::string author = {});
 
   /// Stops: queued and delayed work is dropped, a running git process is killed.
   void stop();

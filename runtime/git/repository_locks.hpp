@@ -17,6 +17,11 @@ class RepositoryLocks {
     std::lock_guard lock{mutex_};
     return taken_.insert(path).second;
   }
+  /// True when `path` is taken (a push holds it): a look, nothing is taken.
+  bool is_locked(const std::string& path) {
+    std::lock_guard lock{mutex_};
+    return taken_.count(path) > 0;
+  }
   void unlock(const std::string& path) {
     std::lock_guard lock{mutex_};
     taken_.erase(path);

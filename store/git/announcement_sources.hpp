@@ -27,9 +27,14 @@ nostr::Filter announcements_named(std::string_view identifier);
 std::vector<nostr::Pubkey> announcement_owners(const policy::StoreView& view,
                                                std::string_view identifier);
 
-/// The `clone` values of the announcements named `identifier`, in scan order, at most
-/// max_clone_urls_per_identifier.
-std::vector<std::string> announcement_clone_urls(const policy::StoreView& view,
-                                                 std::string_view identifier);
+/// Where to fetch `owner`'s repository `identifier` from, in the order to try: the `clone` values
+/// of the owner's announcement, then of its maintainers' (maintainer_closure), then of the other
+/// owners' announcements of that identifier, at most `per_other_owner` from each (0 = none), so
+/// that strangers' URLs, dead or slow, cannot crowd out the owner's own; at most
+/// max_clone_urls_per_identifier in all.
+std::vector<std::string> repository_clone_urls(const policy::StoreView& view,
+                                               const nostr::Pubkey& owner,
+                                               std::string_view identifier,
+                                               std::size_t per_other_owner);
 
 }  // namespace graspd::git

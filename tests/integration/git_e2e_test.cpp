@@ -598,6 +598,63 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
   EXPECT_EQ(metric_value(metrics, "graspd_git_states_total{result=\"fetched\"}"), 1);
 }
 
+// Issue 29 item 7: strangers announcing the victim's identifier with tarpit clone URLs (a host that
+// accepts and never answers) do not hold up the fetch of the victim's repository: its owner's own
+// clone URLs are tried first, and each stranger adds at most NGIT_GIT_FETCH_URLS_PER_OTHER_OWNER.
+TEST_F(GitE2E, StrangersTarpitCloneUrlsUnderAnIdentifierDoNotCrowdOutTheOwnersOwn) {
+  auto node_a = start_node_b({{"NGIT_SYNC_ENABLED", "false"}});
+  ASSERT_TRUE(node_a.client);
+  auto& a = *node_a.process;
+  start({{"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}, {"NGIT_GIT_FETCH_PUSH_WINDOW_SECS", "0"}});
+  StallingPeer tarpit;
+  ASSERT_NE(tarpit.port, 0);
+  // 20 keys from another address, newer than the owner's announcement, 3 tarpit URLs each (before
+  // this service's own, which makes the announcement acceptable here).
+  auto attacker = TestClient::connect(graspd_->port(), false, "127.0.0.2");
+  ASSERT_TRUE(attacker);
+  for (std::uint8_t key = 100; key < 120; ++key) {
+    nostr::Tags tags{{"d", "repo"}, {"relays", "ws://" + host()}};
+    nostr::Tag clone{"clone"};
+    for (int i = 0; i < 3; ++i)
+      clone.push_back("http://127.0.0.1:" + std::to_string(tarpit.port) + "/t" +
+                      std::to_string(key) + "-" + std::to_string(i) + ".git");
+    clone.push_back("http://" + host() + path("repo", key));  // this service: accepted here
+    tags.push_back(clone);
+    auto ok = attacker->publish(make_event(30617, "", tags, 1700000050, key));
+    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no answer");
+  }
+  const std::string a_url = "http://" + node_a.host + path();
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", a_url, url()}, {"relays", "ws://" + node_a.host, "ws://" + host()}},
+      1700000000, owner_key);
+  auto first = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", first}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  ASSERT_TRUE(node_a.client->publish(announcement)->accepted);
+  ASSERT_TRUE(node_a.client->publish(state)->accepted);
+  auto pushed = git("push " + a_url + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  ASSERT_TRUE(client_->publish(announcement)->accepted);
+  auto sent_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client_->publish(state)->accepted);
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs().find(first + "\trefs/heads/main") != std::string::npos; }, 10s))
+      << remote_refs() << graspd_->stderr_text();
+  std::cout << "the victim's repository complete "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - sent_at)
+                   .count()
+            << " ms after its state, beside 60 tarpit clone URLs\n";
+  auto metrics = http_get(graspd_->port(), "/metrics").body;
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_total{outcome=\"complete\"}"), 1) << metrics;
+  EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_total{outcome=\"failed\"}"), 0)
+      << "no tarpit was tried before the owner's own clone URL";
+  node_a.client.reset();
+  EXPECT_EQ(a.stop(), 0) << a.stderr_text();
+}
+
 // docs/spec/git-hosting.md §1.4: an announcement that reaches A by sync is held there (no git data
 // yet); GRASP-02 then syncs that repository StateOnly from the relay the announcement names, the
 // state it brings is fetched from the other clone URL, and the repository is promoted and served.
@@ -652,6 +709,51 @@ TEST_F(GitE2E, AHeldAnnouncementFromSyncGetsItsStateByStateOnlySyncAndIsPromoted
       << http_get(graspd_->port(), "/api/sync").body;
   b_client.reset();
   EXPECT_EQ(b.stop(), 0) << b.stderr_text();
+}
+
+// Issue 29 item 13: a repository announced on two servers and pushed to one is complete on the
+// other within seconds, not after NGIT_GIT_FETCH_DELAY_SECS (60 s by default, kept here). The
+// client sends the announcement and the state to both (as ngit does) and pushes to A; B holds the
+// state waiting for a push that goes to A, until A's copy of the state, released by the push,
+// reaches B by sync: B's fetch from A's clone URL starts then.
+TEST_F(GitE2E, ARepositoryPushedToOneServerIsCompleteOnTheOtherWithinSecondsByTheSync) {
+  auto node_a = start_node_b({{"NGIT_SYNC_ENABLED", "false"}});
+  ASSERT_TRUE(node_a.client);
+  auto& a = *node_a.process;
+  start({{"NGIT_SYNC_ENABLED", "true"},
+         {"NGIT_SYNC_BOOTSTRAP_RELAY_URL", a.relay_url()},
+         {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
+         {"NGIT_SYNC_BATCH_WINDOW_MS", "100"},
+         {"NGIT_GIT_FETCH_PUSH_WINDOW_SECS", "60"}});  // no help from the push window here
+  const std::string a_url = "http://" + node_a.host + path();
+  auto announcement = make_event(
+      30617, "",
+      {{"d", "repo"}, {"clone", a_url, url()}, {"relays", "ws://" + node_a.host, "ws://" + host()}},
+      1700000000, owner_key);
+  auto first = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", first}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  for (auto* client : {node_a.client.get(), client_.get()})
+    for (const auto* event : {&announcement, &state}) {
+      auto ok = client->publish(*event);
+      ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no answer");
+    }
+  auto pushed = git("push " + a_url + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  auto pushed_at = std::chrono::steady_clock::now();
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs().find(first + "\trefs/heads/main") != std::string::npos; }, 10s))
+      << remote_refs() << graspd_->stderr_text();
+  auto took = std::chrono::steady_clock::now() - pushed_at;
+  std::cout << "complete on the second server "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+            << " ms after the push\n";
+  auto cloned = git("clone -q " + url() + " from-second");
+  EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_TRUE(wait_until([&] { return served(30618) == std::vector<nostr::EventId>{state.id}; }));
+  node_a.client.reset();
+  EXPECT_EQ(a.stop(), 0) << a.stderr_text();
 }
 
 TEST_F(GitE2E, PurgatoryHoldsAnnouncementAndStateUntilThePushThenServesThem) {

@@ -22,7 +22,7 @@ FetchSource source(const std::string& host) {
 FetchRequest request(const std::string& key, std::vector<std::string> hosts,
                      std::vector<std::string> ids = {a}, FetchTime ready = t0,
                      FetchTime expires = t0 + 1800s) {
-  FetchRequest out{key, {}, std::move(ids), ready, expires};
+  FetchRequest out{key, {}, std::move(ids), ready, expires, {}, {}, false};
   for (const auto& host : hosts) out.sources.push_back(source(host));
   return out;
 }
@@ -348,6 +348,109 @@ TEST(FetchScheduleText, PlainCloneUrlRuleTable) {
     EXPECT_EQ(verdict_name(judge_clone_url(c.url, self)), verdict_name(c.verdict)) << c.url;
     EXPECT_EQ(is_fetchable_clone_url(c.url, self), c.verdict == V::fetchable) << c.url;
   }
+}
+
+}  // namespace
+}  // namespace graspd::runtime::git
+
+namespace graspd::runtime::git {
+namespace {
+
+FetchRequest for_author(const std::string& key, const std::string& author,
+                        const std::string& repository, const std::string& host,
+                        bool own_state = false) {
+  auto out = request(key, {host});
+  out.author = author;
+  out.repository = repository;
+  out.own_state = own_state;
+  return out;
+}
+
+TEST(FetchSchedule, OneAuthorKeepsAtMostItsShareOfRequestsOthersStillGetIn) {
+  auto l = limits();
+  l.max_requests = 16;
+  l.per_author_requests = 3;
+  l.per_repository_requests = 0;
+  FetchSchedule schedule(l);
+  // One pull request naming many repositories: its author's requests beyond the share are
+  // refused, so the daemon-wide table keeps room for everyone else.
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(schedule.add(for_author("pr" + std::to_string(i), "mallory", "/r" + std::to_string(i),
+                                      "tarpit.example")),
+              FetchSchedule::Added::queued);
+  EXPECT_EQ(schedule.add(for_author("pr3", "mallory", "/r3", "tarpit.example")),
+            FetchSchedule::Added::author_share);
+  EXPECT_EQ(schedule.add(for_author("pr0", "mallory", "/r0", "tarpit.example")),
+            FetchSchedule::Added::replaced)
+      << "a newer version of a kept request is no new request";
+  EXPECT_EQ(schedule.add(for_author("victim", "alice", "/victim", "good.example", true)),
+            FetchSchedule::Added::queued);
+  EXPECT_EQ(schedule.requests(), 4u);
+}
+
+TEST(FetchSchedule, OneAuthorRunsAtMostItsShareOfSlotsWhileOthersStart) {
+  auto l = limits();
+  l.max_running = 4;
+  l.per_host_running = 4;
+  l.per_author_running = 1;
+  l.per_repository_running = 0;
+  FetchSchedule schedule(l);
+  for (int i = 0; i < 8; ++i)
+    schedule.add(for_author("pr" + std::to_string(i), "mallory", "/r" + std::to_string(i),
+                            "tarpit" + std::to_string(i) + ".example"));
+  schedule.add(for_author("victim", "alice", "/victim", "good.example", true));
+  auto first = schedule.next(t0);
+  auto second = schedule.next(t0);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->key, "pr0");
+  EXPECT_EQ(second->key, "victim") << "the tarpits' author holds its one slot; alice starts";
+  EXPECT_FALSE(schedule.next(t0)) << "two slots stay free rather than go to the same author";
+  EXPECT_EQ(schedule.running(), 2u);
+  schedule.finish(*first, FetchOutcome::failed, t0 + 60s);
+  auto third = schedule.next(t0 + 60s);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->key, "pr1") << "the author's slot is free again";
+}
+
+TEST(FetchSchedule, ARepositorysOwnStateGetsInWhenPullRequestsFillItsShare) {
+  auto l = limits();
+  l.per_author_requests = 0;
+  l.per_repository_requests = 2;
+  l.per_repository_running = 1;
+  l.per_host_running = 4;
+  FetchSchedule schedule(l);
+  EXPECT_EQ(schedule.add(for_author("pr a", "m1", "/victim", "tarpit.example")),
+            FetchSchedule::Added::queued);
+  EXPECT_EQ(schedule.add(for_author("pr b", "m2", "/victim", "tarpit.example")),
+            FetchSchedule::Added::queued);
+  EXPECT_EQ(schedule.add(for_author("pr c", "m3", "/victim", "tarpit.example")),
+            FetchSchedule::Added::repository_share)
+      << "strangers' pull requests fill the repository's share";
+  EXPECT_EQ(schedule.add(for_author("state /victim", "alice", "/victim", "good.example", true)),
+            FetchSchedule::Added::queued)
+      << "the repository's own state is never kept out by them";
+  auto first = schedule.next(t0);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(schedule.next(t0)) << "one attempt at a time per repository";
+  schedule.finish(*first, FetchOutcome::complete, t0 + 1s);
+  EXPECT_TRUE(schedule.next(t0 + 1s));
+}
+
+TEST(FetchSchedule, ADeferredAttemptFreesItsSlotAndWaitsThenGoesOnFromTheSameSource) {
+  auto l = limits();
+  l.max_running = 1;
+  l.per_host_per_minute = 1;
+  FetchSchedule schedule(l);
+  schedule.add(request("r1", {"one.example", "two.example"}));
+  auto attempt = schedule.next(t0);
+  ASSERT_TRUE(attempt);
+  schedule.defer(*attempt, t0 + 10s);
+  EXPECT_EQ(schedule.running(), 0u);
+  EXPECT_FALSE(schedule.next(t0 + 5s)) << "it waits";
+  EXPECT_EQ(schedule.wakeup(t0 + 5s), t0 + 10s);
+  auto again = schedule.next(t0 + 10s);
+  ASSERT_TRUE(again) << "a deferred attempt does not count against the host's rate";
+  EXPECT_EQ(again->host, "one.example:443");
 }
 
 }  // namespace

@@ -2,15 +2,19 @@
 // temporary bare repositories: refs set (and removed) to match the owner's newest state, HEAD
 // aligned, objects copied from another repository here with the identifier or fetched from a clone
 // URL (a loopback `git http-backend`), and a push in progress left to finish first. The store is
-// a map behind the hooks. Local steps run one at a time in order, so a want_commit for a commit
-// that is here, asked after other work, is the test's signal that the work before it has ended.
+// a map behind the hooks. Local steps run one task at a time, one identifier's lane after
+// another's, so a want_commit for a commit that is here (in a lane of its own), asked after other
+// work, is the test's signal that each lane's first task before it has ended.
 #include <utility>  // before Asio, see toolchain.md §1
 
 #include "runtime/git/git_state_sync.hpp"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -51,16 +55,20 @@ nostr::EventPtr state_event(const std::string& identifier) {
 /// applier's strand, the test reads from its own thread: everything under one mutex.
 struct FakeStore {
   std::mutex mutex;
-  std::map<nostr::Pubkey, StateRefs> states;
-  std::vector<nostr::Pubkey> owners;
+  std::map<std::pair<nostr::Pubkey, std::string>, StateRefs> states;
+  std::map<std::string, std::vector<nostr::Pubkey>> owners;
   std::vector<std::string> clone_urls;
   std::vector<std::pair<RepositoryRef, nostr::EventId>> objects_present;
   std::vector<std::pair<RepositoryRef, std::string>> commits_present;
   int lock_attempts = 0;
+  int lock_looks = 0;
+  /// Set by the test: called (on the applier's strand) when objects are reported present.
+  std::function<void(const RepositoryRef&)> on_present;
 
-  void set_state(const nostr::Pubkey& owner, StateRefs refs) {
+  void set_state(const nostr::Pubkey& owner, StateRefs refs,
+                 const std::string& identifier = "repo") {
     std::lock_guard lock{mutex};
-    states[owner] = std::move(refs);
+    states[{owner, identifier}] = std::move(refs);
   }
   bool commit_reported(const std::string& commit) {
     std::lock_guard lock{mutex};
@@ -83,7 +91,7 @@ class GitStateSyncTest : public ::testing::Test {
     ASSERT_TRUE(repositories_.create(marker_));
     marker_commit_ = test::make_commit(repositories_.path_of(marker_), "marker");
     ASSERT_EQ(marker_commit_.size(), 40u);
-    store_.owners = {a_.owner};
+    store_.owners["repo"] = {a_.owner};
   }
 
   void TearDown() override { sync_.reset(); }
@@ -104,21 +112,26 @@ class GitStateSyncTest : public ::testing::Test {
     h.newest_state = [this](const nostr::Pubkey& owner,
                             const std::string& identifier) -> std::optional<StateRefs> {
       std::lock_guard lock{store_.mutex};
-      auto it = store_.states.find(owner);
-      if (identifier != "repo" || it == store_.states.end()) return std::nullopt;
+      auto it = store_.states.find({owner, identifier});
+      if (it == store_.states.end()) return std::nullopt;
       return it->second;
     };
-    h.owners = [this](const std::string&) {
+    h.owners = [this](const std::string& identifier) {
       std::lock_guard lock{store_.mutex};
-      return store_.owners;
+      return store_.owners[identifier];
     };
-    h.clone_urls = [this](const std::string&) {
+    h.clone_urls = [this](const RepositoryRef&) {
       std::lock_guard lock{store_.mutex};
       return store_.clone_urls;
     };
     h.objects_present = [this](const RepositoryRef& name, const nostr::EventId& id) {
-      std::lock_guard lock{store_.mutex};
-      store_.objects_present.emplace_back(name, id);
+      std::function<void(const RepositoryRef&)> call;
+      {
+        std::lock_guard lock{store_.mutex};
+        store_.objects_present.emplace_back(name, id);
+        call = store_.on_present;
+      }
+      if (call) call(name);
     };
     h.commit_present = [this](const RepositoryRef& name, const std::string& commit) {
       std::lock_guard lock{store_.mutex};
@@ -132,6 +145,13 @@ class GitStateSyncTest : public ::testing::Test {
       return locks_.try_lock(path);
     };
     h.unlock = [this](const std::string& path) { locks_.unlock(path); };
+    h.is_locked = [this](const std::string& path) {
+      {
+        std::lock_guard lock{store_.mutex};
+        ++store_.lock_looks;
+      }
+      return locks_.is_locked(path);
+    };
     return h;
   }
 
@@ -145,6 +165,18 @@ class GitStateSyncTest : public ::testing::Test {
     ASSERT_TRUE(test::wait_until([&] { return store_.commit_reported(marker_commit_); }));
     std::lock_guard lock{store_.mutex};
     store_.commits_present.clear();
+  }
+
+  /// A bare repository `name` under `served`, with `main` at a commit of its own (and `v1` at its
+  /// parent when `two` is set), served by `server`; the commits, newest first.
+  static std::vector<std::string> served_source(const fs::path& served, const std::string& name,
+                                                bool two = false) {
+    auto source = served / name;
+    EXPECT_TRUE(test::init_bare(source));
+    std::vector<std::string> commits{test::make_commit(source, "one")};
+    if (two) commits.insert(commits.begin(), test::make_commit(source, "two", commits.front()));
+    test::git_in(source, "update-ref refs/heads/main " + commits.front());
+    return commits;
   }
 
   /// A state whose event id is 64 times `id_fill`.
@@ -219,10 +251,14 @@ TEST_F(GitStateSyncTest, AStateAlreadyInLineTakesNoLockAndOnlyAlignsHead) {
   start(options());
   sync_->on_state(state_event("repo"));
   settle();
+  EXPECT_EQ(store_.objects_reported(), 1u);
+  EXPECT_NE(test::read_file(path(a_) / "HEAD"), "ref: refs/heads/trunk\n")
+      << "nothing is read or changed while the push holds the repository";
+  locks_.unlock(path(a_).string());
+  ASSERT_TRUE(test::wait_until(
+      [&] { return test::read_file(path(a_) / "HEAD") == "ref: refs/heads/trunk\n"; }));
   EXPECT_EQ(sync_->counters().applied, 0u) << "nothing had to move";
   EXPECT_EQ(store_.lock_attempts, 0) << "a push right after another is not turned away";
-  EXPECT_EQ(store_.objects_reported(), 1u);
-  EXPECT_EQ(test::read_file(path(a_) / "HEAD"), "ref: refs/heads/trunk\n");
 }
 
 TEST_F(GitStateSyncTest, AStateWaitsForAPushInProgressThenIsApplied) {
@@ -235,8 +271,9 @@ TEST_F(GitStateSyncTest, AStateWaitsForAPushInProgressThenIsApplied) {
   sync_->on_state(state_event("repo"));
   ASSERT_TRUE(test::wait_until([&] {
     std::lock_guard lock{store_.mutex};
-    return store_.lock_attempts >= 2;
+    return store_.lock_looks >= 2;
   })) << "the applier looks again while the push holds the lock";
+  EXPECT_EQ(store_.lock_attempts, 0) << "the lock is looked at before the refs are read";
   EXPECT_EQ(test::ref_of(path(a_), "refs/heads/main"), c1) << "the push holds the lock";
   EXPECT_EQ(sync_->counters().applied, 0u);
 
@@ -252,7 +289,7 @@ TEST_F(GitStateSyncTest, ObjectsAreCopiedFromAnotherRepositoryHereWithTheIdentif
   ASSERT_TRUE(repositories_.create(b_));
   auto c1 = test::make_commit(path(a_), "one");
   auto c2 = test::make_commit(path(a_), "two", c1);
-  store_.owners = {a_.owner, b_.owner};
+  store_.owners["repo"] = {a_.owner, b_.owner};
   store_.set_state(b_.owner, state('b', {{"refs/heads/main", c2}}));
   start(options());  // no clone URL: only the sibling has the objects
   sync_->on_state(state_event("repo"));
@@ -266,11 +303,8 @@ TEST_F(GitStateSyncTest, ObjectsAreCopiedFromAnotherRepositoryHereWithTheIdentif
 TEST_F(GitStateSyncTest, MissingObjectsAreFetchedFromACloneUrlThenApplied) {
   test::TempDir served{"graspd-git-served"};
   test::GitBackendServer server{served.path()};
-  auto source = served.path() / "source.git";
-  ASSERT_TRUE(test::init_bare(source));
-  auto c1 = test::make_commit(source, "one");
-  auto c2 = test::make_commit(source, "two", c1);
-  test::git_in(source, "update-ref refs/heads/main " + c2);
+  auto commits = served_source(served.path(), "source.git", true);
+  auto c2 = commits[0], c1 = commits[1];
   store_.clone_urls = {server.url("source.git")};
   store_.set_state(a_.owner, state('a', {{"refs/heads/main", c2}, {"refs/tags/v1", c1}}));
   start(options());
@@ -282,17 +316,15 @@ TEST_F(GitStateSyncTest, MissingObjectsAreFetchedFromACloneUrlThenApplied) {
   sync_.reset();  // before the server goes
 }
 
-TEST_F(GitStateSyncTest, AStateThatCameBySyncIsFetchedAtOnceAClientsAfterTheDelay) {
+TEST_F(GitStateSyncTest, AStateThatCameBySyncIsFetchedAtOnceAClientsAfterThePushWindow) {
   test::TempDir served{"graspd-git-served"};
   test::GitBackendServer server{served.path()};
-  auto source = served.path() / "source.git";
-  ASSERT_TRUE(test::init_bare(source));
-  auto c1 = test::make_commit(source, "one");
-  test::git_in(source, "update-ref refs/heads/main " + c1);
+  auto c1 = served_source(served.path(), "source.git")[0];
   store_.clone_urls = {server.url("source.git")};
   store_.set_state(a_.owner, state('a', {{"refs/heads/main", c1}}));
   auto o = options();
   o.fetch_delay = std::chrono::hours(1);
+  o.push_window = std::chrono::hours(1);
   start(o);
   // A client's state: a push usually follows it, so the fetch waits (an hour here).
   sync_->on_state(state_event("repo"));
@@ -303,6 +335,96 @@ TEST_F(GitStateSyncTest, AStateThatCameBySyncIsFetchedAtOnceAClientsAfterTheDela
   ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }, 60s));
   EXPECT_EQ(test::refs_of(path(a_)), c1 + " refs/heads/main");
   sync_.reset();  // before the server goes
+}
+
+TEST_F(GitStateSyncTest, AClientsStateWaitsOnlyThePushWindowWhenNoPushBegins) {
+  test::TempDir served{"graspd-git-served"};
+  test::GitBackendServer server{served.path()};
+  auto c1 = served_source(served.path(), "source.git")[0];
+  store_.clone_urls = {server.url("source.git")};
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c1}}));
+  auto o = options();
+  o.fetch_delay = std::chrono::hours(1);
+  o.push_window = 1s;
+  start(o);
+  sync_->on_state(state_event("repo"));
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }, 60s))
+      << "no push began within the window: fetched without waiting the fetch delay";
+  EXPECT_EQ(test::refs_of(path(a_)), c1 + " refs/heads/main");
+  sync_.reset();
+}
+
+TEST_F(GitStateSyncTest, APushUnderWayExtendsAClientsWaitAndItsEndBringsTheState) {
+  test::TempDir served{"graspd-git-served"};
+  test::GitBackendServer server{served.path()};
+  auto c1 = served_source(served.path(), "source.git")[0];
+  store_.clone_urls = {server.url("source.git")};
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c1}}));
+  auto o = options();
+  o.fetch_delay = std::chrono::hours(1);
+  o.push_window = 1s;
+  start(o);
+  ASSERT_TRUE(locks_.try_lock(path(a_).string())) << "a push is under way";
+  sync_->on_state(state_event("repo"));
+  // The fetch looks at the lock at the end of each window and waits again.
+  ASSERT_TRUE(test::wait_until([&] {
+    std::lock_guard lock{store_.mutex};
+    return store_.lock_looks >= 3;
+  }));
+  EXPECT_TRUE(server.requests().empty()) << "nothing fetched while the push is under way";
+  // The push brings the objects and ends: its report brings the state in line, no fetch needed.
+  test::git_in(path(a_), "fetch --quiet " + (served.path() / "source.git").string() + " " + c1);
+  locks_.unlock(path(a_).string());
+  sync_->on_pushed(a_);
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
+  EXPECT_EQ(test::refs_of(path(a_)), c1 + " refs/heads/main");
+  settle();
+  EXPECT_TRUE(server.requests().empty()) << "the waiting fetch was dropped";
+  sync_.reset();
+}
+
+TEST_F(GitStateSyncTest, ACrowdedIdentifierDelaysAnotherIdentifiersStateByAtMostOneTask) {
+  // 200 keys announce one identifier, each with a state naming a commit no repository has: every
+  // one of their tasks copies from siblings in vain. A victim's new repository, another
+  // identifier, has its objects here.
+  constexpr int crowd = 200;
+  std::vector<nostr::Pubkey> owners;
+  for (int i = 0; i < crowd; ++i) {
+    auto owner = key(0x10);
+    owner[0] = static_cast<std::uint8_t>(i);
+    owners.push_back(owner);
+    ASSERT_TRUE(repositories_.create({owner, "crowd"}));
+    store_.set_state(owner, state('c', {{"refs/heads/main", std::string(40, 'e')}}), "crowd");
+  }
+  store_.owners["crowd"] = owners;
+  auto c1 = test::make_commit(path(a_), "one");
+  store_.set_state(a_.owner, state('a', {{"refs/heads/main", c1}}));
+  std::atomic<std::uint64_t> tasks_before_victim{0};
+  store_.on_present = [&](const RepositoryRef& name) {
+    if (name == a_) tasks_before_victim = sync_->counters().tasks - 1;
+  };
+  auto o = options();
+  o.fetch_enabled = false;
+  start(o);
+  auto began = std::chrono::steady_clock::now();
+  sync_->on_state(state_event("crowd"));
+  sync_->on_state(state_event("crowd"));  // again: one look is pending already
+  sync_->on_state(state_event("repo"));
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().applied == 1; }));
+  auto served_after = std::chrono::steady_clock::now() - began;
+  EXPECT_EQ(test::ref_of(path(a_), "refs/heads/main"), c1);
+  // At most the crowd task running when the victim's state arrived and one more turn of the
+  // crowd's lane (without lanes: all 200 tasks, each copying from 199 siblings).
+  EXPECT_LE(tasks_before_victim.load(), 2u)
+      << "the crowded identifier's lane gave way after one of its 200 tasks";
+  std::cout << "victim served after " << tasks_before_victim.load() << " other task(s), "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(served_after).count()
+            << " ms\n";
+  // Each crowd task copies from at most max_siblings of its 199 siblings.
+  ASSERT_TRUE(test::wait_until([&] { return sync_->counters().tasks >= 6; }, 60s));
+  settle();
+  auto tasks = sync_->counters().tasks.load();
+  EXPECT_LE(sync_->counters().copies.load(), tasks * o.max_siblings);
 }
 
 TEST_F(GitStateSyncTest, WithFetchingOffAStateMissingObjectsIsLeftAlone) {
@@ -324,10 +446,7 @@ TEST_F(GitStateSyncTest, AWantedCommitIsReportedWhenHereOrOnceFetchedFromThePrsC
   auto here = test::make_commit(path(a_), "here");
   test::TempDir served{"graspd-git-served"};
   test::GitBackendServer server{served.path()};
-  auto fork = served.path() / "fork.git";
-  ASSERT_TRUE(test::init_bare(fork));
-  auto pr_commit = test::make_commit(fork, "pull request");
-  test::git_in(fork, "update-ref refs/heads/pr " + pr_commit);
+  auto pr_commit = served_source(served.path(), "fork.git")[0];
   start(options());
   sync_->want_commit(a_, here, {});
   ASSERT_TRUE(test::wait_until([&] { return store_.commit_reported(here); }));

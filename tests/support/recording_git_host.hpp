@@ -74,7 +74,8 @@ inline git_host_actor::behavior_type recording_git_host(
       [=](atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>&) {},
       [=](atom::git_pushed, GitDataArrived&) {},
       [=](atom::git_found, GitDataArrived&) {},
-      [=](atom::git_fetch, RepositoryRef&, std::string&, std::vector<std::string>&) {},
+      [=](atom::git_fetch, RepositoryRef&, std::string&, std::vector<std::string>&, std::string&) {
+      },
       [=](atom::git_maintain) {},
       [=](atom::git_maintained, bool) {},
       [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {

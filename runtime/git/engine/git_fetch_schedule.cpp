@@ -152,6 +152,7 @@ FetchSchedule::Added FetchSchedule::add(FetchRequest request) {
     return Added::replaced;
   }
   if (requests_.size() >= limits_.max_requests) return Added::dropped;
+  if (auto refusal = share_refusal(request)) return *refusal;
   Request entry;
   entry.request = std::move(request);
   entry.generation = next_generation_++;
@@ -186,17 +187,20 @@ std::optional<FetchAttempt> FetchSchedule::next(FetchTime now) {
     }
     const auto& source = sources[r.source];
     auto& host = hosts_[source.host];
-    if (!may_start(host)) {
+    if (!may_start(host) || !within_shares(r)) {
       ++it;
       continue;
     }
-    FetchAttempt attempt{r.request.key, r.generation, source.url, source.host, {}};
+    FetchAttempt attempt{r.request.key,    r.generation,        source.url, source.host, {},
+                         r.request.author, r.request.repository};
     for (const auto& id : r.request.ids)
       if (!r.refused.count(id)) attempt.ids.push_back(id);
     r.running_generation = r.generation;
     ++host.running;
     host.starts.push_back(now);
     ++running_;
+    if (!attempt.author.empty()) ++author_running_[attempt.author];
+    if (!attempt.repository.empty()) ++repository_running_[attempt.repository];
     return attempt;
   }
   return std::nullopt;
@@ -204,7 +208,7 @@ std::optional<FetchAttempt> FetchSchedule::next(FetchTime now) {
 
 void FetchSchedule::finish(const FetchAttempt& attempt, FetchOutcome outcome, FetchTime now,
                            const std::vector<std::string>& ids) {
-  release(attempt.host);
+  release(attempt);
   if (outcome == FetchOutcome::unreachable)
     hosts_[attempt.host].skipped_until = now + limits_.host_skip;
   auto it = std::find_if(requests_.begin(), requests_.end(),
@@ -243,6 +247,17 @@ void FetchSchedule::finish(const FetchAttempt& attempt, FetchOutcome outcome, Fe
     abandoned_.push_back(r.request.key);
     requests_.erase(it);
   }
+}
+
+void FetchSchedule::defer(const FetchAttempt& attempt, FetchTime until) {
+  release(attempt);
+  // Not started after all: the host's rate does not count it.
+  if (auto host = hosts_.find(attempt.host); host != hosts_.end() && !host->second.starts.empty())
+    host->second.starts.pop_back();
+  auto* r = find_request(attempt.key);
+  if (!r) return;
+  if (r->running_generation == attempt.generation) r->running_generation = 0;
+  if (r->generation == attempt.generation) r->request.ready_at = until;
 }
 
 void FetchSchedule::remove(const std::string& key) {
@@ -297,6 +312,34 @@ bool FetchSchedule::may_start(const Host& host) const {
          host.starts.size() < limits_.per_host_per_minute;
 }
 
+bool FetchSchedule::within_shares(const Request& r) const {
+  auto below = [](const std::map<std::string, std::size_t>& running, const std::string& key,
+                  std::size_t share) {
+    if (share == 0 || key.empty()) return true;
+    auto it = running.find(key);
+    return it == running.end() || it->second < share;
+  };
+  return below(author_running_, r.request.author, limits_.per_author_running) &&
+         below(repository_running_, r.request.repository, limits_.per_repository_running);
+}
+
+std::optional<FetchSchedule::Added> FetchSchedule::share_refusal(
+    const FetchRequest& request) const {
+  std::size_t by_author = 0, by_repository = 0;
+  for (const auto& r : requests_) {
+    if (!request.author.empty() && r.request.author == request.author) ++by_author;
+    if (!request.repository.empty() && r.request.repository == request.repository &&
+        !r.request.own_state)
+      ++by_repository;
+  }
+  if (limits_.per_author_requests && by_author >= limits_.per_author_requests)
+    return Added::author_share;
+  if (limits_.per_repository_requests && !request.own_state &&
+      by_repository >= limits_.per_repository_requests)
+    return Added::repository_share;
+  return std::nullopt;
+}
+
 bool FetchSchedule::is_skipped(const std::string& host, FetchTime now) const {
   auto it = hosts_.find(host);
   return it != hosts_.end() && it->second.skipped_until && *it->second.skipped_until > now;
@@ -318,10 +361,17 @@ bool FetchSchedule::next_source(Request& r, FetchTime now) {
   return true;
 }
 
-void FetchSchedule::release(const std::string& name) {
-  auto it = hosts_.find(name);
+void FetchSchedule::release(const FetchAttempt& attempt) {
+  auto it = hosts_.find(attempt.host);
   if (it != hosts_.end() && it->second.running > 0) --it->second.running;
   if (running_ > 0) --running_;
+  auto drop = [](std::map<std::string, std::size_t>& running, const std::string& key) {
+    auto found = running.find(key);
+    if (found == running.end()) return;
+    if (--found->second == 0) running.erase(found);
+  };
+  drop(author_running_, attempt.author);
+  drop(repository_running_, attempt.repository);
 }
 
 void FetchSchedule::prune_hosts(FetchTime now) {

@@ -10,7 +10,14 @@
 //   - when every source was tried, the request waits backoff_base·2^(n−1), capped at backoff_cap,
 //     and starts over; a retry that would start after its `expires_at` abandons the request;
 //   - a new request for the same key replaces the old one (fresh ids, sources, backoff and expiry);
-//   - at most `max_requests` requests are kept; beyond, new ones are dropped.
+//   - at most `max_requests` requests are kept; beyond, new ones are dropped;
+//   - shares (0 = none): at most `per_author_requests` requests and `per_author_running` attempts
+//     at once for one author (of the state or pull request the fetch is for), and
+//     `per_repository_requests` requests and `per_repository_running` attempts at once for one
+//     repository here; a repository's own state request is not counted against its repository
+//     request share (a flood of pull requests naming it cannot keep its own state out).
+//   - a running attempt may be handed back with defer(): its slot is freed and the request waits
+//     again (a push to the repository is under way, which may bring the objects).
 // Hosts are keyed by `host:port` (another port is another server). Used by
 // runtime/git/git_fetcher.*.
 #pragma once
@@ -61,6 +68,10 @@ struct FetchLimits {
   std::chrono::seconds backoff_base{20};
   std::chrono::seconds backoff_cap{120};
   std::chrono::seconds host_skip{3600};
+  std::size_t per_author_requests = 16;
+  std::size_t per_author_running = 2;
+  std::size_t per_repository_requests = 8;
+  std::size_t per_repository_running = 1;
 };
 
 struct FetchSource {
@@ -77,6 +88,9 @@ struct FetchRequest {
   std::vector<std::string> ids;  ///< object ids wanted
   FetchTime ready_at;            ///< the first attempt starts no earlier
   FetchTime expires_at;          ///< no retry starts after it
+  std::string author;            ///< who the fetch is for (hex key): the per-author shares
+  std::string repository;        ///< where the objects go (path): the per-repository shares
+  bool own_state = false;        ///< the repository's own state: not in its repository share
 };
 
 /// One fetch to run: `ids` from `url`. Hand it back to finish() with what happened.
@@ -86,6 +100,8 @@ struct FetchAttempt {
   std::string url;
   std::string host;
   std::vector<std::string> ids;
+  std::string author;
+  std::string repository;
 };
 
 enum class FetchOutcome {
@@ -111,9 +127,10 @@ class FetchSchedule {
  public:
   explicit FetchSchedule(FetchLimits limits) : limits_(limits) {}
 
-  enum class Added { queued, replaced, dropped };
+  enum class Added { queued, replaced, dropped, author_share, repository_share };
   /// Queues `request`, or replaces the one with its key (a running attempt of the old one becomes
-  /// stale: its finish() only frees its slot). Dropped when `max_requests` are kept already.
+  /// stale: its finish() only frees its slot). Dropped when `max_requests` are kept already, or
+  /// when its author or repository holds its share of them.
   Added add(FetchRequest request);
 
   /// The next attempt that may start at `now`, marked running; nullopt when none may. Requests
@@ -123,6 +140,10 @@ class FetchSchedule {
   /// What became of `attempt`. `ids`: the ids still missing (incomplete) or refused (not_our_ref).
   void finish(const FetchAttempt& attempt, FetchOutcome outcome, FetchTime now,
               const std::vector<std::string>& ids = {});
+
+  /// Hands `attempt` back unrun: its slot (and its start in the host's rate) is freed and its
+  /// request waits until `until`, then goes on from the same source.
+  void defer(const FetchAttempt& attempt, FetchTime until);
 
   /// Removes the request with `key` (a running attempt of it becomes stale).
   void remove(const std::string& key);
@@ -160,16 +181,22 @@ class FetchSchedule {
 
   Request* find_request(const std::string& key);
   bool may_start(const Host& host) const;
+  /// Whether the author's and the repository's running shares leave room for `r`.
+  bool within_shares(const Request& r) const;
+  /// Whether the author's and the repository's request shares leave room for a new `request`.
+  std::optional<Added> share_refusal(const FetchRequest& request) const;
   bool is_skipped(const std::string& host, FetchTime now) const;
   /// Moves to the next source, or to backoff after the last; false when the request is abandoned.
   bool next_source(Request& request, FetchTime now);
-  void release(const std::string& host);
+  void release(const FetchAttempt& attempt);
   void prune_hosts(FetchTime now);
 
   FetchLimits limits_;
   std::deque<Request> requests_;  ///< in arrival order: the oldest ready one starts first
   std::map<std::string, Host> hosts_;
   std::size_t running_ = 0;
+  std::map<std::string, std::size_t> author_running_;
+  std::map<std::string, std::size_t> repository_running_;
   std::uint64_t next_generation_ = 1;
   std::vector<std::string> abandoned_;
   std::uint64_t backoffs_ = 0;
