@@ -47,7 +47,9 @@ using client_session_actor =
     caf::typed_actor<caf::reacts_to<atom::ws_text, std::string>, caf::reacts_to<atom::ws_binary>,
                      caf::reacts_to<atom::ws_oversize>, caf::reacts_to<atom::ws_closed>,
                      caf::reacts_to<atom::ws_flush>, caf::reacts_to<atom::ws_drained>,
-                     caf::reacts_to<atom::neg_idle>>;
+                     caf::reacts_to<atom::neg_idle>,
+                     // A NEG-OPEN's store scan ended on the negentropy scanner's threads.
+                     caf::reacts_to<NegentropyScanned>>;
 
 // The store's change feed: whatever wants every committed event, once, in
 // commit order (the fan-out, the acceptance actor, the self-subscriber).

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "messages/frame.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/nostr/negentropy.hpp"
 #include "messages/store_messages.hpp"
 
 namespace graspd {
@@ -127,8 +129,24 @@ typename Inspector::result_type inspect(Inspector& f, FanoutDisconnect& x) {
   return f(caf::meta::type_name("FanoutDisconnect"), x.connection_id);
 }
 
+/// What a NIP-77 NEG-OPEN's store scan found: the records, nullopt when more than the bound
+/// match, or `failed` (the query threw).
+struct NegentropyScan {
+  std::optional<std::vector<nostr::negentropy::Item>> items;
+  bool failed = false;
+};
+
+/// Negentropy scanner -> client session: the scan of the NEG-OPEN `ticket` of `subscription_id`
+/// ended (it ran on the scanner's threads, not the session's).
+struct NegentropyScanned {
+  std::string subscription_id;
+  std::uint64_t ticket = 0;
+  std::shared_ptr<NegentropyScan> scan;
+};
+
 }  // namespace graspd
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::NegentropyScanned)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutSubscribe)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutLive)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FanoutEphemeral)

@@ -35,6 +35,9 @@ struct RelayFetch {
   nostr::Filters filters;
   bool trusted = false;
   FetchRole role = FetchRole::discovery;
+  /// The most this fetch may take in all, however its relay progresses (0: the sync manager's
+  /// fetch_max_duration). Sync+ passes what is left of the relay's time budget.
+  std::int64_t budget_seconds = 0;
 };
 
 struct FetchOutcome {
@@ -75,6 +78,8 @@ struct HistoryGroup {
   bool done = true;
   nostr::Filters filters;
   bool trusted = false;
+  /// What is left of the relay's time budget for this admission (RelayFetch::budget_seconds).
+  std::int64_t budget_seconds = 0;
 };
 
 }  // namespace graspd

@@ -20,7 +20,8 @@ void fetch(HistoryWorkerSelf self, HistoryGroup& group) {
   if (group.done) return self->quit();
   ++st.groups;
   self->request(st.manager, caf::infinite,
-                RelayFetch{st.relay, std::move(group.filters), group.trusted, FetchRole::history})
+                RelayFetch{st.relay, std::move(group.filters), group.trusted, FetchRole::history,
+                           group.budget_seconds})
       .then([=](const FetchOutcome& outcome) { report(self, outcome.ok); },
             [=](caf::error&) { report(self, false); });
 }

@@ -26,7 +26,8 @@ struct SyncPlusMetrics {
         totals(prometheus::BuildCounter()
                    .Name("graspd_sync_plus_total")
                    .Help("GRASP-03 Sync+ activity: discovery_batches, discovery_failures, "
-                         "history_groups, history_failures, workers_started")
+                         "discovery_budget_spent, history_groups, history_failures, "
+                         "history_budget_spent, workers_started")
                    .Register(r)) {}
 
   void add(const char* what) { totals.Add({{"what", what}}).Increment(); }
@@ -155,10 +156,13 @@ void reconcile_history(SyncPlusSelf self) {
   auto& st = self->state;
   const auto& snap = snapshot(st);
   std::map<std::string, sync::SyncItems> desired;
+  // Whose mailboxes each relay is: the plan's per-author share of the workers.
+  std::map<std::string, std::set<Pubkey>> authors;
   for (const auto& [author, roots] : snap.threads_by_participant) {
     if (auto it = st.mailboxes.find(author); it != st.mailboxes.end()) {
       for (const auto& relay : it->second.history) {
         desired[relay].roots.insert(roots.begin(), roots.end());
+        authors[relay].insert(author);
         ++st.reasons[relay].history_participants;
       }
     } else if (uses_fallback(st, author)) {
@@ -170,6 +174,7 @@ void reconcile_history(SyncPlusSelf self) {
       if (others.empty()) continue;
       for (const auto& relay : st.config.fallback_relays) {
         desired[relay].roots.insert(others.begin(), others.end());
+        authors[relay].insert(author);
         ++st.reasons[relay].history_participants;
         ++st.reasons[relay].fallback_authors;
       }
@@ -181,6 +186,7 @@ void reconcile_history(SyncPlusSelf self) {
       if (it == st.mailboxes.end()) continue;
       for (const auto& relay : it->second.inboxes) {
         auto& items = desired[relay];
+        authors[relay].insert(member);
         for (const auto& repo : repos) {
           items.repos.insert(repo);
           if (auto roots = snap.roots_by_repo.find(repo); roots != snap.roots_by_repo.end())
@@ -191,6 +197,7 @@ void reconcile_history(SyncPlusSelf self) {
     }
   }
   st.history->set_desired(desired, now(self));
+  st.history->set_authors(authors);
 }
 
 /// Derives sources, live coverage and history work from the current inventory.
@@ -208,7 +215,11 @@ void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch);
 void on_batch_done(SyncPlusSelf self, std::uint64_t id, bool ok) {
   auto& st = self->state;
   if (!ok) count(self, st.counts.discovery_failures, "discovery_failures");
-  if (auto next = st.discovery->on_done(id, ok, now(self))) send_batch(self, *next);
+  const auto spent = st.discovery->budgets_spent();
+  auto next = st.discovery->on_done(id, ok, now(self));
+  if (st.discovery->budgets_spent() != spent)
+    count(self, st.counts.discovery_budget_spent, "discovery_budget_spent");
+  if (next) send_batch(self, *next);
 }
 
 void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch) {
@@ -221,8 +232,11 @@ void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch) {
   filter.normalize();
   const auto id = batch.id;
   self->request(st.manager, caf::infinite,
-                RelayFetch{
-                    batch.source, {filter}, trusted(st.config, batch.source), FetchRole::discovery})
+                RelayFetch{batch.source,
+                           {filter},
+                           trusted(st.config, batch.source),
+                           FetchRole::discovery,
+                           st.config.discovery.source_budget_seconds})
       .then([=](const FetchOutcome& outcome) { on_batch_done(self, id, outcome.ok); },
             [=](caf::error&) { on_batch_done(self, id, false); });
 }
@@ -294,7 +308,10 @@ void on_history_next(SyncPlusSelf self, const HistoryNext& next) {
   if (next.has_previous) {
     count(self, st.counts.history_groups, "history_groups");
     if (!next.previous_ok) count(self, st.counts.history_failures, "history_failures");
+    const auto spent = st.history->budgets_spent();
     go_on = st.history->on_group_done(next.relay, next.previous_ok, now(self));
+    if (st.history->budgets_spent() != spent)
+      count(self, st.counts.history_budget_spent, "history_budget_spent");
   }
   auto group = go_on ? st.history->next_group(next.relay) : std::nullopt;
   if (!group) {
@@ -305,8 +322,8 @@ void on_history_next(SyncPlusSelf self, const HistoryNext& next) {
     arm_maintenance(self, false);
     return;
   }
-  self->send(worker->second,
-             HistoryGroup{false, std::move(*group), trusted(st.config, next.relay)});
+  self->send(worker->second, HistoryGroup{false, std::move(*group), trusted(st.config, next.relay),
+                                          st.history->budget_left(next.relay, now(self))});
 }
 
 void on_worker_down(SyncPlusSelf self, const caf::down_msg& down) {

@@ -8,8 +8,10 @@
 //    is admissible, starts at most one discovery batch on a new source and admits at most one
 //    history relay (spawning its HistoryWorker): relays join one by one, yet 200 mailbox relays
 //    are all visited within minutes rather than 200 reconciliations;
-//  - discovery batches (kind 0 + 10002, at most 100 authors, one in flight) and history groups go
-//    through the sync manager's fetch path (RelayFetch), which opens control-plane connections;
+//  - discovery batches (kind 0 + 10002, at most 100 authors, a few in flight on distinct
+//    sources) and history groups go through the sync manager's fetch path (RelayFetch), which
+//    opens control-plane connections; each carries what is left of its relay's time budget, so
+//    a relay trickling progress is cut there and backed off (the plans decide);
 //  - root authors' read/unmarked inboxes (or the fallback relays) go to the sync manager as
 //    PlusCoverage: ordinary GRASP-02 live coverage;
 //  - the Sync+ section of /api/sync goes to the sync manager (SyncPlusStatus).
@@ -68,8 +70,12 @@ struct PlusRelayReasons {
 struct SyncPlusCounts {
   std::uint64_t discovery_batches = 0;
   std::uint64_t discovery_failures = 0;
+  /// Batches cut because their source spent its time budget (the source is backed off).
+  std::uint64_t discovery_budget_spent = 0;
   std::uint64_t history_groups = 0;
   std::uint64_t history_failures = 0;
+  /// History admissions ended because the relay spent its time budget.
+  std::uint64_t history_budget_spent = 0;
   std::uint64_t workers_started = 0;
   std::uint64_t passes = 0;
 };

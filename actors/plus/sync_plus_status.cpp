@@ -28,14 +28,18 @@ std::string sync_plus_status_json(const SyncPlusState& st, std::int64_t now) {
   w.StartObject();
   write_count(w, "batches", st.counts.discovery_batches);
   write_count(w, "failures", st.counts.discovery_failures);
+  write_count(w, "budget_spent", st.counts.discovery_budget_spent);
   w.Key("in_flight");
   w.Bool(st.discovery->in_flight());
+  write_count(w, "batches_in_flight", st.discovery->batches_in_flight());
+  write_count(w, "sources_backed_off", st.discovery->sources_backed_off(now));
   write_count(w, "due_authors", st.discovery->due_authors(now));
   w.EndObject();
   w.Key("history");
   w.StartObject();
   write_count(w, "groups", st.counts.history_groups);
   write_count(w, "failures", st.counts.history_failures);
+  write_count(w, "budget_spent", st.counts.history_budget_spent);
   write_count(w, "workers_started", st.counts.workers_started);
   w.EndObject();
   w.Key("relays");
@@ -64,6 +68,7 @@ std::string sync_plus_status_json(const SyncPlusState& st, std::int64_t now) {
       w.Int64(it->second.due);
       write_count(w, "groups_ok", it->second.groups_ok);
       write_count(w, "groups_failed", it->second.groups_failed);
+      write_count(w, "budgets_spent_in_a_row", it->second.spent);
     }
     w.EndObject();
   }

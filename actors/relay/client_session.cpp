@@ -15,6 +15,7 @@
 
 #include "actors/relay/engine/arrival_order.hpp"
 #include "actors/relay/engine/outbox.hpp"
+#include "actors/relay/negentropy_scanner.hpp"
 #include "actors/relay/verifier_pool.hpp"
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/event_frame.hpp"
@@ -408,13 +409,52 @@ struct SessionState {
 
   void handle(nostr::ClientNegOpen& msg) {
     count(ClientMessageType::neg_open);
+    if (!ctx->negentropy_scanner) {
+      return answer_negentropy([&] {
+        return negentropy->open(
+            msg,
+            [this](const nostr::Filter& filter, std::uint64_t max) {
+              return ctx->store->negentropy_items(filter, max);
+            },
+            ctx->now());
+      });
+    }
+    auto begun = negentropy->begin_open(msg, ctx->now());
+    if (auto* refused = std::get_if<NegentropySessions::Answer>(&begun))
+      return answer_negentropy([&] { return std::move(*refused); });
+    scan_elsewhere(msg.subscription_id, std::get<NegentropySessions::PendingScan>(begun));
+  }
+
+  /// The NEG-OPEN's scan goes to the scanner's threads; its result comes back as
+  /// NegentropyScanned, so no scheduler thread reads the records.
+  void scan_elsewhere(const std::string& subid, NegentropySessions::PendingScan& pending) {
+    auto session = caf::actor_cast<client_session_actor>(self);
+    const auto ticket = pending.ticket;
+    auto refusal = ctx->negentropy_scanner->submit(
+        source, std::move(pending.filter), pending.max,
+        [session, subid, ticket](NegentropyScan scan) {
+          caf::anon_send(
+              session,
+              NegentropyScanned{subid, ticket, std::make_shared<NegentropyScan>(std::move(scan))});
+        });
+    if (refusal == NegentropyScanner::Refusal::none) return;
+    const char* reason =
+        refusal == NegentropyScanner::Refusal::address_full
+            ? "rate-limited: too many negentropy scans waiting from your address, try again later"
+            : "rate-limited: too many negentropy scans waiting, try again later";
     answer_negentropy([&] {
-      return negentropy->open(
-          msg,
-          [this](const nostr::Filter& filter, std::uint64_t max) {
-            return ctx->store->negentropy_items(filter, max);
-          },
-          ctx->now());
+      return negentropy->abandon_open(subid, ticket, NegentropyError::scan_queue, reason)
+          .value_or(NegentropySessions::Answer{});
+    });
+  }
+
+  void on_scanned(NegentropyScanned& scanned) {
+    if (closed) return;
+    answer_negentropy([&] {
+      return negentropy
+          ->finish_open(scanned.subscription_id, scanned.ticket, std::move(*scanned.scan),
+                        ctx->now())
+          .value_or(NegentropySessions::Answer{});
     });
   }
 
@@ -521,6 +561,7 @@ client_session_actor::behavior_type client_session(
                            std::to_string(self->state.ctx->limits.max_message_bytes) + " bytes)");
       },
       [self](atom::ws_flush) { self->state.outbox.flush(); },
+      [self](NegentropyScanned& scanned) { self->state.on_scanned(scanned); },
       [self](atom::ws_drained) { self->state.on_drained(); },
       [self](atom::neg_idle) { self->state.on_negentropy_timer(); },
       [self](atom::ws_closed) {

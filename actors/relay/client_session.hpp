@@ -29,6 +29,7 @@ class EventStore;
 namespace runtime {
 class RelayMetrics;
 }
+class NegentropyScanner;
 
 /// What every session shares; immutable after boot.
 struct RelayContext {
@@ -51,6 +52,8 @@ struct RelayContext {
   }
   /// Records every connection's negentropy sessions hold together; null = unbounded (tests).
   std::shared_ptr<NegentropyBudget> negentropy_budget;
+  /// NEG-OPEN store scans off the scheduler threads; null = the session scans itself (tests).
+  std::shared_ptr<NegentropyScanner> negentropy_scanner;
 
   /// Parser bounds derived from `limits`.
   nostr::ParseLimits parse_limits() const;

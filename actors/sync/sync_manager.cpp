@@ -229,9 +229,10 @@ caf::result<FetchOutcome> on_fetch(SyncManagerSelf self, RelayFetch& request) {
   const sync::RelayFacts facts{.ours = st.config.plan.own_relays.count(request.relay) > 0,
                                .tracked = tracks(st, request.relay),
                                .connected = has_connection(st, request.relay)};
-  auto start = st.router.on_fetch(sync::FetchRequest{request.relay, std::move(request.filters),
-                                                     request.trusted, role_name(request.role)},
-                                  facts, now(self));
+  auto start = st.router.on_fetch(
+      sync::FetchRequest{request.relay, std::move(request.filters), request.trusted,
+                         role_name(request.role), request.budget_seconds},
+      facts, now(self));
   st.answers.emplace(start.id, promise);
   execute(self, start.commands);
   return promise;

@@ -86,6 +86,19 @@ runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compressi
   return options;
 }
 
+std::shared_ptr<NegentropyScanner> spawn_negentropy_scanner(
+    const runtime::Config& config, std::shared_ptr<const store::EventStore> events) {
+  NegentropyScannerLimits limits;
+  limits.threads = config.negentropy_scan_threads;
+  limits.max_queued_per_address = config.negentropy_scan_queue_per_address;
+  // Every connection's sessions may wait at once; the whole queue is a bound on memory only.
+  limits.max_queued = std::max<std::size_t>(1024, 4 * limits.max_queued_per_address);
+  return std::make_shared<NegentropyScanner>(
+      limits, [events](const nostr::Filter& filter, std::uint64_t max) {
+        return events->negentropy_items(filter, max);
+      });
+}
+
 WiredRelay wire_relay(const Services& services, const WiredStore& store,
                       const WiredPolicy& policy) {
   WiredRelay wired;
@@ -107,6 +120,8 @@ WiredRelay wire_relay(const Services& services, const WiredStore& store,
   context->metrics = metrics;
   context->negentropy_budget =
       std::make_shared<NegentropyBudget>(negentropy_budget_limits(services.config));
+  wired.negentropy_scanner = spawn_negentropy_scanner(services.config, store.store);
+  context->negentropy_scanner = wired.negentropy_scanner;
 
   wired.endpoint = runtime::make_websocket_endpoint(
       ws_options(context->limits, services.config.websocket_compression,
@@ -119,6 +134,8 @@ WiredRelay wire_relay(const Services& services, const WiredStore& store,
 void close_sessions(const WiredRelay& wired) {
   if (wired.endpoint) wired.endpoint->close_all();
   stop(wired.verifiers);
+  // Scans still waiting are dropped (their connections are closing); the store outlives this.
+  if (wired.negentropy_scanner) wired.negentropy_scanner->stop();
 }
 
 void stop(const WiredRelay& wired) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "actors/relay/engine/negentropy_sessions.hpp"
+#include "actors/relay/negentropy_scanner.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/verifiers.hpp"
@@ -20,6 +21,8 @@ struct WiredRelay {
   fanout_actor fanout;
   Verifiers verifiers;  ///< the client sessions' signature checks
   std::shared_ptr<runtime::WsEndpoint> endpoint;
+  std::shared_ptr<NegentropyScanner>
+      negentropy_scanner;  ///< NEG-OPEN scans, on threads of their own
 };
 
 /// Config → RelayLimits (also what NIP-11 `limitation` advertises).
@@ -27,6 +30,10 @@ runtime::RelayLimits relay_limits(const runtime::Config& config);
 /// What every connection's NIP-77 sessions share: four NEG-OPENs of the largest size in all, a
 /// share of it per client address, and each address's scan rate.
 NegentropyBudgetLimits negentropy_budget_limits(const runtime::Config& config);
+
+/// The NEG-OPEN scanner over the store, with its threads started.
+std::shared_ptr<NegentropyScanner> spawn_negentropy_scanner(
+    const runtime::Config& config, std::shared_ptr<const store::EventStore> events);
 
 /// RelayLimits → the WebSocket transport's options.
 runtime::WsOptions ws_options(const runtime::RelayLimits& limits, bool compression,

@@ -69,6 +69,12 @@ SyncPlusConfig sync_plus_config(const runtime::Config& config) {
   out.discovery.retry_seconds = seconds(config.sync_plus_retry_secs);
   out.history.refresh_seconds = out.discovery.refresh_seconds;
   out.history.retry_seconds = out.discovery.retry_seconds;
+  out.history.max_workers = std::max<std::uint64_t>(config.sync_plus_history_workers, 1);
+  out.history.author_workers = std::max<std::uint64_t>(config.sync_plus_author_workers, 1);
+  out.history.relay_budget_seconds = static_cast<std::int64_t>(config.sync_plus_relay_budget_secs);
+  out.discovery.max_batches = std::max<std::uint64_t>(config.sync_plus_discovery_batches, 1);
+  out.discovery.source_budget_seconds =
+      static_cast<std::int64_t>(config.sync_plus_discovery_budget_secs);
   return out;
 }
 

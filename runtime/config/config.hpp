@@ -68,6 +68,8 @@ struct Config {
   std::uint64_t negentropy_open_burst = 20;
   std::uint64_t negentropy_idle_secs = 60;  ///< 0 = never
   std::uint64_t negentropy_max_rounds = 2000;
+  std::uint64_t negentropy_scan_threads = 2;
+  std::uint64_t negentropy_scan_queue_per_address = 16;
   std::uint64_t max_limit = 0;
   std::uint64_t default_limit = 0;
   std::uint64_t max_subid_length = 0;
@@ -152,6 +154,11 @@ struct Config {
   std::uint64_t sync_plus_reconcile_secs = 0;
   std::uint64_t sync_plus_refresh_secs = 0;
   std::uint64_t sync_plus_retry_secs = 0;
+  std::uint64_t sync_plus_history_workers = 32;
+  std::uint64_t sync_plus_author_workers = 4;
+  std::uint64_t sync_plus_relay_budget_secs = 120;  ///< 0 = the fetch path's bounds only
+  std::uint64_t sync_plus_discovery_batches = 4;
+  std::uint64_t sync_plus_discovery_budget_secs = 30;  ///< 0 = the fetch path's bounds only
 
   /// Path of the config file that was read, empty when none.
   std::string config_file;

@@ -257,6 +257,16 @@ std::vector<OptionSpec> subscription_limits() {
        "NEG-MSG rounds graspd, as a NIP-77 client (sync, graspd sync), takes from a relay for one "
        "session; past it the session is abandoned as a looping relay.",
        uint_option(&C::negentropy_max_rounds, 1, unlimited)},
+      {"negentropy_scan_threads", "NGIT_NEGENTROPY_SCAN_THREADS", "--negentropy-scan-threads",
+       "integer", "2",
+       "Threads that run NIP-77 NEG-OPEN store scans, off the scheduler threads that serve REQ "
+       "and EVENT; waiting scans take turns per client address.",
+       uint_option(&C::negentropy_scan_threads, 1, 64)},
+      {"negentropy_scan_queue_per_address", "NGIT_NEGENTROPY_SCAN_QUEUE_PER_ADDRESS",
+       "--negentropy-scan-queue-per-address", "integer", "16",
+       "NEG-OPEN scans one client address may have waiting for a scan thread; past it NEG-OPEN "
+       "answers NEG-ERR \"rate-limited: ...\".",
+       uint_option(&C::negentropy_scan_queue_per_address, 1, 100000)},
       {"max_count_examined", "NGIT_MAX_COUNT_EXAMINED", "--max-count-examined", "integer", "200000",
        "Index entries one COUNT may examine; past it the count is answered approximate (NIP-45).",
        uint_option(&C::max_count_examined, 1, unlimited)},
@@ -405,6 +415,31 @@ std::vector<OptionSpec> sync_plus_options() {
        uint_option(&C::sync_plus_refresh_secs, 1)},
       {"sync_plus_retry_secs", "NGIT_SYNC_PLUS_RETRY_SECS", "--sync-plus-retry-secs", "seconds",
        "300", "Sync+ retry cadence after a failure.", uint_option(&C::sync_plus_retry_secs, 1)},
+      {"sync_plus_history_workers", "NGIT_SYNC_PLUS_HISTORY_WORKERS", "--sync-plus-history-workers",
+       "integer", "32",
+       "Sync+ history workers (one relay each) at once, for every author together.",
+       uint_option(&C::sync_plus_history_workers, 1, 1024)},
+      {"sync_plus_author_workers", "NGIT_SYNC_PLUS_AUTHOR_WORKERS", "--sync-plus-author-workers",
+       "integer", "4",
+       "Sync+ history workers the mailbox relays of one author may hold at once; the relays of "
+       "the authors with the fewest workers out are admitted first.",
+       uint_option(&C::sync_plus_author_workers, 1, 1024)},
+      {"sync_plus_relay_budget_secs", "NGIT_SYNC_PLUS_RELAY_BUDGET_SECS",
+       "--sync-plus-relay-budget-secs", "seconds", "120",
+       "Seconds one Sync+ history visit of a relay may take in all, however the relay trickles "
+       "progress; a relay that spends it without completing a group is backed off (the retry "
+       "cadence, doubling). 0: only the fetch path's own bounds (300 s per fetch).",
+       uint_option(&C::sync_plus_relay_budget_secs, 0, 86400)},
+      {"sync_plus_discovery_batches", "NGIT_SYNC_PLUS_DISCOVERY_BATCHES",
+       "--sync-plus-discovery-batches", "integer", "4",
+       "Sync+ discovery batches (kind 0 + 10002 of up to 100 authors) in flight at once, each on "
+       "its own relay.",
+       uint_option(&C::sync_plus_discovery_batches, 1, 64)},
+      {"sync_plus_discovery_budget_secs", "NGIT_SYNC_PLUS_DISCOVERY_BUDGET_SECS",
+       "--sync-plus-discovery-budget-secs", "seconds", "30",
+       "Seconds one Sync+ discovery batch may take in all; a relay that spends it is backed off "
+       "(the retry cadence, doubling). 0: only the fetch path's own bounds (300 s per fetch).",
+       uint_option(&C::sync_plus_discovery_budget_secs, 0, 86400)},
   };
 }
 

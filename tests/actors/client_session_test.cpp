@@ -11,9 +11,11 @@
 #include <optional>
 
 #include "actors/relay/fanout.hpp"
+#include "actors/relay/negentropy_scanner.hpp"
 #include "actors/relay/verifier.hpp"
 #include "actors/store/store_writer.hpp"
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/negentropy.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "tests/store/store_test_util.hpp"
 #include "tests/support/actor_fixture.hpp"
@@ -50,7 +52,8 @@ class ClientSessionTest : public test::ActorTest {
 
   /// By default the session verifies on a pool of two real verifiers (as the daemon wires it).
   client_session_actor open_session(runtime::RelayLimits limits = {}, acceptance_actor hook = {},
-                                    std::optional<std::vector<verifier_actor>> verifiers = {}) {
+                                    std::optional<std::vector<verifier_actor>> verifiers = {},
+                                    std::shared_ptr<NegentropyScanner> scanner = {}) {
     auto ctx = std::make_shared<RelayContext>();
     ctx->store = store_;
     ctx->writer = writer_;
@@ -60,7 +63,8 @@ class ClientSessionTest : public test::ActorTest {
         verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
     ctx->limits = limits;
     ctx->monotonic_now = [this] { return now(); };
-    auto session = spawn_client_session(system(), ctx, ++next_connection_, sink_);
+    ctx->negentropy_scanner = std::move(scanner);
+    auto session = spawn_client_session(system(), ctx, ++next_connection_, sink_, "ip:a");
     run();
     return session;
   }
@@ -395,6 +399,70 @@ TEST_F(ClientSessionTest, AnAnswerWhoseReqIsClosedMidwayStopsWithoutEose) {
   EXPECT_EQ(sink_->take(),
             (std::vector<std::string>{nostr::relay_event("t", nostr::serialize_event(*stored[0])),
                                       nostr::relay_eose("t")}));
+}
+
+/// ["NEG-OPEN",<subid>,{},<initial message of an empty client>]
+std::string neg_open_frame(const std::string& subid) {
+  nostr::negentropy::Storage empty;
+  auto engine = nostr::negentropy::Negentropy::create(empty, 0);
+  return "[\"NEG-OPEN\",\"" + subid + "\",{},\"" +
+         nostr::negentropy::message_to_hex(engine->initiate()) + "\"]";
+}
+
+std::shared_ptr<NegentropyScanner> manual_scanner(const std::shared_ptr<store::EventStore>& store,
+                                                  std::size_t per_address = 16) {
+  return std::make_shared<NegentropyScanner>(
+      NegentropyScannerLimits{.threads = 0, .max_queued_per_address = per_address},
+      [store](const nostr::Filter& filter, std::uint64_t max) {
+        return store->negentropy_items(filter, max);
+      });
+}
+
+// With a scanner the session never reads the NEG-OPEN's records itself: the open waits for the
+// scan while the connection's REQs are served, and is answered once the scan's result comes back.
+TEST_F(ClientSessionTest, ANegOpenIsAnsweredWhenItsScanEndsAndNeverBlocksTheSession) {
+  auto scanner = manual_scanner(store_);
+  auto session = open_session({}, {}, {}, scanner);
+  for (int i = 0; i < 3; ++i) say(session, event_frame(untagged_event(1, "n" + std::to_string(i))));
+  EXPECT_TRUE(say(session, neg_open_frame("n")).empty()) << "no answer before the scan ran";
+  EXPECT_EQ(scanner->queued_by("ip:a"), 1u);
+  auto req = say(session, R"(["REQ","r",{"kinds":[1]}])");
+  ASSERT_EQ(req.size(), 4u) << "the REQ is served while the scan waits";
+  EXPECT_EQ(req.back(), nostr::relay_eose("r"));
+  ASSERT_TRUE(scanner->run_one());
+  run();
+  auto answer = sink_->take();
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(answer[0].rfind("[\"NEG-MSG\",\"n\"", 0), 0u) << answer[0];
+  // The connection ends: the session quits although its NIP-77 idle timer is pending.
+  caf::anon_send(session, atom::ws_closed::value);
+  run();
+}
+
+TEST_F(ClientSessionTest, ANegOpenClosedWhileItsScanWaitsIsNotAnswered) {
+  auto scanner = manual_scanner(store_);
+  auto session = open_session({}, {}, {}, scanner);
+  say(session, neg_open_frame("n"));
+  say(session, R"(["NEG-CLOSE","n"])");
+  ASSERT_TRUE(scanner->run_one());
+  run();
+  EXPECT_TRUE(sink_->take().empty());
+  caf::anon_send(session, atom::ws_closed::value);
+  run();
+}
+
+TEST_F(ClientSessionTest, AFullScanQueueAnswersRateLimited) {
+  auto scanner = manual_scanner(store_, 1);
+  auto session = open_session({}, {}, {}, scanner);
+  EXPECT_TRUE(say(session, neg_open_frame("a")).empty());
+  auto refused = say(session, neg_open_frame("b"));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("NEG-ERR"), std::string::npos) << refused[0];
+  EXPECT_NE(refused[0].find("rate-limited: too many negentropy scans waiting from your address"),
+            std::string::npos)
+      << refused[0];
+  caf::anon_send(session, atom::ws_closed::value);
+  run();
 }
 
 }  // namespace

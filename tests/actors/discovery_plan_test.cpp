@@ -1,4 +1,5 @@
-// GRASP-03 identity discovery decisions (sync::DiscoveryPlan): batching, one batch in flight,
+// GRASP-03 identity discovery decisions (sync::DiscoveryPlan): batching, one batch per source and
+// a few in flight, source budgets and back-off,
 // one new source per maintenance pass, the 24 h / 5 min cadences and outbox following.
 #include "actors/plus/engine/discovery_plan.hpp"
 
@@ -109,6 +110,62 @@ TEST_F(DiscoveryPlanTest, AuthorsNoLongerEligibleAreForgotten) {
   plan.set_authors({});
   EXPECT_FALSE(plan.on_pass(t));
   EXPECT_EQ(plan.due_authors(t), 0u);
+}
+
+// Several batches run at once, each on its own source: a slow source holds one of them only.
+TEST_F(DiscoveryPlanTest, BatchesRunOnDistinctSourcesUpToTheLimit) {
+  DiscoveryPlan many{DiscoveryConfig{86400, 300, 2, 30}};
+  std::map<nostr::Pubkey, DiscoveryAuthor> authors;
+  for (int i = 0; i < 3; ++i)
+    authors[author(i)] = DiscoveryAuthor{{"wss://out" + std::to_string(i) + ".example"}, true};
+  many.set_authors(authors);
+  auto first = many.on_pass(t);
+  auto second = many.on_pass(t + 1);
+  ASSERT_TRUE(first && second);
+  EXPECT_NE(first->source, second->source);
+  EXPECT_EQ(many.batches_in_flight(), 2u);
+  EXPECT_FALSE(many.on_pass(t + 2)) << "two in flight at most";
+  EXPECT_FALSE(many.on_done(second->id, true, t + 3)) << "no warm source left";
+  auto third = many.on_pass(t + 4);
+  ASSERT_TRUE(third) << "the freed slot goes to the next source while the first is still out";
+  EXPECT_EQ(many.batches_in_flight(), 2u);
+}
+
+// A source that trickles until its budget is cut is backed off: no batch until the back-off
+// ends, doubling while it keeps spending its budget; other sources go on meanwhile.
+TEST_F(DiscoveryPlanTest, ASourceThatSpendsItsBudgetIsBackedOff) {
+  DiscoveryPlan plan2{DiscoveryConfig{86400, 300, 1, 30}};
+  plan2.set_authors(
+      {{author(1), {{"wss://slow.example"}, true}}, {author(2), {{"wss://good.example"}, true}}});
+  auto slow = plan2.on_pass(t);
+  ASSERT_TRUE(slow);
+  const auto slow_source = slow->source;
+  EXPECT_FALSE(plan2.on_pass(t + 10)) << "the one slot is out";
+  plan2.on_done(slow->id, false, t + 30);  // cut at the budget
+  EXPECT_EQ(plan2.budgets_spent(), 1u);
+  EXPECT_EQ(plan2.sources_backed_off(t + 31), 1u);
+  auto other = plan2.on_pass(t + 31);
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->source, slow_source);
+  plan2.on_done(other->id, true, t + 32);
+  EXPECT_EQ(plan2.budgets_spent(), 1u) << "an answered batch spends nothing";
+  // Its authors' round failed: due again after 300 s, the source too.
+  EXPECT_FALSE(plan2.on_pass(t + 329));
+  auto again = plan2.on_pass(t + 330);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->source, slow_source);
+  plan2.on_done(again->id, false, t + 360);
+  EXPECT_EQ(plan2.sources_backed_off(t + 360 + 599), 1u) << "doubled to 600 s";
+  EXPECT_EQ(plan2.sources_backed_off(t + 360 + 600), 0u);
+}
+
+TEST_F(DiscoveryPlanTest, AFailureWithinTheBudgetIsNoBackOff) {
+  plan.set_authors({{author(1), {{"wss://out.example"}, true}}});
+  auto batch = plan.on_pass(t);
+  ASSERT_TRUE(batch);
+  plan.on_done(batch->id, false, t + 5);  // refused at once
+  EXPECT_EQ(plan.budgets_spent(), 0u);
+  EXPECT_EQ(plan.sources_backed_off(t + 6), 0u);
 }
 
 }  // namespace

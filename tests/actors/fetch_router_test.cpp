@@ -441,5 +441,38 @@ TEST_F(FetchRouterTest, TimersFollowTheConfiguration) {
   EXPECT_EQ(only<ArmIdle>(ended).at(0).delay_seconds, 2);
 }
 
+// A hostile relay trickles one page just inside every idle timeout: the requester's budget cuts it
+// whatever the progress, and the timers never overshoot it.
+TEST_F(FetchRouterTest, ATricklingFetchIsCutAtTheRequestersBudget) {
+  auto req = request(mailbox);
+  req.budget_seconds = 45;
+  auto start = router_.on_fetch(req, unconnected(), t0);
+  router_.on_relay_up(mailbox, {});
+  EXPECT_EQ(only<ArmFetchTimeout>(start.commands).at(0).delay_seconds, 30);
+  router_.on_traffic(mailbox, RelayProgress{.pages = 1});
+  auto rearmed = router_.on_timeout(start.id, t0 + 30);
+  ASSERT_EQ(rearmed.size(), 1u);
+  EXPECT_EQ(std::get<ArmFetchTimeout>(rearmed[0]).delay_seconds, 15) << "up to the budget only";
+  router_.on_traffic(mailbox, RelayProgress{.pages = 1});
+  auto cut = router_.on_timeout(start.id, t0 + 45);
+  ASSERT_EQ(answers(cut).size(), 1u);
+  EXPECT_EQ(answers(cut)[0].second.rfind("budget spent:", 0), 0u) << answers(cut)[0].second;
+  EXPECT_EQ(only<CloseSubscription>(cut).size(), 1u);
+}
+
+TEST_F(FetchRouterTest, ABudgetLongerThanTheLongestDurationChangesNothing) {
+  auto req = request(mailbox);
+  req.budget_seconds = 1000;
+  auto start = router_.on_fetch(req, unconnected(), t0);
+  router_.on_relay_up(mailbox, {});
+  for (std::int64_t t = t0 + 30; t < t0 + 300; t += 30) {
+    router_.on_traffic(mailbox, RelayProgress{.pages = 1});
+    ASSERT_EQ(only<ArmFetchTimeout>(router_.on_timeout(start.id, t)).size(), 1u);
+  }
+  router_.on_traffic(mailbox, RelayProgress{.pages = 1});
+  EXPECT_EQ(answers(router_.on_timeout(start.id, t0 + 300)),
+            (std::vector<std::pair<bool, std::string>>{{false, "timed out"}}));
+}
+
 }  // namespace
 }  // namespace graspd::sync

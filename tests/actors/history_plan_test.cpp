@@ -124,5 +124,90 @@ TEST(HistoryPlan, TheCursorIsKeptModuloTheNewGroupsWhenTheInventoryChanges) {
   EXPECT_EQ(plan.active_workers(), 0u);
 }
 
+nostr::Pubkey key(int n) {
+  nostr::Pubkey k{};
+  k[0] = static_cast<std::uint8_t>(n);
+  return k;
+}
+
+// One author with many (hostile) mailboxes takes at most its share of the workers, and the relays
+// of the authors with the fewest workers out go first.
+TEST(HistoryPlan, OneAuthorsRelaysTakeAtMostTheirShareOfTheWorkers) {
+  auto config = small_groups();
+  config.author_workers = 2;
+  HistoryPlan plan(config);
+  std::map<std::string, SyncItems> desired;
+  std::map<std::string, std::set<nostr::Pubkey>> authors;
+  for (int i = 0; i < 10; ++i) {
+    desired[relay(i)] = roots(1);
+    authors[relay(i)] = {key(1)};  // the hostile author's relays sort first
+  }
+  desired["wss://victim.example"] = roots(1);
+  authors["wss://victim.example"] = {key(2)};
+  plan.set_desired(desired, 0);
+  plan.set_authors(authors);
+  ASSERT_EQ(plan.admit(0), relay(0));
+  EXPECT_EQ(plan.admit(1), "wss://victim.example") << "the author with no worker out first";
+  EXPECT_EQ(plan.admit(2), relay(1));
+  EXPECT_FALSE(plan.admit(3)) << "author 1 holds its share of two";
+  EXPECT_EQ(plan.workers_of(key(1)), 2u);
+  // A relay shared with another author is admitted on that author's share.
+  plan.set_desired(desired, 4);
+  authors[relay(5)].insert(key(3));
+  plan.set_authors(authors);
+  EXPECT_EQ(plan.admit(4), relay(5));
+  EXPECT_FALSE(plan.admit(5));
+}
+
+// A relay trickling progress keeps its worker only for its budget; one that spent it without
+// completing a group is backed off, doubling per budget spent in a row.
+TEST(HistoryPlan, ARelayThatSpendsItsBudgetIsCutAndBackedOff) {
+  auto config = small_groups();
+  config.relay_budget_seconds = 120;
+  HistoryPlan plan(config);
+  plan.set_desired({{relay(1), roots(1)}}, 0);
+  ASSERT_EQ(plan.admit(0), relay(1));
+  EXPECT_EQ(plan.budget_left(relay(1), 0), 120);
+  EXPECT_EQ(plan.budget_left(relay(1), 100), 20) << "what the next fetch may take";
+  EXPECT_FALSE(plan.on_group_done(relay(1), false, 120)) << "its fetch was cut at the budget";
+  EXPECT_EQ(plan.budgets_spent(), 1u);
+  EXPECT_EQ(plan.relays().at(relay(1)).due, 120 + 300);
+  ASSERT_EQ(plan.admit(420), relay(1));
+  plan.on_group_done(relay(1), false, 540);
+  EXPECT_EQ(plan.relays().at(relay(1)).due, 540 + 600) << "doubled";
+  ASSERT_EQ(plan.admit(1140), relay(1));
+  plan.on_group_done(relay(1), false, 1260);
+  EXPECT_EQ(plan.relays().at(relay(1)).due, 1260 + 1200);
+  // A group completing resets it.
+  ASSERT_EQ(plan.admit(2460), relay(1));
+  EXPECT_TRUE(plan.on_group_done(relay(1), true, 2461));
+  EXPECT_EQ(plan.relays().at(relay(1)).spent, 0u);
+}
+
+TEST(HistoryPlan, AnHonestRelayThatOutlastsItsBudgetContinuesAfterTheRetryCadence) {
+  auto config = small_groups();
+  config.relay_budget_seconds = 120;
+  HistoryPlan plan(config);
+  plan.set_desired({{relay(1), roots(3)}}, 0);  // 9 groups
+  ASSERT_EQ(plan.admit(0), relay(1));
+  EXPECT_TRUE(plan.on_group_done(relay(1), true, 60));
+  EXPECT_FALSE(plan.on_group_done(relay(1), true, 121)) << "the budget is spent";
+  const auto& state = plan.relays().at(relay(1));
+  EXPECT_EQ(state.spent, 0u) << "it completed groups: no back-off";
+  EXPECT_EQ(state.due, 121 + 300);
+  EXPECT_EQ(state.cursor, 2u) << "the rotation continues from its cursor";
+  EXPECT_EQ(plan.budgets_spent(), 1u);
+}
+
+TEST(HistoryPlan, NoBudgetMeansOnlyTheFetchPathsBounds) {
+  auto config = small_groups();
+  config.relay_budget_seconds = 0;
+  HistoryPlan plan(config);
+  plan.set_desired({{relay(1), roots(3)}}, 0);
+  ASSERT_EQ(plan.admit(0), relay(1));
+  EXPECT_EQ(plan.budget_left(relay(1), 0), 0);
+  EXPECT_TRUE(plan.on_group_done(relay(1), true, 100000));
+}
+
 }  // namespace
 }  // namespace graspd::sync

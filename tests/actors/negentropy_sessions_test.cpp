@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 
 #include <set>
+#include <variant>
 
 namespace graspd {
 namespace {
@@ -254,6 +255,66 @@ TEST_F(NegentropySessionsTest, ScansAreBudgetedPerAddress) {
   // Another address scans on its own budget.
   NegentropySessions other{session_limits(100, 4), budget, "ip:other"};
   EXPECT_FALSE(other.open(a, server.source(), now_).error);
+}
+
+// The asynchronous NEG-OPEN (the scan runs on the scanner's threads): the pending open counts as
+// a session of the connection, its answer comes with finish_open, and an open replaced or closed
+// meanwhile gets no answer while its scan is still charged.
+TEST_F(NegentropySessionsTest, AnOpenWhoseScanRunsElsewhereIsAnsweredWhenItEnds) {
+  auto msg = open_message("a", neg::Storage{});
+  auto begun = sessions_.begin_open(msg, now_);
+  auto* pending = std::get_if<NegentropySessions::PendingScan>(&begun);
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(pending->max, 100u);
+  EXPECT_EQ(sessions_.pending_opens(), 1u);
+  EXPECT_EQ(sessions_.open_sessions(), 0u);
+  auto answer = sessions_.finish_open("a", pending->ticket, {records(10), false}, now_);
+  ASSERT_TRUE(answer);
+  EXPECT_FALSE(answer->error);
+  EXPECT_EQ(answer->items, 10u);
+  EXPECT_EQ(std::string(parsed(answer->frame)[0].GetString()), "NEG-MSG");
+  EXPECT_EQ(sessions_.open_sessions(), 1u);
+  EXPECT_EQ(sessions_.pending_opens(), 0u);
+  EXPECT_EQ(budget_->held(), 10u);
+}
+
+TEST_F(NegentropySessionsTest, PendingOpensCountAgainstTheConnectionsSessions) {
+  auto a = open_message("a", neg::Storage{});
+  auto b = open_message("b", neg::Storage{});
+  auto c = open_message("c", neg::Storage{});
+  ASSERT_TRUE(
+      std::holds_alternative<NegentropySessions::PendingScan>(sessions_.begin_open(a, now_)));
+  ASSERT_TRUE(
+      std::holds_alternative<NegentropySessions::PendingScan>(sessions_.begin_open(b, now_)));
+  auto refused = sessions_.begin_open(c, now_);
+  auto* answer = std::get_if<NegentropySessions::Answer>(&refused);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->error, NegentropyError::too_many_sessions);
+}
+
+TEST_F(NegentropySessionsTest, AReplacedOrClosedOpenGetsNoAnswerFromItsOldScan) {
+  auto first = open_message("a", neg::Storage{});
+  auto old_ticket =
+      std::get<NegentropySessions::PendingScan>(sessions_.begin_open(first, now_)).ticket;
+  auto again = open_message("a", neg::Storage{});
+  auto new_ticket =
+      std::get<NegentropySessions::PendingScan>(sessions_.begin_open(again, now_)).ticket;
+  EXPECT_FALSE(sessions_.finish_open("a", old_ticket, {records(5), false}, now_))
+      << "the replaced open's scan is stale";
+  EXPECT_TRUE(sessions_.finish_open("a", new_ticket, {records(5), false}, now_));
+  auto closing = open_message("b", neg::Storage{});
+  auto ticket =
+      std::get<NegentropySessions::PendingScan>(sessions_.begin_open(closing, now_)).ticket;
+  sessions_.close("b");
+  EXPECT_FALSE(sessions_.finish_open("b", ticket, {records(5), false}, now_));
+  EXPECT_EQ(budget_->held(), 5u) << "only the live session holds records";
+  auto queued = open_message("c", neg::Storage{});
+  sessions_.close("a");
+  auto t = std::get<NegentropySessions::PendingScan>(sessions_.begin_open(queued, now_)).ticket;
+  auto refused = sessions_.abandon_open("c", t, NegentropyError::scan_queue, "rate-limited: busy");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->error, NegentropyError::scan_queue);
+  EXPECT_EQ(sessions_.pending_opens(), 0u);
 }
 
 }  // namespace

@@ -292,6 +292,74 @@ TEST_F(SyncPlusTest, AFailedGroupReleasesTheWorkerAndRetriesAfter5Minutes) {
   EXPECT_EQ(relay.due, unix_now() + 300);
 }
 
+// Author 4 (a commenter) lists four history mailboxes that trickle: each answers its REQ with one
+// requested event every 20 s, just inside the 30 s idle timeout, and never EOSE. Author 3 (the
+// issue's author) lists one honest outbox. With two workers in all and one per author, the honest
+// relay gets the second worker at the next pass and completes, while the trickling relay is cut
+// at its 60 s budget (not the fetch path's 300 s) and backed off, and only then does the next of
+// author 4's relays get a worker.
+TEST_F(SyncPlusTest, ATricklingRelayIsCutAtItsBudgetWhileAnotherAuthorsWorkProceeds) {
+  thread();
+  store({relay_list(4, {{"r", "wss://a1.example", "read"},
+                        {"r", "wss://a2.example", "read"},
+                        {"r", "wss://a3.example", "read"},
+                        {"r", "wss://a4.example", "read"}}),
+         relay_list(3, {{"r", "wss://good.example", "write"}})});
+  SyncPlusConfig config;
+  config.history.max_workers = 2;
+  config.history.author_workers = 1;
+  config.history.relay_budget_seconds = 60;
+  start_plus(config);
+  const auto admitted_at = unix_now();
+  auto* hostile = peer_of("a1.example");
+  ASSERT_TRUE(hostile) << "the hostile relay sorts first and is admitted at the first pass";
+  hostile->handler->on_open(req_only_peer());
+  run();
+  ASSERT_EQ(hostile->reqs().size(), 1u);
+  const auto hostile_sub = hostile->reqs()[0].first;
+  int trickled = 0;
+  auto trickle = [&] {
+    auto drop =
+        signed_event(1111, {{"e", nostr::to_hex(issue_.id)}}, unix_now() - 100 + trickled, 4);
+    ++trickled;
+    hostile->handler->on_message(nostr::relay_event(hostile_sub, nostr::serialize_event(drop)));
+    run();
+  };
+  trickle();
+
+  // The next pass: author 4 holds its share, so the honest relay gets the second worker.
+  advance_time(1s);
+  auto* good = peer_of("good.example");
+  ASSERT_TRUE(good);
+  good->handler->on_open(req_only_peer());
+  run();
+  drain(*good);
+  const auto& relays = plus_state().history->relays();
+  EXPECT_EQ(relays.at("wss://good.example").groups_ok, 1u) << "the other author's work proceeds";
+  EXPECT_EQ(peer_of("a2.example"), nullptr) << "author 4 holds at most one worker";
+  EXPECT_EQ(plus_state().history->workers_of(comment_.pubkey), 1u);
+
+  // The hostile relay trickles progress before every idle timeout...
+  for (int i = 0; i < 2; ++i) {
+    advance_time(19s);
+    trickle();
+    advance_time(1s);
+  }
+  EXPECT_EQ(plus_state().counts.history_failures, 0u) << "alive at 41 s: it progressed";
+  EXPECT_EQ(peer_of("a2.example"), nullptr);
+  // ...and is cut at its 60 s budget all the same, then backed off.
+  advance_time(std::chrono::seconds(admitted_at + 60 - unix_now()));
+  EXPECT_EQ(plus_state().counts.history_budget_spent, 1u);
+  EXPECT_EQ(plus_state().counts.history_failures, 1u);
+  const auto& cut = relays.at("wss://a1.example");
+  EXPECT_FALSE(cut.worker);
+  EXPECT_EQ(cut.spent, 1u);
+  EXPECT_EQ(cut.due, unix_now() + 300) << "backed off by the retry cadence";
+  EXPECT_EQ(hostile->frames("CLOSE").size(), 1u) << "its subscription is closed";
+  advance_time(1s);
+  EXPECT_NE(peer_of("a2.example"), nullptr) << "the freed share goes to author 4's next relay";
+}
+
 TEST_F(SyncPlusTest, AHostileRelayListDialsAtMostFourValidRelays) {
   thread();
   nostr::Tags tags;

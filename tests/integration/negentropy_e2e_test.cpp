@@ -3,12 +3,16 @@
 // answers. Fails (never skips) when node or node_modules is missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "interop_support.hpp"
 #include "messages/nostr/negentropy.hpp"
@@ -127,6 +131,68 @@ TEST(NegentropyE2E, OneAddressCannotTakeTheBudgetAndIdleSessionsExpire) {
   EXPECT_EQ(expired_here, 3);
   ASSERT_TRUE(again);
   EXPECT_TRUE(std::holds_alternative<nostr::RelayNegMsg>(*again)) << attackers[0]->last_text();
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
+}
+
+// The attacker (127.0.0.2) loops NEG-OPEN {} over 3,000 events on four connections, with the scan
+// budget and the NEG-OPEN rate off so nothing but the scan threads holds it back. The scans run on
+// the scanner's threads, not the scheduler threads: the victim's (127.0.0.1) REQs are still
+// answered promptly. Before, each scan ran on a scheduler thread and the victim's latency grew by
+// about 25 ms per looping connection.
+TEST(NegentropyE2E, LoopingNegOpensDoNotDelayAnotherClientsReq) {
+  GraspdProcess graspd{relay_options(
+      {{"NGIT_NEGENTROPY_ADDRESS_SCAN_RATE", "0"}, {"NGIT_NEGENTROPY_OPEN_RATE", "0"}})};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  auto publisher = TestClient::connect(graspd.port());
+  ASSERT_TRUE(publisher);
+  constexpr int stored = 3000;
+  for (int i = 0; i < stored; ++i)
+    publisher->send(event_frame(make_event(1, "n" + std::to_string(i), {}, 1700000000 + i)));
+  for (int i = 0; i < stored; ++i) ASSERT_TRUE(publisher->next_as<nostr::RelayOk>());
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> attackers;
+  for (int c = 0; c < 4; ++c) {
+    attackers.emplace_back([&] {
+      auto attacker = TestClient::connect(graspd.port(), false, "127.0.0.2");
+      if (!attacker) return;
+      while (!stop) {
+        attacker->send(neg_open("loop"));  // the same id: each replaces the last
+        auto reply = attacker->next(10s);
+        if (!reply) return;
+        if (std::holds_alternative<nostr::RelayNegMsg>(*reply)) ++answered;
+      }
+    });
+  }
+  ASSERT_TRUE(wait_until([&] { return answered >= 20; }, 30s)) << "the attacker is looping";
+
+  auto victim = TestClient::connect(graspd.port());
+  ASSERT_TRUE(victim);
+  std::vector<double> latencies;
+  for (int q = 0; q < 40; ++q) {
+    const auto subid = "v" + std::to_string(q);
+    const auto asked = std::chrono::steady_clock::now();
+    victim->send("[\"REQ\",\"" + subid + "\",{\"kinds\":[1],\"limit\":5}]");
+    std::optional<nostr::RelayMessage> reply;
+    while ((reply = victim->next(10s)) && !std::holds_alternative<nostr::RelayEose>(*reply)) {
+    }
+    ASSERT_TRUE(reply) << "the victim's REQ " << q << " was answered";
+    latencies.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked)
+            .count());
+    victim->send("[\"CLOSE\",\"" + subid + "\"]");
+  }
+  const int during = answered;
+  stop = true;
+  for (auto& attacker : attackers) attacker.join();
+  std::sort(latencies.begin(), latencies.end());
+  const double median = latencies[latencies.size() / 2];
+  const double p99 = latencies[latencies.size() * 99 / 100];
+  std::cout << "victim REQ latency with 4 looping NEG-OPEN connections: median " << median
+            << " ms, p99 " << p99 << " ms; attacker NEG-OPENs answered: " << during << "\n";
+  EXPECT_LT(p99, 2000.0) << "generous: a loaded CI machine";
+  EXPECT_GT(during, 20) << "the attacker is served too, on the scan threads";
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 

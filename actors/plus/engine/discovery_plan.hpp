@@ -2,9 +2,14 @@
 // and when. Inputs are the eligible authors with their sources (the user-index relays and the
 // bootstrap relay for an author without a retained 10002; its write/unmarked outboxes once one is
 // retained), a maintenance pass, and the outcome of the one batch in flight; the output is at
-// most one batch of at most `max_authors_per_query` authors for one source.
+// most one new batch of at most `max_authors_per_query` authors for one source at a time.
 //
-//  - one batch in flight, no waiter queue: start() returns nothing while a batch is out;
+//  - at most `max_batches` (NGIT_SYNC_PLUS_DISCOVERY_BATCHES) in flight, each on its own source,
+//    no waiter queue: one source holds at most one of them, so one slow source does not stop
+//    everyone's discovery;
+//  - each batch has `source_budget` seconds in all (the fetch is cut there however the source
+//    trickles); a source that spent it is backed off (retry, doubling per consecutive spent
+//    budget, up to refresh) and gets no batch meanwhile;
 //  - a round per author: every current source of the author is asked once; a source that appears
 //    during the round (a newer 10002 naming new outboxes) joins it, until no unvisited source
 //    remains;
@@ -32,6 +37,11 @@ inline constexpr std::size_t max_authors_per_query = 100;
 struct DiscoveryConfig {
   std::int64_t refresh_seconds = 86400;
   std::int64_t retry_seconds = 300;
+  /// Batches in flight at once, on distinct sources (NGIT_SYNC_PLUS_DISCOVERY_BATCHES).
+  std::size_t max_batches = 4;
+  /// Seconds one batch may take in all (NGIT_SYNC_PLUS_DISCOVERY_BUDGET_SECS); 0: only the
+  /// fetch path's own bounds.
+  std::int64_t source_budget_seconds = 30;
 };
 
 /// One author as the controller sees it now.
@@ -46,6 +56,8 @@ struct DiscoveryBatch {
   std::uint64_t id = 0;
   std::string source;
   std::vector<nostr::Pubkey> authors;
+  /// When it started (its budget runs from there).
+  std::int64_t started = 0;
 };
 
 class DiscoveryPlan {
@@ -59,7 +71,12 @@ class DiscoveryPlan {
   /// The batch in flight ended; returns the next batch on a source already used in this pass.
   std::optional<DiscoveryBatch> on_done(std::uint64_t batch, bool ok, std::int64_t now);
 
-  bool in_flight() const { return in_flight_.has_value(); }
+  bool in_flight() const { return !in_flight_.empty(); }
+  std::size_t batches_in_flight() const { return in_flight_.size(); }
+  /// Batches that ended having spent their source's budget.
+  std::uint64_t budgets_spent() const { return budgets_spent_; }
+  /// Sources backed off at `now` for spending their budget.
+  std::size_t sources_backed_off(std::int64_t now) const;
   /// Authors with a source left to ask now.
   std::size_t due_authors(std::int64_t now) const;
   /// Authors whose last successful query on a user index or the bootstrap relay ended with no
@@ -89,8 +106,18 @@ class DiscoveryPlan {
   std::map<nostr::Pubkey, Known> authors_;
   /// Sources asked since the last maintenance pass (their connection is warm).
   std::set<std::string> warm_;
-  std::optional<DiscoveryBatch> in_flight_;
+  std::map<std::uint64_t, DiscoveryBatch> in_flight_;
   std::uint64_t next_id_ = 1;
+  struct Backoff {
+    std::uint32_t spent = 0;
+    std::int64_t until = 0;
+  };
+  /// Sources that spent their budget, and until when they get no batch.
+  std::map<std::string, Backoff> backoff_;
+  std::uint64_t budgets_spent_ = 0;
+  bool busy(const std::string& source, std::int64_t now) const;
+  /// The batch on `source` ended at `now`: its budget spent (true) or not.
+  void note_budget(const DiscoveryBatch& batch, bool ok, std::int64_t now);
   /// Sources that answered a batch successfully at least once while the author had no relay
   /// list: user-index sources.
   std::set<std::string> index_sources_;

@@ -120,6 +120,8 @@ const char* to_string(NegentropyError error) {
       return "rate_limited";
     case NegentropyError::scan_budget:
       return "scan_budget";
+    case NegentropyError::scan_queue:
+      return "scan_queue";
     case NegentropyError::idle:
       return "idle";
     case NegentropyError::malformed:
@@ -151,7 +153,7 @@ NegentropySessions::Answer NegentropySessions::refuse(const std::string& subscri
 // The checks before any record is read: what this connection and its address may still open.
 std::optional<NegentropySessions::Answer> NegentropySessions::admit(
     const std::string& subscription_id, Clock::time_point now) {
-  if (sessions_.size() >= limits_.max_sessions)
+  if (sessions_.size() + pending_.size() >= limits_.max_sessions)
     return refuse(subscription_id, NegentropyError::too_many_sessions,
                   "blocked: too many open negentropy subscriptions on this connection (max " +
                       std::to_string(limits_.max_sessions) + ")");
@@ -168,42 +170,75 @@ std::optional<NegentropySessions::Answer> NegentropySessions::admit(
 NegentropySessions::Answer NegentropySessions::open(nostr::ClientNegOpen& msg,
                                                     const RecordSource& records,
                                                     Clock::time_point now) {
-  close(msg.subscription_id);  // NIP-77: reusing an id replaces the session
-  if (auto refused = admit(msg.subscription_id, now)) return *refused;
-  return snapshot(msg, records, now);
+  auto begun = begin_open(msg, now);
+  if (auto* refused = std::get_if<Answer>(&begun)) return std::move(*refused);
+  auto& pending = std::get<PendingScan>(begun);
+  Scan scan;
+  try {
+    scan.items = records(pending.filter, pending.max);
+  } catch (const std::exception&) {
+    scan.failed = true;
+  }
+  return *finish_open(msg.subscription_id, pending.ticket, std::move(scan), now);
 }
 
-NegentropySessions::Answer NegentropySessions::snapshot(nostr::ClientNegOpen& msg,
-                                                        const RecordSource& records,
+std::variant<NegentropySessions::Answer, NegentropySessions::PendingScan>
+NegentropySessions::begin_open(const nostr::ClientNegOpen& msg, Clock::time_point now) {
+  close(msg.subscription_id);  // NIP-77: reusing an id replaces the session
+  if (auto refused = admit(msg.subscription_id, now)) return std::move(*refused);
+  const auto ticket = next_ticket_++;
+  // Copied, not moved: the message stays usable to the caller (a NEG-OPEN is small).
+  pending_[msg.subscription_id] = Pending{ticket, msg.message};
+  return PendingScan{ticket, msg.filter, limits_.max_sync_events};
+}
+
+std::optional<NegentropySessions::Answer> NegentropySessions::finish_open(
+    const std::string& subscription_id, std::uint64_t ticket, Scan scan, Clock::time_point now) {
+  // The source reads at most one record past the bound; a scan is charged even when its open
+  // was replaced meanwhile: the records were read.
+  if (budget_ && !scan.failed)
+    budget_->charge_scan(address_, scan.items ? scan.items->size() : limits_.max_sync_events + 1,
+                         now);
+  auto it = pending_.find(subscription_id);
+  if (it == pending_.end() || it->second.ticket != ticket) return std::nullopt;
+  auto message = std::move(it->second.message);
+  pending_.erase(it);
+  return snapshot(subscription_id, message, std::move(scan), now);
+}
+
+std::optional<NegentropySessions::Answer> NegentropySessions::abandon_open(
+    const std::string& subscription_id, std::uint64_t ticket, NegentropyError error,
+    std::string reason) {
+  auto it = pending_.find(subscription_id);
+  if (it == pending_.end() || it->second.ticket != ticket) return std::nullopt;
+  pending_.erase(it);
+  return refuse(subscription_id, error, std::move(reason));
+}
+
+NegentropySessions::Answer NegentropySessions::snapshot(const std::string& subscription_id,
+                                                        const std::string& message, Scan scan,
                                                         Clock::time_point now) {
-  std::optional<std::vector<neg::Item>> items;
-  try {
-    items = records(msg.filter, limits_.max_sync_events);
-  } catch (const std::exception&) {
-    return refuse(msg.subscription_id, NegentropyError::query_failed,
-                  "error: could not run the query");
-  }
-  // The source reads at most one record past the bound.
-  if (budget_)
-    budget_->charge_scan(address_, items ? items->size() : limits_.max_sync_events + 1, now);
+  if (scan.failed)
+    return refuse(subscription_id, NegentropyError::query_failed, "error: could not run the query");
+  auto& items = scan.items;
   if (!items)
-    return refuse(msg.subscription_id, NegentropyError::too_many_results,
+    return refuse(subscription_id, NegentropyError::too_many_results,
                   "blocked: too many query results", limits_.max_sync_events);
   switch (budget_ ? budget_->try_take(address_, items->size()) : NegentropyBudget::Refusal::none) {
     case NegentropyBudget::Refusal::none:
       break;
     case NegentropyBudget::Refusal::process_full:
-      return refuse(msg.subscription_id, NegentropyError::busy,
+      return refuse(subscription_id, NegentropyError::busy,
                     "rate-limited: too many negentropy records held, try again later");
     case NegentropyBudget::Refusal::address_full:
-      return refuse(msg.subscription_id, NegentropyError::address_busy,
+      return refuse(subscription_id, NegentropyError::address_busy,
                     "rate-limited: your address holds its share of negentropy records, close a "
                     "session or try again later");
   }
   const auto count = items->size();
-  sessions_[msg.subscription_id] =
+  sessions_[subscription_id] =
       Session{std::make_unique<const neg::Storage>(std::move(*items)), now};
-  auto answer = respond(msg.subscription_id, msg.message);
+  auto answer = respond(subscription_id, message);
   if (!answer.error) answer.items = count;
   return answer;
 }
@@ -258,6 +293,7 @@ std::optional<NegentropySessions::Clock::time_point> NegentropySessions::next_ex
 }
 
 void NegentropySessions::close(const std::string& subscription_id) {
+  pending_.erase(subscription_id);  // its scan's answer will find no open waiting
   auto it = sessions_.find(subscription_id);
   if (it == sessions_.end()) return;
   if (budget_) budget_->give_back(address_, it->second.storage->size());
@@ -265,6 +301,7 @@ void NegentropySessions::close(const std::string& subscription_id) {
 }
 
 void NegentropySessions::clear() {
+  pending_.clear();
   while (!sessions_.empty()) close(sessions_.begin()->first);
 }
 

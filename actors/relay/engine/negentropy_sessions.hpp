@@ -15,10 +15,12 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/negentropy.hpp"
+#include "messages/relay_messages.hpp"
 #include "runtime/net/relay_limits.hpp"
 
 namespace graspd {
@@ -82,6 +84,7 @@ enum class NegentropyError {
   address_busy,
   rate_limited,
   scan_budget,
+  scan_queue,
   idle,
   malformed,
   query_failed,
@@ -128,8 +131,31 @@ class NegentropySessions {
   NegentropySessions& operator=(const NegentropySessions&) = delete;
 
   /// NEG-OPEN: replaces an open session of the same id, snapshots the records
-  /// and answers the initial message.
+  /// and answers the initial message (begin_open, the scan, finish_open in one go).
   Answer open(nostr::ClientNegOpen& msg, const RecordSource& records, Clock::time_point now);
+
+  /// What a scan found: the records, nullopt when more than the bound match, or `failed`.
+  using Scan = NegentropyScan;
+  /// A NEG-OPEN whose scan runs elsewhere (off the session's scheduler thread): the filter and
+  /// the bound to scan with, and the ticket finish_open takes back.
+  struct PendingScan {
+    std::uint64_t ticket = 0;
+    nostr::Filter filter;
+    std::uint64_t max = 0;
+  };
+  /// The first half of NEG-OPEN: replaces a session (or pending open) of the same id and runs
+  /// the checks before any record is read. A refusal is the answer; otherwise the scan to run.
+  /// A pending open counts as a session of the connection until it finishes.
+  std::variant<Answer, PendingScan> begin_open(const nostr::ClientNegOpen& msg,
+                                               Clock::time_point now);
+  /// The second half: the scan of `ticket` ended. nullopt when the open was replaced or closed
+  /// meanwhile (its scan is still charged to the address: it was read).
+  std::optional<Answer> finish_open(const std::string& subscription_id, std::uint64_t ticket,
+                                    Scan scan, Clock::time_point now);
+  /// A pending open that will not be scanned (the scan queue refused it): its NEG-ERR.
+  std::optional<Answer> abandon_open(const std::string& subscription_id, std::uint64_t ticket,
+                                     NegentropyError error, std::string reason);
+  std::size_t pending_opens() const { return pending_.size(); }
   /// NEG-MSG: the next round of an open session.
   Answer message(const nostr::ClientNegMsg& msg, Clock::time_point now);
   /// NEG-CLOSE (no answer); unknown ids are ignored.
@@ -148,8 +174,15 @@ class NegentropySessions {
     Clock::time_point last_active;
   };
 
+  /// A NEG-OPEN waiting for its scan: its initial message, answered once the records are in.
+  struct Pending {
+    std::uint64_t ticket = 0;
+    std::string message;
+  };
+
   std::optional<Answer> admit(const std::string& subscription_id, Clock::time_point now);
-  Answer snapshot(nostr::ClientNegOpen& msg, const RecordSource& records, Clock::time_point now);
+  Answer snapshot(const std::string& subscription_id, const std::string& message, Scan scan,
+                  Clock::time_point now);
   Answer respond(const std::string& subscription_id, std::string_view message);
   Answer refuse(const std::string& subscription_id, NegentropyError error, std::string reason,
                 std::optional<std::uint64_t> limit = std::nullopt);
@@ -159,6 +192,8 @@ class NegentropySessions {
   std::string address_;
   runtime::TokenBucket opens_;
   std::map<std::string, Session> sessions_;
+  std::map<std::string, Pending> pending_;
+  std::uint64_t next_ticket_ = 1;
 };
 
 }  // namespace graspd

@@ -1,5 +1,6 @@
 #include "actors/sync/engine/fetch_router.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace graspd::sync {
@@ -11,6 +12,9 @@ FetchStart FetchRouter::on_fetch(FetchRequest request, const RelayFacts& relay, 
   ++counts_.started;
   auto& fetch = fetches_[start.id];
   fetch = PlusFetch{.relay = request.relay, .filters = std::move(request.filters), .started = now};
+  const auto longest = config_.fetch_max_duration_seconds;
+  fetch.budget = request.budget_seconds > 0 && request.budget_seconds < longest;
+  fetch.deadline = now + (fetch.budget ? request.budget_seconds : longest);
   if (!relay.connected) {
     control_[request.relay] = ControlConnection{request.role, 0};
     ++counts_.control_dials;
@@ -20,7 +24,7 @@ FetchStart FetchRouter::on_fetch(FetchRequest request, const RelayFacts& relay, 
     ++control->second.generation;  // no longer idle
   }
   send(start.id, fetch, start.commands);
-  start.commands.push_back(ArmFetchTimeout{start.id, config_.fetch_timeout_seconds});
+  start.commands.push_back(ArmFetchTimeout{start.id, next_timer(fetch, now)});
   start.commands.push_back(RefreshStatus{});
   return start;
 }
@@ -76,11 +80,16 @@ FetchCommands FetchRouter::on_timeout(const std::string& fetch_id, std::int64_t 
   auto it = fetches_.find(fetch_id);
   if (it == fetches_.end()) return {};
   auto& fetch = it->second;
-  if (fetch.progressed && now - fetch.started < config_.fetch_max_duration_seconds) {
-    fetch.progressed = false;
-    return {ArmFetchTimeout{fetch_id, config_.fetch_timeout_seconds}};
-  }
   FetchCommands out;
+  if (now >= fetch.deadline && fetch.budget) {
+    // A relay trickling just enough progress to outlive every idle timeout: cut at the budget.
+    finish(fetch_id, false, "budget spent: the relay's time budget ran out", out);
+    return out;
+  }
+  if (fetch.progressed && now < fetch.deadline) {
+    fetch.progressed = false;
+    return {ArmFetchTimeout{fetch_id, next_timer(fetch, now)}};
+  }
   finish(fetch_id, false, "timed out", out);
   return out;
 }
@@ -116,6 +125,10 @@ FetchCommands FetchRouter::on_plan_hang_up(const RelayUrl& relay) {
     out.push_back(ForgetRelay{relay});
   }
   return out;
+}
+
+std::int64_t FetchRouter::next_timer(const PlusFetch& fetch, std::int64_t now) const {
+  return std::max<std::int64_t>(1, std::min(config_.fetch_timeout_seconds, fetch.deadline - now));
 }
 
 std::size_t FetchRouter::fetches_on(const RelayUrl& relay) const {

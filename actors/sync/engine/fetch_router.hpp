@@ -59,6 +59,8 @@ struct FetchRequest {
   nostr::Filters filters;
   bool trusted = false;
   std::string role = "discovery";
+  /// The most the fetch may take in all (0: fetch_max_duration); a smaller budget cuts it sooner.
+  std::int64_t budget_seconds = 0;
 };
 
 /// A fetch in flight, by its id `plus-<n>`.
@@ -75,6 +77,10 @@ struct PlusFetch {
   /// paginated fetch lives on while pages come.
   std::int64_t started = 0;
   bool progressed = false;
+  /// When it is cut however it progresses: started + min(budget, fetch_max_duration); `budget`
+  /// says the requester's budget set it (the answer then says "budget spent").
+  std::int64_t deadline = 0;
+  bool budget = false;
 };
 
 /// A connection opened for fetches only, not tracked by the plan: promoted to the ordinary
@@ -200,8 +206,9 @@ class FetchRouter {
   /// Pages, NIP-77 rounds and requested events are progress for the relay's sent fetches;
   /// unrequested or invalid events are not (a peer cannot keep a fetch open with noise).
   void on_traffic(const RelayUrl& relay, const RelayProgress& traffic);
-  /// A fetch's timer: one that progressed since the last one waits another fetch_timeout unless
-  /// it ran fetch_max_duration; any other fails ("timed out").
+  /// A fetch's timer: one that progressed since the last one waits another fetch_timeout (at
+  /// most until its deadline) unless it reached its deadline: fetch_max_duration, or the
+  /// requester's budget ("budget spent: ..."); any other fails ("timed out").
   FetchCommands on_timeout(const std::string& fetch_id, std::int64_t now);
   /// A control-plane connection's idle timer: it retires when the generation is current, it has
   /// no fetch and the plan does not track the relay (`tracked`).
@@ -226,6 +233,8 @@ class FetchRouter {
 
  private:
   bool has_fetches(const RelayUrl& relay) const { return fetches_on(relay) > 0; }
+  /// The delay of the fetch's next timer: fetch_timeout, or less when its deadline comes first.
+  std::int64_t next_timer(const PlusFetch& fetch, std::int64_t now) const;
   /// Hands a fetch to its relay's open connection, packed so that every REQ fits the peer's
   /// NIP-11 limits.
   void send(const std::string& id, PlusFetch& fetch, FetchCommands& out);
