@@ -430,8 +430,9 @@ struct SessionState {
   void scan_elsewhere(const std::string& subid, NegentropySessions::PendingScan& pending) {
     auto session = caf::actor_cast<client_session_actor>(self);
     const auto ticket = pending.ticket;
+    // Turns are taken per client address (an IPv6 client's by its /64).
     auto refusal = ctx->negentropy_scanner->submit(
-        source, std::move(pending.filter), pending.max,
+        client_source_group(source), std::move(pending.filter), pending.max,
         [session, subid, ticket](NegentropyScan scan) {
           caf::anon_send(
               session,
