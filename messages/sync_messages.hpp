@@ -52,6 +52,19 @@ struct HeldRepositories {
   std::vector<Entry> entries;
 };
 
+/// Acceptance -> SyncManager (NGIT_SYNC_PEERS): events purgatory holds, for the cluster peers,
+/// which hold them too, so a repository exists on every node before its owner pushes. Newly held
+/// events come as they are recorded; every held event when asked (a peer connection came up).
+struct HeldForPeers {
+  std::vector<nostr::EventPtr> events;
+};
+
+/// SyncManager -> RelayConnection of a cluster peer: publish these events to it (`EVENT`); its
+/// `OK` answers are read like any other frame and not waited for.
+struct RelayPublish {
+  std::vector<nostr::EventPtr> events;
+};
+
 /// SyncManager -> RelayConnection: open one subscription (history, then live).
 /// The history is reconciled by NIP-77 when `negentropy` is set (the peer is
 /// not known to lack it), else paginated until a page brings nothing new.
@@ -244,4 +257,6 @@ typename Inspector::result_type inspect(Inspector& f, DailyTick& x) {
 // Carry Nostr value types (filters, ids) that are only sent locally.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RepoDiscovery)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldRepositories)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldForPeers)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RelayPublish)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::SyncSubscribe)

@@ -225,6 +225,25 @@ void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
   for (const auto& subscriber : self->state.held_feed) self->send(subscriber, message);
 }
 
+/// Every event purgatory holds (none without purgatory), for a cluster peer that connected.
+HeldForPeers held_for_peers(const AcceptanceState& st) {
+  HeldForPeers out;
+  if (!st.purgatory) return out;
+  st.purgatory->scan({nostr::Filter{}}, [&](const nostr::Event& ev) {
+    if (const auto* held = st.purgatory->find(ev.id)) out.events.push_back(held->event);
+    return true;
+  });
+  // Announcements first, then states: a peer judges a state against the announcement it holds.
+  auto rank = [](const nostr::EventPtr& ev) {
+    return ev->kind == nostr::nip34::kind::repo_announcement ? 0
+           : ev->kind == nostr::nip34::kind::repo_state      ? 1
+                                                             : 2;
+  };
+  std::stable_sort(out.events.begin(), out.events.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return out;
+}
+
 /// A new follower gets every held announcement now, then each change.
 void subscribe_held_feed(Self self, held_feed_actor subscriber) {
   auto& st = self->state;
@@ -274,8 +293,9 @@ void record_hold(Self self, const Submission& submission,
     self->state.purgatory->undo_hold(submission.event->id, replaced);
     submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
   };
-  auto recorded = [self, replaced = result.replaced, then = std::move(then)] {
+  auto recorded = [self, ev, replaced = result.replaced, then = std::move(then)] {
     ++self->state.held_total;
+    for (const auto& follower : self->state.peer_feed) self->send(follower, HeldForPeers{{ev}});
     // Only now: a failed put leaves the replaced version's record, and a record left here by a
     // failed erase loses to the newer one when read back (Purgatory::restore).
     if (replaced) persist(self, erase_records({replaced->event->id}));
@@ -613,6 +633,10 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
       [=](atom::feed_subscribe, held_feed_actor& subscriber) {
         subscribe_held_feed(self, std::move(subscriber));
       },
+      [=](atom::feed_subscribe, peer_feed_actor& follower) {
+        self->state.peer_feed.push_back(std::move(follower));
+      },
+      [=](atom::held_events) { return held_for_peers(self->state); },
       [=](atom::tick) { expire(self, interval); },
       [=](StateAnswerDue& due) { answer_state(self, due.state, held_verdict()); },
   };

@@ -378,6 +378,13 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
         else
           send_frames(self, state.pager.open(sub.subscription_id, std::move(sub.filters)));
       },
+      [=](RelayPublish& publish) {
+        std::vector<std::string> frames;
+        frames.reserve(publish.events.size());
+        for (const auto& ev : publish.events)
+          frames.push_back("[\"EVENT\"," + nostr::serialize_event(*ev) + "]");
+        send_frames(self, frames);
+      },
       [=](SyncUnsubscribe& sub) {
         send_frames(self, self->state.pager.close(sub.subscription_id));
         apply_step(self, self->state.negentropy.close(sub.subscription_id));

@@ -18,11 +18,42 @@ std::int64_t now(SyncManagerSelf self) {
   return self->state.config.unix_now();
 }
 
+bool is_peer(const SyncManagerState& st, const std::string& relay) {
+  auto it = st.plan->relays().find(relay);
+  return it != st.plan->relays().end() && it->second.is_peer;
+}
+
+/// Sends `events` to the peer's connection, when it is up.
+void publish_to_peer(SyncManagerSelf self, const std::string& peer,
+                     std::vector<nostr::EventPtr> events) {
+  auto& st = self->state;
+  auto relay = st.plan->relays().find(peer);
+  auto connection = st.connections.find(peer);
+  if (events.empty() || relay == st.plan->relays().end() || connection == st.connections.end() ||
+      relay->second.status != sync::ConnectionStatus::connected)
+    return;
+  self->send(connection->second, RelayPublish{std::move(events)});
+}
+
+/// A peer that connects is sent everything purgatory holds here: what it held while it was away.
+void send_held_to_peer(SyncManagerSelf self, const std::string& peer) {
+  if (!self->state.acceptance) return;
+  self->request(self->state.acceptance, std::chrono::seconds(30), atom::held_events::value)
+      .then(
+          [self, peer](HeldForPeers& held) { publish_to_peer(self, peer, std::move(held.events)); },
+          [peer](caf::error& error) {
+            log::warn(log::components::sync_manager, "held events for peer ", peer,
+                      " not sent: ", caf::to_string(error));
+          });
+}
+
 void spawn_connection(SyncManagerSelf self, const std::string& relay, bool trusted = false) {
   auto& st = self->state;
   auto config = st.config.connection;
-  // Operator-configured relays are trusted; relays from events are not.
-  if (trusted || (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay)) {
+  // Operator-configured relays (the bootstrap relay, the cluster peers) are trusted; relays from
+  // events are not.
+  if (trusted || (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay) ||
+      is_peer(st, relay)) {
     config.client.allow_private_addresses = true;
     config.client.detailed_connect_errors = true;
   }
@@ -418,6 +449,7 @@ void on_relay_up(SyncManagerSelf self, const RelayUp& up) {
   const auto limits = limits_of(up);
   execute(self, self->state.router.on_relay_up(up.relay, limits));
   plan_connected(self, up.relay, limits);
+  if (is_peer(self->state, up.relay)) send_held_to_peer(self, up.relay);
 }
 
 void on_subscription_done(SyncManagerSelf self, const RelaySubscriptionDone& done) {
@@ -472,6 +504,9 @@ sync_manager_actor::behavior_type sync_manager(SyncManagerSelf self, SyncManager
   auto& st = self->state;
   if (st.config.bootstrap_relay)
     execute(self, st.plan->add_bootstrap_relay(*st.config.bootstrap_relay, now(self)));
+  for (const auto& peer : st.config.peers) execute(self, st.plan->add_peer_relay(peer, now(self)));
+  if (!st.config.peers.empty() && st.acceptance)
+    self->send(st.acceptance, atom::feed_subscribe::value, caf::actor_cast<peer_feed_actor>(self));
   self->set_exit_handler([self](caf::exit_msg& msg) { on_exit(self, msg); });
   self->delayed_send(self, st.config.disconnect_check_interval, atom::tick::value);
   st.publish_armed = true;
@@ -491,6 +526,9 @@ sync_manager_actor::behavior_type sync_manager(SyncManagerSelf self, SyncManager
       },
       [=](RelayNegentropy& answer) { on_negentropy_answer(self, answer); },
       [=](RelayTraffic& traffic) { on_traffic(self, traffic); },
+      [=](HeldForPeers& held) {
+        for (const auto& peer : self->state.config.peers) publish_to_peer(self, peer, held.events);
+      },
       [=](RetryTimer& timer) {
         execute(self, self->state.plan->on_retry_timer(timer.relay, now(self)));
       },

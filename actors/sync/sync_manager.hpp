@@ -40,6 +40,9 @@ struct SyncManagerConfig {
   RelayConnectionConfig connection;
   /// Operator-configured relays: trusted (may be private), never dropped.
   std::optional<std::string> bootstrap_relay;
+  /// The other nodes of this cluster (NGIT_SYNC_PEERS, canonical, this node's own URLs left out):
+  /// trusted, never dropped, synced for everything, and sent what purgatory holds here.
+  std::vector<std::string> peers;
   std::chrono::seconds daily_min{82800};
   std::chrono::seconds daily_max{90000};
   std::chrono::seconds disconnect_check_interval{60};
