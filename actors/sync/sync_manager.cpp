@@ -396,6 +396,11 @@ void on_relay_down(SyncManagerSelf self, RelayDown& down) {
     figures.last_disconnect = now(self);
     log::info(log::components::sync_manager, "lost " + down.relay + ": " + down.reason);
     execute(self, st.plan->on_disconnected(down.relay, down.reason, now(self)));
+  } else if (is_peer(st, down.relay)) {
+    // Operator input, retried every base backoff: the operator is told which option names it.
+    log::warn(log::components::sync_manager, "cannot connect to cluster peer " + down.relay +
+                                                 " (NGIT_SYNC_PEERS): " + down.reason);
+    execute(self, st.plan->on_connect_failed(down.relay, down.reason, now(self)));
   } else {
     log::debug(log::components::sync_manager,
                "cannot connect to " + down.relay + ": " + down.reason);

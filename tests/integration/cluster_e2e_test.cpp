@@ -180,6 +180,16 @@ TEST_F(ClusterE2E, ANodeIgnoresItsOwnEntryAndAMalformedPeerStopsStartupNamingThe
   EXPECT_EQ(sync.find(relay(ports_[0])), std::string::npos) << "never dials itself: " << sync;
   EXPECT_NE(sync.find(relay(ports_[1])), std::string::npos) << sync;
 
+  // A peer that is down is named with the option, each retry a log line rather than a busy loop.
+  nodes_[1]->kill();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return nodes_[0]->stderr_text().find("cannot connect to cluster peer " + relay(ports_[1]) +
+                                             " (NGIT_SYNC_PEERS)") != std::string::npos;
+      },
+      15s))
+      << nodes_[0]->stderr_text();
+
   auto refused = GraspdProcess::run_to_exit({"check-config"},
                                             {{"NGIT_SYNC_PEERS", "ws://127.0.0.1:1,not a url"}});
   EXPECT_NE(refused.exit_code, 0);
