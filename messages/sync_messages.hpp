@@ -53,10 +53,25 @@ struct HeldRepositories {
 };
 
 /// Acceptance -> SyncManager (NGIT_SYNC_PEERS): events purgatory holds, for the cluster peers,
-/// which hold them too, so a repository exists on every node before its owner pushes. Newly held
-/// events come as they are recorded; every held event when asked (a peer connection came up).
+/// which hold them too, so a repository exists on every node before its owner pushes. A newly held
+/// event comes as a request once recorded, answered once every connected peer answered its
+/// `EVENT` (true: all with `OK true`) or the wait for them ended (false); every held event comes
+/// as the reply to `held_events` (a peer connection came up).
 struct HeldForPeers {
   std::vector<nostr::EventPtr> events;
+};
+
+/// RelayConnection -> SyncManager: a cluster peer answered an event published to it (RelayPublish).
+struct RelayPublished {
+  std::string relay;
+  nostr::EventId id{};
+  bool accepted = false;
+  std::string message;
+};
+
+/// INTERNAL to the SyncManager: the wait for the peers' answers to a held event ends.
+struct PeerAckDue {
+  nostr::EventId id{};
 };
 
 /// SyncManager -> RelayConnection of a cluster peer: publish these events to it (`EVENT`); its
@@ -259,4 +274,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RepoDiscovery)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldRepositories)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldForPeers)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RelayPublish)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RelayPublished)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::PeerAckDue)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::SyncSubscribe)

@@ -293,9 +293,8 @@ void record_hold(Self self, const Submission& submission,
     self->state.purgatory->undo_hold(submission.event->id, replaced);
     submission.reply(AcceptanceVerdict{false, std::string(unrecorded_hold_message), {}});
   };
-  auto recorded = [self, ev, replaced = result.replaced, then = std::move(then)] {
+  auto recorded = [self, replaced = result.replaced, then = std::move(then)] {
     ++self->state.held_total;
-    for (const auto& follower : self->state.peer_feed) self->send(follower, HeldForPeers{{ev}});
     // Only now: a failed put leaves the replaced version's record, and a record left here by a
     // failed erase loses to the newer one when read back (Purgatory::restore).
     if (replaced) persist(self, erase_records({replaced->event->id}));
@@ -453,6 +452,43 @@ void after_hold(Self self, const Submission& submission, policy::HeldKind kind) 
   });
 }
 
+/// A held event's `OK true` waits until the cluster peers hold it too (or the SyncManager's wait
+/// for them ends): a push that reaches another node of the cluster right after the OK then finds
+/// the repository and its state there. Refusals go at once.
+struct PeerGate {
+  Reply reply;
+  bool open = false;
+  std::optional<AcceptanceVerdict> waiting;
+
+  void answer(AcceptanceVerdict verdict) {
+    if (open || !verdict.accepted) return reply(std::move(verdict));
+    waiting = std::move(verdict);
+  }
+  void release() {
+    open = true;
+    if (!waiting) return;
+    auto verdict = std::move(*waiting);
+    waiting.reset();
+    reply(std::move(verdict));
+  }
+};
+
+/// With cluster peers, routes the submission's answer through a gate that send_to_peers opens.
+std::shared_ptr<PeerGate> gate_on_peers(Self self, Submission& submission) {
+  if (!self->state.peer_feed) return nullptr;
+  auto gate = std::make_shared<PeerGate>();
+  gate->reply = std::move(submission.reply);
+  submission.reply = [gate](AcceptanceVerdict verdict) { gate->answer(std::move(verdict)); };
+  return gate;
+}
+
+/// The recorded hold goes to the cluster peers; its answer opens the gate. The SyncManager bounds
+/// the wait (NGIT_SYNC_PEERS: 2 s); the request's own timeout only covers a SyncManager gone.
+void send_to_peers(Self self, const nostr::EventPtr& event, std::shared_ptr<PeerGate> gate) {
+  self->request(*self->state.peer_feed, std::chrono::seconds(10), HeldForPeers{{event}})
+      .then([gate](bool) { gate->release(); }, [gate](caf::error&) { gate->release(); });
+}
+
 /// Holds an accepted event that purgatory may hold, or stores it, and answers.
 void consider_hold(Self self, Submission submission, policy::Decision decision,
                    policy::HeldKind kind) {
@@ -483,8 +519,11 @@ void consider_hold(Self self, Submission submission, policy::Decision decision,
                                               WriteOutcome::rejected_older_version});
   if (auto refusal = hold_refusal(self, result.outcome))
     return submission.reply(std::move(*refusal));
-  record_hold(self, submission, result,
-              [self, submission, kind] { after_hold(self, submission, kind); });
+  auto gate = gate_on_peers(self, submission);
+  record_hold(self, submission, result, [self, submission, kind, gate] {
+    if (gate) send_to_peers(self, submission.event, gate);
+    after_hold(self, submission, kind);
+  });
 }
 
 /// Git data arrived for a repository: its holds restart, and the states whose objects are all
@@ -634,7 +673,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
         subscribe_held_feed(self, std::move(subscriber));
       },
       [=](atom::feed_subscribe, peer_feed_actor& follower) {
-        self->state.peer_feed.push_back(std::move(follower));
+        self->state.peer_feed = std::move(follower);
       },
       [=](atom::held_events) { return held_for_peers(self->state); },
       [=](atom::tick) { expire(self, interval); },

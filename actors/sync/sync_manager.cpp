@@ -23,16 +23,78 @@ bool is_peer(const SyncManagerState& st, const std::string& relay) {
   return it != st.plan->relays().end() && it->second.is_peer;
 }
 
+bool peer_is_up(const SyncManagerState& st, const std::string& peer) {
+  auto relay = st.plan->relays().find(peer);
+  return relay != st.plan->relays().end() && st.connections.contains(peer) &&
+         relay->second.status == sync::ConnectionStatus::connected;
+}
+
 /// Sends `events` to the peer's connection, when it is up.
 void publish_to_peer(SyncManagerSelf self, const std::string& peer,
                      std::vector<nostr::EventPtr> events) {
   auto& st = self->state;
-  auto relay = st.plan->relays().find(peer);
-  auto connection = st.connections.find(peer);
-  if (events.empty() || relay == st.plan->relays().end() || connection == st.connections.end() ||
-      relay->second.status != sync::ConnectionStatus::connected)
-    return;
-  self->send(connection->second, RelayPublish{std::move(events)});
+  if (events.empty() || !peer_is_up(st, peer)) return;
+  self->send(st.connections.at(peer), RelayPublish{std::move(events)});
+}
+
+/// Sends a newly held event to every connected peer; the acceptance actor's reply (and with it
+/// the client's OK) waits for their answers, at most `peer_ack_timeout`.
+caf::result<bool> on_held_for_peers(SyncManagerSelf self, HeldForPeers& held) {
+  auto& st = self->state;
+  if (held.events.empty()) return true;
+  std::set<std::string> waiting;
+  for (const auto& peer : st.config.peers)
+    if (peer_is_up(st, peer)) {
+      publish_to_peer(self, peer, held.events);
+      waiting.insert(peer);
+    }
+  if (waiting.empty()) return true;
+  // A connection answers in order: the last event's answer comes last.
+  const auto id = held.events.back()->id;
+  if (auto old = st.peer_acks.find(id); old != st.peer_acks.end())
+    old->second.promise.deliver(false);
+  auto promise = self->make_response_promise<bool>();
+  st.peer_acks[id] = SyncManagerState::PeerAck{promise, std::move(waiting), true};
+  self->delayed_send(self, st.config.peer_ack_timeout, PeerAckDue{id});
+  return promise;
+}
+
+/// `relay` answered, or will not: the held event's reply goes once no peer is left to answer.
+void settle_peer_ack(SyncManagerSelf self, const nostr::EventId& id, const std::string& relay,
+                     bool accepted) {
+  auto& acks = self->state.peer_acks;
+  auto it = acks.find(id);
+  if (it == acks.end() || !it->second.waiting.erase(relay)) return;
+  it->second.all_accepted = it->second.all_accepted && accepted;
+  if (!it->second.waiting.empty()) return;
+  it->second.promise.deliver(it->second.all_accepted);
+  acks.erase(it);
+}
+
+void on_relay_published(SyncManagerSelf self, const RelayPublished& published) {
+  if (!published.accepted)
+    log::warn(log::components::sync_manager, "cluster peer ", published.relay,
+              " refused held event ", nostr::to_hex(published.id), ": ", published.message);
+  settle_peer_ack(self, published.id, published.relay, published.accepted);
+}
+
+void on_peer_ack_due(SyncManagerSelf self, const PeerAckDue& due) {
+  auto& acks = self->state.peer_acks;
+  auto it = acks.find(due.id);
+  if (it == acks.end()) return;
+  log::warn(log::components::sync_manager, "held event ", nostr::to_hex(due.id),
+            " not confirmed by ", it->second.waiting.size(),
+            " cluster peer(s) in time: its client is answered anyway");
+  it->second.promise.deliver(false);
+  acks.erase(it);
+}
+
+/// A peer that went cannot answer: what waited for it waits for the others only.
+void forget_peer_acks(SyncManagerSelf self, const std::string& relay) {
+  std::vector<nostr::EventId> waiting_on;
+  for (const auto& [id, ack] : self->state.peer_acks)
+    if (ack.waiting.contains(relay)) waiting_on.push_back(id);
+  for (const auto& id : waiting_on) settle_peer_ack(self, id, relay, false);
 }
 
 /// A peer that connects is sent everything purgatory holds here: what it held while it was away.
@@ -381,6 +443,7 @@ void on_relay_down(SyncManagerSelf self, RelayDown& down) {
   if (!from_current(self, down.relay)) return;
   auto& st = self->state;
   st.connections.erase(down.relay);
+  forget_peer_acks(self, down.relay);
   const bool fetches_only = st.router.serves_fetches_only(down.relay, tracks(st, down.relay));
   execute(self, st.router.on_connection_lost(
                     down.relay, down.reason.empty() ? "connection lost" : down.reason));
@@ -531,9 +594,9 @@ sync_manager_actor::behavior_type sync_manager(SyncManagerSelf self, SyncManager
       },
       [=](RelayNegentropy& answer) { on_negentropy_answer(self, answer); },
       [=](RelayTraffic& traffic) { on_traffic(self, traffic); },
-      [=](HeldForPeers& held) {
-        for (const auto& peer : self->state.config.peers) publish_to_peer(self, peer, held.events);
-      },
+      [=](HeldForPeers& held) { return on_held_for_peers(self, held); },
+      [=](RelayPublished& published) { on_relay_published(self, published); },
+      [=](PeerAckDue& due) { on_peer_ack_due(self, due); },
       [=](RetryTimer& timer) {
         execute(self, self->state.plan->on_retry_timer(timer.relay, now(self)));
       },

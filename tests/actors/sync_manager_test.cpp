@@ -231,13 +231,32 @@ TEST_F(SyncManagerTest, AClusterPeerIsTrustedAskedForEverythingAndSentWhatIsHeld
   ASSERT_EQ(reqs[0].second.size(), 1u);
   EXPECT_TRUE(reqs[0].second[0].tags.empty());
   EXPECT_FALSE(reqs[0].second[0].kinds);
-  // A new hold goes to the connected peer as it is recorded.
+  // A new hold goes to the connected peer as it is recorded, and the acceptance actor's reply
+  // (its client's OK) waits for the peer's answer.
   const auto later = held_event(30618, 1'700'000'002);
-  anon_send(manager_, HeldForPeers{{later}});
+  caf::scoped_actor acceptance{system()};
+  auto answer = [&] {
+    std::optional<bool> reply;
+    acceptance->receive([&](bool all_held) { reply = all_held; }, caf::after(0s) >> [] {});
+    return reply;
+  };
+  acceptance->send(manager_, HeldForPeers{{later}});
   run();
   auto ids = published_ids(*peers_[0]);
   ASSERT_EQ(ids.size(), 3u);
   EXPECT_EQ(ids[2], nostr::to_hex(later->id));
+  EXPECT_FALSE(answer()) << "the peer has not answered yet";
+  peers_[0]->handler->on_message(nostr::relay_ok(later->id, true, "purgatory: waiting"));
+  run();
+  EXPECT_EQ(answer(), true);
+  // A peer that does not answer holds the reply up for the wait only, and it then says so.
+  const auto unanswered = held_event(30618, 1'700'000'003);
+  acceptance->send(manager_, HeldForPeers{{unanswered}});
+  run();
+  advance_time(1s);
+  EXPECT_FALSE(answer());
+  advance_time(1s);
+  EXPECT_EQ(answer(), false);
   // After a drop, the peer is dialled again after the base backoff and sent everything again.
   peers_[0]->handler->on_close(true, "reset");
   run();

@@ -443,7 +443,9 @@ async function main() {
     else { fail(`${what} through the balancer (${first.node}): ${a ? `OK false ${a[1]}` : 'no OK within 10 s'}`); return; }
   }
 
-  // Both wait in purgatory for the git data on every node: the repository exists, the state is held.
+  // Both wait in purgatory for the git data on every node, and already do when their OK comes: a
+  // held event's OK waits for the cluster peers to hold it, so the push below (as ngit pushes,
+  // right after the state's OK) may reach any node. Looked at once, without waiting.
   const heldAt = new Map();
   const t0 = Date.now();
   await waitFor(async () => {
@@ -454,12 +456,12 @@ async function main() {
       if (ls.code === 0 && held >= 1) heldAt.set(node, Date.now() - t0);
     }
     return heldAt.size === N;
-  }, 10_000, 200);
+  }, 0, 200);
   for (const node of nodes) {
     if (heldAt.has(node)) continue;
     const ls = await git(['ls-remote', `http://127.0.0.1:${node.port}${path}`]);
     const held = await metric(node.port, 'graspd_purgatory_events{kind="state"}');
-    fail(`announcement and state published through the balancer: ${node.describe()} did not hold both within 10 s ` +
+    fail(`announcement and state published through the balancer: ${node.describe()} did not hold both when their OK came ` +
       `(asked again now: ${ls.code !== 0 ? 'no repository' : 'repository'}, ls-remote exit ${ls.code}, graspd_purgatory_events{kind="state"} ${held})`);
   }
   if (heldAt.size === N) pass(`announcement and state held on every node (${[...heldAt.values()].join(', ')} ms)`);
