@@ -11,6 +11,7 @@ packages=(build-essential cmake ninja-build pkg-config ccache ca-certificates gi
   clang libclang-rt-14-dev curl procps
   dpkg-dev  # dpkg-shlibdeps: the Debian package's Depends
   chromium  # the status page test renders in headless Chromium
+  haproxy  # the cluster's balancer (deploy/cluster/) and its fault test (tests/cluster/)
 )
 
 missing=()

@@ -62,6 +62,8 @@ using relay_open = caf::atom_constant<caf::atom("rc_open")>;
 using relay_msg = caf::atom_constant<caf::atom("rc_msg")>;
 /// The connection ended or never opened.
 using relay_gone = caf::atom_constant<caf::atom("rc_gone")>;
+/// Every event purgatory holds, for the cluster peers (HeldForPeers).
+using held_events = caf::atom_constant<caf::atom("held_evts")>;
 /// Publish a status snapshot (SyncManager timer).
 using publish = caf::atom_constant<caf::atom("publish")>;
 /// Sync+ controller timer: admit due work between reconciliations.

@@ -74,6 +74,10 @@ using store_writer_actor = caf::typed_actor<
 // subscribes, then every change, in the acceptance actor's order.
 using held_feed_actor = caf::typed_actor<caf::reacts_to<HeldRepositories>>;
 
+// Whatever sends purgatory's newly held events to the cluster peers (the SyncManager, when
+// NGIT_SYNC_PEERS names any): answered once the connected peers hold them, or the wait ended.
+using peer_feed_actor = caf::typed_actor<caf::replies_to<HeldForPeers>::with<bool>>;
+
 // The ACCEPTANCE actor: the GRASP-01 policy between validation
 // and the store, for client and synced events alike. A session without a
 // hook accepts every valid event.
@@ -87,6 +91,11 @@ using acceptance_actor = caf::typed_actor<
     caf::reacts_to<GitDataArrived>,
     // Add a held-feed subscriber: answered with HeldRepositories (snapshot, then changes).
     caf::reacts_to<atom::feed_subscribe, held_feed_actor>,
+    // Set the peer-feed follower: every event held from then on, as it is recorded; the client's
+    // OK waits for its answer.
+    caf::reacts_to<atom::feed_subscribe, peer_feed_actor>,
+    // Every event purgatory holds now (for a cluster peer that just connected).
+    caf::replies_to<atom::held_events>::with<HeldForPeers>,
     // INTERNAL: periodic expiry of the retry cache; a held state's answer is due.
     caf::reacts_to<atom::tick>, caf::reacts_to<StateAnswerDue>>;
 
@@ -141,6 +150,10 @@ using sync_manager_actor = caf::typed_actor<
     caf::reacts_to<RelayUp>, caf::reacts_to<RelayDown>, caf::reacts_to<RelaySubscriptionDone>,
     caf::reacts_to<RelaySubscriptionClosed>, caf::reacts_to<RelayRateLimited>,
     caf::reacts_to<RelayNegentropy>, caf::reacts_to<RelayTraffic>,
+    // The acceptance actor's peer feed: a newly held event, sent on to the cluster peers, answered
+    // once they answered it or the wait ended; their answers; the end of that wait.
+    caf::replies_to<HeldForPeers>::with<bool>, caf::reacts_to<RelayPublished>,
+    caf::reacts_to<PeerAckDue>,
     // INTERNAL: backoff/cooldown retry and the daily fresh sync, per relay.
     caf::reacts_to<RetryTimer>, caf::reacts_to<DailyTick>,
     // INTERNAL: the periodic empty-relay / reconnect check.
@@ -162,6 +175,8 @@ using sync_manager_actor = caf::typed_actor<
 // it through the acceptance policy to the store writer.
 using relay_connection_actor =
     caf::typed_actor<caf::reacts_to<SyncSubscribe>, caf::reacts_to<SyncUnsubscribe>,
+                     // A cluster peer's connection: publish events to it.
+                     caf::reacts_to<RelayPublish>,
                      // Hang up (the manager no longer needs this relay).
                      caf::reacts_to<atom::shutdown>,
                      // INTERNAL, from the transport bridge.

@@ -52,6 +52,34 @@ struct HeldRepositories {
   std::vector<Entry> entries;
 };
 
+/// Acceptance -> SyncManager (NGIT_SYNC_PEERS): events purgatory holds, for the cluster peers,
+/// which hold them too, so a repository exists on every node before its owner pushes. A newly held
+/// event comes as a request once recorded, answered once every connected peer answered its
+/// `EVENT` (true: all with `OK true`) or the wait for them ended (false); every held event comes
+/// as the reply to `held_events` (a peer connection came up).
+struct HeldForPeers {
+  std::vector<nostr::EventPtr> events;
+};
+
+/// RelayConnection -> SyncManager: a cluster peer answered an event published to it (RelayPublish).
+struct RelayPublished {
+  std::string relay;
+  nostr::EventId id{};
+  bool accepted = false;
+  std::string message;
+};
+
+/// INTERNAL to the SyncManager: the wait for the peers' answers to a held event ends.
+struct PeerAckDue {
+  nostr::EventId id{};
+};
+
+/// SyncManager -> RelayConnection of a cluster peer: publish these events to it (`EVENT`); its
+/// `OK` answers are read like any other frame and not waited for.
+struct RelayPublish {
+  std::vector<nostr::EventPtr> events;
+};
+
 /// SyncManager -> RelayConnection: open one subscription (history, then live).
 /// The history is reconciled by NIP-77 when `negentropy` is set (the peer is
 /// not known to lack it), else paginated until a page brings nothing new.
@@ -244,4 +272,8 @@ typename Inspector::result_type inspect(Inspector& f, DailyTick& x) {
 // Carry Nostr value types (filters, ids) that are only sent locally.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RepoDiscovery)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldRepositories)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::HeldForPeers)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RelayPublish)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RelayPublished)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::PeerAckDue)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::SyncSubscribe)

@@ -8,6 +8,7 @@
 #include <caf/send.hpp>
 #include <caf/spawn_options.hpp>
 
+#include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
 #include "runtime/ops/log.hpp"
 #include "store/git/announcement_sources.hpp"
@@ -32,6 +33,21 @@ void report_found(const git_host_actor& host, GitDataArrived arrived) {
   caf::anon_send(host, atom::git_found::value, std::move(arrived));
 }
 
+/// The repository's URL on each cluster peer (NGIT_SYNC_PEERS), then `others`: a peer that took
+/// the push has the objects, and is asked before anyone else.
+std::vector<std::string> peers_first(const std::vector<std::string>& peer_bases,
+                                     const RepositoryRef& repository,
+                                     std::vector<std::string> others) {
+  if (peer_bases.empty()) return others;
+  std::vector<std::string> out;
+  const auto path =
+      "/" + nostr::encode_npub(repository.owner) + "/" + repository.identifier + ".git";
+  for (const auto& base : peer_bases) out.push_back(base + path);
+  out.insert(out.end(), std::make_move_iterator(others.begin()),
+             std::make_move_iterator(others.end()));
+  return out;
+}
+
 runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHostConfig& config) {
   runtime::git::GitStateSyncHooks hooks;
   auto view = config.view;
@@ -41,9 +57,11 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
   hooks.owners = [view](const std::string& identifier) {
     return git::announcement_owners(*view, identifier);
   };
-  hooks.clone_urls = [view, per_other = config.state_sync.urls_per_other_owner](
-                         const RepositoryRef& repository) {
-    return git::repository_clone_urls(*view, repository.owner, repository.identifier, per_other);
+  hooks.clone_urls = [view, per_other = config.state_sync.urls_per_other_owner,
+                      peers = config.state_sync.peer_git_bases](const RepositoryRef& repository) {
+    return peers_first(
+        peers, repository,
+        git::repository_clone_urls(*view, repository.owner, repository.identifier, per_other));
   };
   auto host = caf::actor_cast<git_host_actor>(self);
   hooks.objects_present = [host](const RepositoryRef& repository, const nostr::EventId& state) {
@@ -113,10 +131,12 @@ void look_for_pull_request(GitHostSelf self, const PrHeld& held) {
   auto urls =
       nostr::nip34::tag_values(*held.pull_request, nostr::nip34::tag::clone, max_pr_clone_urls);
   auto author = nostr::to_hex(held.pull_request->pubkey);
+  const auto& peers = st.peer_git_bases;
   for (const auto& repository : held.repositories)
     st.pr_refs->check(
         repository, {*commit},
-        [host, repository, commit = *commit, urls, author](std::vector<std::string> present) {
+        [host, repository, commit = *commit, urls = peers_first(peers, repository, urls),
+         author](std::vector<std::string> present) {
           if (!present.empty())
             return report_found(host, GitDataArrived{repository, {}, {}, present, {}});
           caf::anon_send(host, atom::git_fetch::value, repository, commit, urls, author);
@@ -224,6 +244,7 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
   auto& st = self->state;
   st.repositories.emplace(config.repositories);
   st.view = config.view;
+  st.peer_git_bases = config.state_sync.peer_git_bases;
   st.state_sync = std::make_unique<runtime::git::GitStateSync>(
       *config.io, config.repositories, config.state_sync, state_sync_hooks(self, config),
       config.registry);

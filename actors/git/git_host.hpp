@@ -77,6 +77,8 @@ struct GitHostState {
   std::optional<runtime::git::Repositories> repositories;
   std::shared_ptr<const policy::StoreView> view;
   std::unique_ptr<runtime::git::GitStateSync> state_sync;
+  /// The cluster peers' git bases (GitStateSyncOptions::peer_git_bases), for held pull requests.
+  std::vector<std::string> peer_git_bases;
   std::unique_ptr<runtime::git::GitPrRefs> pr_refs;
   /// Null when maintenance is off.
   std::unique_ptr<runtime::git::GitMaintenance> maintenance;

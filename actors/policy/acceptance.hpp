@@ -99,6 +99,9 @@ struct AcceptanceState {
   std::unique_ptr<policy::PrPlaceholders> placeholders;
   /// Followers of the held announcements (the sync engine's self-subscriber).
   std::vector<held_feed_actor> held_feed;
+  /// The follower of newly held announcements and states (the SyncManager, for the cluster
+  /// peers); their clients' OK waits for its answer.
+  std::optional<peer_feed_actor> peer_feed;
   /// Held states whose submitters wait for their answer (AcceptanceConfig::state_answer_wait).
   std::map<nostr::EventId, std::function<void(AcceptanceVerdict)>> state_answers;
 };

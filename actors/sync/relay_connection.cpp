@@ -310,6 +310,12 @@ void on_frame(RelayConnectionSelf self, std::string& text) {
                         std::is_same_v<T, nostr::RelayOk>) {
             if (signals_rate_limit(msg.message)) self->send(st.manager, RelayRateLimited{st.relay});
           }
+          if constexpr (std::is_same_v<T, nostr::RelayOk>) {
+            // The answer to an event published to a cluster peer; any other OK means nothing.
+            if (st.published.erase(msg.event_id))
+              self->send(st.manager,
+                         RelayPublished{st.relay, msg.event_id, msg.accepted, msg.message});
+          }
           if constexpr (std::is_same_v<T, nostr::RelayNotice>) {
             // Behind the frames before it, like the NEG answers it may stand for.
             if (!signals_rate_limit(msg.message))
@@ -377,6 +383,15 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
                                                  unix_now(state)));
         else
           send_frames(self, state.pager.open(sub.subscription_id, std::move(sub.filters)));
+      },
+      [=](RelayPublish& publish) {
+        std::vector<std::string> frames;
+        frames.reserve(publish.events.size());
+        for (const auto& ev : publish.events) {
+          frames.push_back("[\"EVENT\"," + nostr::serialize_event(*ev) + "]");
+          self->state.published.insert(ev->id);
+        }
+        send_frames(self, frames);
       },
       [=](SyncUnsubscribe& sub) {
         send_frames(self, self->state.pager.close(sub.subscription_id));

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,8 @@ struct RelayConnectionState {
   Arrivals arrivals;
   /// At most `max_in_flight` checks out on the sync's verifiers.
   VerifierPool verifiers;
+  /// Events published to this peer (a cluster peer, RelayPublish) whose OK has not come yet.
+  std::set<nostr::EventId> published;
   /// Failed replies of the store writer and the acceptance actor (the event is then not stored).
   FailedReplies write_failures{name, "store write"};
   FailedReplies acceptance_failures{name, "acceptance query"};

@@ -18,11 +18,104 @@ std::int64_t now(SyncManagerSelf self) {
   return self->state.config.unix_now();
 }
 
+bool is_peer(const SyncManagerState& st, const std::string& relay) {
+  auto it = st.plan->relays().find(relay);
+  return it != st.plan->relays().end() && it->second.is_peer;
+}
+
+bool peer_is_up(const SyncManagerState& st, const std::string& peer) {
+  auto relay = st.plan->relays().find(peer);
+  return relay != st.plan->relays().end() && st.connections.contains(peer) &&
+         relay->second.status == sync::ConnectionStatus::connected;
+}
+
+/// Sends `events` to the peer's connection, when it is up.
+void publish_to_peer(SyncManagerSelf self, const std::string& peer,
+                     std::vector<nostr::EventPtr> events) {
+  auto& st = self->state;
+  if (events.empty() || !peer_is_up(st, peer)) return;
+  self->send(st.connections.at(peer), RelayPublish{std::move(events)});
+}
+
+/// Sends a newly held event to every connected peer; the acceptance actor's reply (and with it
+/// the client's OK) waits for their answers, at most `peer_ack_timeout`.
+caf::result<bool> on_held_for_peers(SyncManagerSelf self, HeldForPeers& held) {
+  auto& st = self->state;
+  if (held.events.empty()) return true;
+  std::set<std::string> waiting;
+  for (const auto& peer : st.config.peers)
+    if (peer_is_up(st, peer)) {
+      publish_to_peer(self, peer, held.events);
+      waiting.insert(peer);
+    }
+  if (waiting.empty()) return true;
+  // A connection answers in order: the last event's answer comes last.
+  const auto id = held.events.back()->id;
+  if (auto old = st.peer_acks.find(id); old != st.peer_acks.end())
+    old->second.promise.deliver(false);
+  auto promise = self->make_response_promise<bool>();
+  st.peer_acks[id] = SyncManagerState::PeerAck{promise, std::move(waiting), true};
+  self->delayed_send(self, st.config.peer_ack_timeout, PeerAckDue{id});
+  return promise;
+}
+
+/// `relay` answered, or will not: the held event's reply goes once no peer is left to answer.
+void settle_peer_ack(SyncManagerSelf self, const nostr::EventId& id, const std::string& relay,
+                     bool accepted) {
+  auto& acks = self->state.peer_acks;
+  auto it = acks.find(id);
+  if (it == acks.end() || !it->second.waiting.erase(relay)) return;
+  it->second.all_accepted = it->second.all_accepted && accepted;
+  if (!it->second.waiting.empty()) return;
+  it->second.promise.deliver(it->second.all_accepted);
+  acks.erase(it);
+}
+
+void on_relay_published(SyncManagerSelf self, const RelayPublished& published) {
+  if (!published.accepted)
+    log::warn(log::components::sync_manager, "cluster peer ", published.relay,
+              " refused held event ", nostr::to_hex(published.id), ": ", published.message);
+  settle_peer_ack(self, published.id, published.relay, published.accepted);
+}
+
+void on_peer_ack_due(SyncManagerSelf self, const PeerAckDue& due) {
+  auto& acks = self->state.peer_acks;
+  auto it = acks.find(due.id);
+  if (it == acks.end()) return;
+  log::warn(log::components::sync_manager, "held event ", nostr::to_hex(due.id),
+            " not confirmed by ", it->second.waiting.size(),
+            " cluster peer(s) in time: its client is answered anyway");
+  it->second.promise.deliver(false);
+  acks.erase(it);
+}
+
+/// A peer that went cannot answer: what waited for it waits for the others only.
+void forget_peer_acks(SyncManagerSelf self, const std::string& relay) {
+  std::vector<nostr::EventId> waiting_on;
+  for (const auto& [id, ack] : self->state.peer_acks)
+    if (ack.waiting.contains(relay)) waiting_on.push_back(id);
+  for (const auto& id : waiting_on) settle_peer_ack(self, id, relay, false);
+}
+
+/// A peer that connects is sent everything purgatory holds here: what it held while it was away.
+void send_held_to_peer(SyncManagerSelf self, const std::string& peer) {
+  if (!self->state.acceptance) return;
+  self->request(self->state.acceptance, std::chrono::seconds(30), atom::held_events::value)
+      .then(
+          [self, peer](HeldForPeers& held) { publish_to_peer(self, peer, std::move(held.events)); },
+          [peer](caf::error& error) {
+            log::warn(log::components::sync_manager, "held events for peer ", peer,
+                      " not sent: ", caf::to_string(error));
+          });
+}
+
 void spawn_connection(SyncManagerSelf self, const std::string& relay, bool trusted = false) {
   auto& st = self->state;
   auto config = st.config.connection;
-  // Operator-configured relays are trusted; relays from events are not.
-  if (trusted || (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay)) {
+  // Operator-configured relays (the bootstrap relay, the cluster peers) are trusted; relays from
+  // events are not.
+  if (trusted || (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay) ||
+      is_peer(st, relay)) {
     config.client.allow_private_addresses = true;
     config.client.detailed_connect_errors = true;
   }
@@ -350,6 +443,7 @@ void on_relay_down(SyncManagerSelf self, RelayDown& down) {
   if (!from_current(self, down.relay)) return;
   auto& st = self->state;
   st.connections.erase(down.relay);
+  forget_peer_acks(self, down.relay);
   const bool fetches_only = st.router.serves_fetches_only(down.relay, tracks(st, down.relay));
   execute(self, st.router.on_connection_lost(
                     down.relay, down.reason.empty() ? "connection lost" : down.reason));
@@ -365,6 +459,11 @@ void on_relay_down(SyncManagerSelf self, RelayDown& down) {
     figures.last_disconnect = now(self);
     log::info(log::components::sync_manager, "lost " + down.relay + ": " + down.reason);
     execute(self, st.plan->on_disconnected(down.relay, down.reason, now(self)));
+  } else if (is_peer(st, down.relay)) {
+    // Operator input, retried every base backoff: the operator is told which option names it.
+    log::warn(log::components::sync_manager, "cannot connect to cluster peer " + down.relay +
+                                                 " (NGIT_SYNC_PEERS): " + down.reason);
+    execute(self, st.plan->on_connect_failed(down.relay, down.reason, now(self)));
   } else {
     log::debug(log::components::sync_manager,
                "cannot connect to " + down.relay + ": " + down.reason);
@@ -418,6 +517,7 @@ void on_relay_up(SyncManagerSelf self, const RelayUp& up) {
   const auto limits = limits_of(up);
   execute(self, self->state.router.on_relay_up(up.relay, limits));
   plan_connected(self, up.relay, limits);
+  if (is_peer(self->state, up.relay)) send_held_to_peer(self, up.relay);
 }
 
 void on_subscription_done(SyncManagerSelf self, const RelaySubscriptionDone& done) {
@@ -472,6 +572,9 @@ sync_manager_actor::behavior_type sync_manager(SyncManagerSelf self, SyncManager
   auto& st = self->state;
   if (st.config.bootstrap_relay)
     execute(self, st.plan->add_bootstrap_relay(*st.config.bootstrap_relay, now(self)));
+  for (const auto& peer : st.config.peers) execute(self, st.plan->add_peer_relay(peer, now(self)));
+  if (!st.config.peers.empty() && st.acceptance)
+    self->send(st.acceptance, atom::feed_subscribe::value, caf::actor_cast<peer_feed_actor>(self));
   self->set_exit_handler([self](caf::exit_msg& msg) { on_exit(self, msg); });
   self->delayed_send(self, st.config.disconnect_check_interval, atom::tick::value);
   st.publish_armed = true;
@@ -491,6 +594,9 @@ sync_manager_actor::behavior_type sync_manager(SyncManagerSelf self, SyncManager
       },
       [=](RelayNegentropy& answer) { on_negentropy_answer(self, answer); },
       [=](RelayTraffic& traffic) { on_traffic(self, traffic); },
+      [=](HeldForPeers& held) { return on_held_for_peers(self, held); },
+      [=](RelayPublished& published) { on_relay_published(self, published); },
+      [=](PeerAckDue& due) { on_peer_ack_due(self, due); },
       [=](RetryTimer& timer) {
         execute(self, self->state.plan->on_retry_timer(timer.relay, now(self)));
       },

@@ -40,6 +40,12 @@ struct SyncManagerConfig {
   RelayConnectionConfig connection;
   /// Operator-configured relays: trusted (may be private), never dropped.
   std::optional<std::string> bootstrap_relay;
+  /// The other nodes of this cluster (NGIT_SYNC_PEERS, canonical, this node's own URLs left out):
+  /// trusted, never dropped, synced for everything, and sent what purgatory holds here.
+  std::vector<std::string> peers;
+  /// How long a newly held event waits for the connected peers' answers before its client is
+  /// answered anyway (a peer that is slow or gone must not hold clients up for long).
+  std::chrono::milliseconds peer_ack_timeout{2000};
   std::chrono::seconds daily_min{82800};
   std::chrono::seconds daily_max{90000};
   std::chrono::seconds disconnect_check_interval{60};
@@ -103,6 +109,14 @@ struct SyncManagerState {
   const sync::FetchCounts& fetch_counts = router.counts();
   /// The Sync+ section of /api/sync (SyncPlusStatus); empty while Sync+ does not run.
   std::string plus_status;
+  /// Newly held events sent to the cluster peers whose answers are awaited: the acceptance
+  /// actor's reply, the peers still to answer, whether all answered OK true so far.
+  struct PeerAck {
+    caf::typed_response_promise<bool> promise;
+    std::set<std::string> waiting;
+    bool all_accepted = true;
+  };
+  std::map<nostr::EventId, PeerAck> peer_acks;
   /// The purgatory figures last written to /api/sync (a change makes the status dirty).
   std::array<std::uint64_t, policy::held_kind_count + 2> purgatory_shown{};
 };

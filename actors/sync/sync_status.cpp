@@ -29,6 +29,8 @@ void write_relay(JsonWriter& w, const sync::SyncPlan& plan, const std::string& r
   w.String(sync::to_string(plan.health_of(state, t)));
   w.Key("bootstrap");
   w.Bool(state.is_bootstrap);
+  w.Key("peer");
+  w.Bool(state.is_peer);
   w.Key("role");
   w.String("repository");
   w.Key("history_method");

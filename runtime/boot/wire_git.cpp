@@ -1,6 +1,7 @@
 #include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/boot/wire_git.hpp"
+#include "runtime/boot/wire_sync.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
@@ -46,6 +47,7 @@ runtime::git::GitStateSyncOptions state_sync_options(const runtime::Config& conf
   runtime::git::GitStateSyncOptions out;
   out.service = config.domain.address;
   out.allow_private_addresses = config.sync_allow_private_addresses;
+  out.peer_git_bases = peer_git_bases(config);
   out.fetch_enabled = config.git_fetch_enabled;
   out.fetch_delay = std::chrono::seconds(config.git_fetch_delay_secs);
   out.fetch_timeout = std::chrono::seconds(config.git_fetch_timeout_secs);

@@ -43,6 +43,13 @@ struct WiredSync {
 /// canonical: sync never dials them.
 std::set<std::string> own_relay_urls(const runtime::Config& config);
 
+/// NGIT_SYNC_PEERS, canonical, without this node's own URLs (each logged when `report`) and
+/// repeats.
+std::vector<std::string> sync_peer_urls(const runtime::Config& config, bool report = false);
+
+/// Each cluster peer's git Smart HTTP base ("http://host:port" for ws://, https for wss://).
+std::vector<std::string> peer_git_bases(const runtime::Config& config);
+
 /// Config → SyncManagerConfig, without the parts that need the running store (already_stored)
 /// and the verifiers.
 SyncManagerConfig sync_manager_config(const runtime::Config& config);

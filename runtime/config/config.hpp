@@ -133,6 +133,8 @@ struct Config {
   // GRASP-02 sync.
   bool sync_enabled = true;
   std::optional<CanonicalRelayUrl> sync_bootstrap_relay_url;  ///< nullopt = none
+  /// The other nodes of a cluster (NGIT_SYNC_PEERS): synced for everything, in both directions.
+  std::vector<CanonicalRelayUrl> sync_peers;
   std::uint64_t sync_base_backoff_secs = 0;
   std::uint64_t sync_max_backoff_secs = 0;
   std::uint64_t sync_batch_window_ms = 0;

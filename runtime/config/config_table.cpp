@@ -348,6 +348,10 @@ std::vector<OptionSpec> sync_options() {
        "Run the GRASP-02 sync manager.", bool_option(&C::sync_enabled)},
       {"sync_bootstrap_relay_url", "NGIT_SYNC_BOOTSTRAP_RELAY_URL", "--sync-bootstrap-relay-url",
        "ws(s) URL", "", "Relay that is always connected; empty = none.", bootstrap_url_setter},
+      {"sync_peers", "NGIT_SYNC_PEERS", "--sync-peers", "list of ws(s) URLs", "",
+       "The other nodes of a cluster: everything accepted or held is synced with them both ways; "
+       "this node's own URL is ignored.",
+       list_option(&C::sync_peers, relay_url_item, relay_list_expected)},
       {"sync_base_backoff_secs", "NGIT_SYNC_BASE_BACKOFF_SECS", "--sync-base-backoff-secs",
        "seconds", "5", "First reconnect delay after a failure.",
        uint_option(&C::sync_base_backoff_secs, 1)},

@@ -2,6 +2,9 @@
 
 #include "runtime/git/git_fetcher.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <boost/asio/post.hpp>
 #include <set>
 
@@ -106,6 +109,13 @@ GitFetcher::GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::
   running_gauge_ = gauge("graspd_git_fetches_running", "Git data fetches running now");
   skipped_gauge_ = gauge("graspd_git_fetch_hosts_skipped",
                          "Hosts skipped by git data fetches after a DNS, connect or TLS failure");
+}
+
+std::string trusted_host_key(const ParsedUrl& url) {
+  std::string host = url.host;
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return host + ":" + std::to_string(url.port);
 }
 
 void GitFetcher::request(FetchJob job) {
@@ -218,7 +228,8 @@ void GitFetcher::start(FetchAttempt attempt) {
         if (!error) {
           for (const auto& entry : results) {
             auto text = entry.endpoint().address().to_string();
-            if (self->options_.allow_private_addresses || is_public_address(text)) {
+            if (self->options_.allow_private_addresses || is_public_address(text) ||
+                self->options_.trusted_hosts.contains(trusted_host_key(url))) {
               address = entry.endpoint().address().is_v6() ? "[" + text + "]" : text;
               break;
             }

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,13 @@ struct GitFetcherOptions {
   /// A request is retried until this long after it was made (NGIT_PURGATORY_HOLD_SECS: the held
   /// event it serves is gone by then).
   std::chrono::seconds give_up_after{1800};
+  /// "host:port" (host lowercased) of the cluster peers (NGIT_SYNC_PEERS): operator input,
+  /// fetched from whatever address they resolve to.
+  std::set<std::string> trusted_hosts;
 };
+
+/// The "host:port" key of a URL's authority as GitFetcherOptions::trusted_hosts holds it.
+std::string trusted_host_key(const ParsedUrl& url);
 
 enum class FetchResult {
   complete,   ///< every wanted id is in the repository

@@ -49,8 +49,16 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
         fetcher(std::make_shared<GitFetcher>(runner, fetcher_options(options), registry)) {}
 
   static GitFetcherOptions fetcher_options(const GitStateSyncOptions& o) {
-    return {o.service,      o.allow_private_addresses, o.fetch_timeout, o.max_fetch_bytes, o.limits,
-            o.give_up_after};
+    GitFetcherOptions out{o.service,
+                          o.allow_private_addresses,
+                          o.fetch_timeout,
+                          o.max_fetch_bytes,
+                          o.limits,
+                          o.give_up_after,
+                          /*trusted_hosts=*/{}};
+    for (const auto& base : o.peer_git_bases)
+      if (auto url = parse_url(base)) out.trusted_hosts.insert(trusted_host_key(*url));
+    return out;
   }
 
   /// One repository to bring in line with one state — or, as `expand`, the marker "look at every

@@ -47,6 +47,9 @@ struct GitStateSyncOptions {
   HostPort service;
   /// Fetch from loopback/private addresses too (tests; NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES).
   bool allow_private_addresses = false;
+  /// The git Smart HTTP base ("http://host:port") of each cluster peer (NGIT_SYNC_PEERS): tried
+  /// first for every fetch, whatever address it resolves to.
+  std::vector<std::string> peer_git_bases;
   /// Fetch missing objects at all (NGIT_GIT_FETCH_ENABLED).
   bool fetch_enabled = true;
   /// A client's state waits at most this long for its push while one to the repository is under

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+
 #include <caf/all.hpp>
 #include <map>
 #include <set>
@@ -457,6 +459,59 @@ TEST_F(PurgatoryAcceptanceTest, HoldsANewAnnouncementAndItsStateUntilGitDataRele
   EXPECT_EQ(purgatory().size(), 0u);
   EXPECT_EQ(held_records(), 0u);
   EXPECT_EQ(purgatory().stats().released, 2u);
+}
+
+/// A stand-in for the SyncManager's peer feed: keeps the promise of each held event it is sent,
+/// and answers the oldest when told to (`tick` with the answer), from inside the actor.
+using TestPeerFeed = peer_feed_actor::extend<caf::reacts_to<atom::tick, bool>>;
+struct PeerFeedLog {
+  std::vector<nostr::EventId> sent;
+  std::deque<caf::typed_response_promise<bool>> replies;
+};
+TestPeerFeed::behavior_type waiting_peer_feed(TestPeerFeed::pointer self, PeerFeedLog* log) {
+  return {[=](HeldForPeers& held) -> caf::result<bool> {
+            for (const auto& ev : held.events) log->sent.push_back(ev->id);
+            log->replies.push_back(self->make_response_promise<bool>());
+            return log->replies.back();
+          },
+          [=](atom::tick, bool all_held) {
+            if (log->replies.empty()) return;
+            log->replies.front().deliver(all_held);
+            log->replies.pop_front();
+          }};
+}
+
+// Cluster peers: a held announcement or state is sent to them once recorded, and its client's
+// OK waits until they hold it too (the peer feed's reply); the actor judges other events meanwhile.
+TEST_F(PurgatoryAcceptanceTest, AHeldEventsOkWaitsForTheClusterPeersToHoldIt) {
+  PeerFeedLog peers;
+  auto feed = spawn(waiting_peer_feed, &peers);
+  anon_send(acceptance_, atom::feed_subscribe::value, caf::actor_cast<peer_feed_actor>(feed));
+  run();
+  auto repo = announcement(1, "demo");
+  submit({repo});
+  ASSERT_EQ(peers.sent, std::vector<nostr::EventId>{repo->id});
+  EXPECT_TRUE(verdicts().empty()) << "no OK before the peers hold it";
+  EXPECT_EQ(repositories_.count("demo"), 1u) << "its repository is made meanwhile";
+  // A refusal is not held up, nor is an event that is stored rather than held.
+  auto stranger_state = state(2, "other");
+  submit({stranger_state});
+  auto refused = verdicts();
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_FALSE(refused[0].accepted);
+  anon_send(feed, atom::tick::value, true);
+  run();
+  auto answers = verdicts();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].outcome, WriteOutcome::held);
+  // The peers' answer only opens the gate: a failed or late one (false) does too.
+  auto st = state(1, "demo");
+  submit({st});
+  ASSERT_EQ(peers.sent.size(), 2u);
+  EXPECT_TRUE(verdicts().empty());
+  anon_send(feed, atom::tick::value, false);
+  run();
+  EXPECT_EQ(verdicts().size(), 1u);
 }
 
 /// Records the held feed's changes: (identifier, change), in order.

@@ -217,6 +217,11 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
         [](const StoreCommitted&) {},
         [](const GitDataArrived&) { ADD_FAILURE() << "GitDataArrived"; },
         [](atom::feed_subscribe, const held_feed_actor&) { ADD_FAILURE() << "feed_subscribe"; },
+        [](atom::feed_subscribe, const peer_feed_actor&) { ADD_FAILURE() << "peer feed"; },
+        [](atom::held_events) {
+          ADD_FAILURE() << "held_events";
+          return HeldForPeers{};
+        },
         [](atom::tick) {},
         [](const StateAnswerDue&) { ADD_FAILURE() << "StateAnswerDue"; },
     };

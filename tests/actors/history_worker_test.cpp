@@ -46,6 +46,12 @@ class HistoryWorkerTest : public test::ActorTest {
           [no](RelayRateLimited& x) { no("RelayRateLimited")(x); },
           [no](RelayNegentropy& x) { no("RelayNegentropy")(x); },
           [no](RelayTraffic& x) { no("RelayTraffic")(x); },
+          [no](HeldForPeers& x) {
+            no("HeldForPeers")(x);
+            return false;
+          },
+          [no](RelayPublished& x) { no("RelayPublished")(x); },
+          [no](PeerAckDue& x) { no("PeerAckDue")(x); },
           [no](RetryTimer& x) { no("RetryTimer")(x); },
           [no](DailyTick& x) { no("DailyTick")(x); },
           [no](atom::tick x) { no("atom::tick")(x); },

@@ -36,6 +36,12 @@ sync_manager_actor::behavior_type recording_manager(sync_manager_actor::pointer,
           [](RelayRateLimited&) { unexpected_at_manager("RelayRateLimited"); },
           [](RelayNegentropy&) { unexpected_at_manager("RelayNegentropy"); },
           [](RelayTraffic&) { unexpected_at_manager("RelayTraffic"); },
+          [](HeldForPeers&) {
+            unexpected_at_manager("HeldForPeers");
+            return false;
+          },
+          [](RelayPublished&) { unexpected_at_manager("RelayPublished"); },
+          [](PeerAckDue&) { unexpected_at_manager("PeerAckDue"); },
           [](RetryTimer&) { unexpected_at_manager("RetryTimer"); },
           [](DailyTick&) { unexpected_at_manager("DailyTick"); },
           [](atom::tick) { unexpected_at_manager("atom::tick"); },

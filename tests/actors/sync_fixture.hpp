@@ -81,6 +81,7 @@ class SyncFixture : public test::ActorTest {
                                    std::optional<std::vector<verifier_actor>> verifiers = {}) {
     SyncManagerConfig config;
     config.bootstrap_relay = bootstrap;
+    config.peers = cluster_peers_;
     config.unix_now = [this] { return unix_now(); };
     config.connection.traffic_report_interval = 1s;
     config.connection.already_stored = [this](const nostr::EventId& id) {
@@ -101,7 +102,7 @@ class SyncFixture : public test::ActorTest {
       peers_.push_back(peer);
       return peer;
     };
-    manager_ = spawn(sync_manager, config, acceptance_actor{}, writer_, factory, board_, nullptr);
+    manager_ = spawn(sync_manager, config, acceptance_, writer_, factory, board_, nullptr);
     run();
     return manager_;
   }
@@ -151,6 +152,9 @@ class SyncFixture : public test::ActorTest {
   store_writer_actor writer_;
   sync_manager_actor manager_;
   std::shared_ptr<runtime::StatusBoard> board_ = std::make_shared<runtime::StatusBoard>();
+  /// NGIT_SYNC_PEERS and the acceptance actor the manager is given (set before start_manager).
+  std::vector<std::string> cluster_peers_;
+  acceptance_actor acceptance_;
   /// Purgatory figures shown in /api/sync; null = no section (set before start_manager).
   std::shared_ptr<policy::PurgatoryFigures> purgatory_;
   std::vector<std::shared_ptr<ScriptedPeer>> peers_;

@@ -165,6 +165,108 @@ TEST_F(SyncManagerTest, FailedFirstDialIsRetriedAndBootstrapIsTrusted) {
   EXPECT_EQ(peers_.size(), 3u) << "second backoff is 10 s";
 }
 
+/// What a stand-in acceptance actor holds in purgatory and who follows its peer feed.
+struct HeldHere {
+  std::vector<nostr::EventPtr> held;
+  std::vector<peer_feed_actor> followers;
+};
+
+/// The acceptance actor's interface over `here`: answers held_events with what it holds and keeps
+/// its peer-feed followers; accepts every query.
+acceptance_actor::behavior_type stand_in_acceptance(acceptance_actor::pointer,
+                                                    std::shared_ptr<HeldHere> here) {
+  return {
+      [](AcceptanceQuery&) { return AcceptanceVerdict{}; },
+      [](StoreCommitted&) {},
+      [](GitDataArrived&) {},
+      [](atom::feed_subscribe, held_feed_actor&) {},
+      [here](atom::feed_subscribe, peer_feed_actor& follower) {
+        here->followers.push_back(follower);
+      },
+      [here](atom::held_events) { return HeldForPeers{here->held}; },
+      [](atom::tick) {},
+      [](StateAnswerDue&) {},
+  };
+}
+
+nostr::EventPtr held_event(std::uint32_t kind, std::int64_t created_at) {
+  return std::make_shared<const nostr::Event>(signed_event(kind, {{"d", "demo"}}, created_at));
+}
+
+/// The ids of the events published to `peer` (EVENT frames), in order.
+std::vector<std::string> published_ids(const sync_test::ScriptedPeer& peer) {
+  std::vector<std::string> out;
+  for (const auto& frame : peer.frames("EVENT")) {
+    rapidjson::Document doc;
+    doc.Parse(frame.c_str(), frame.size());
+    out.push_back(doc[1]["id"].GetString());
+  }
+  return out;
+}
+
+TEST_F(SyncManagerTest, AClusterPeerIsTrustedAskedForEverythingAndSentWhatIsHeldHere) {
+  auto here = std::make_shared<HeldHere>();
+  const auto announcement = held_event(30617, 1'700'000'000);
+  here->held.push_back(announcement);
+  acceptance_ = spawn(stand_in_acceptance, here);
+  cluster_peers_ = {relay_};
+  start_manager();
+  ASSERT_EQ(peers_.size(), 1u) << "a peer is dialled with no repository listing it";
+  EXPECT_TRUE(dials_[0].second) << "peers are operator input: private addresses allowed";
+  ASSERT_EQ(here->followers.size(), 1u) << "the manager follows the peer feed";
+  EXPECT_TRUE(relay_state(relay_).is_peer);
+  // Held before the connection is up: nothing can be sent yet, and nothing is lost, since the
+  // peer is sent everything held here once it connects.
+  const auto early_state = held_event(30618, 1'700'000'001);
+  here->held.push_back(early_state);
+  anon_send(manager_, HeldForPeers{{early_state}});
+  run();
+  EXPECT_TRUE(peers_[0]->frames("EVENT").empty());
+  peers_[0]->handler->on_open(req_only_peer());
+  run();
+  EXPECT_EQ(published_ids(*peers_[0]), (std::vector<std::string>{nostr::to_hex(announcement->id),
+                                                                 nostr::to_hex(early_state->id)}));
+  auto reqs = peers_[0]->reqs();
+  ASSERT_EQ(reqs.size(), 1u) << "one subscription: everything";
+  ASSERT_EQ(reqs[0].second.size(), 1u);
+  EXPECT_TRUE(reqs[0].second[0].tags.empty());
+  EXPECT_FALSE(reqs[0].second[0].kinds);
+  // A new hold goes to the connected peer as it is recorded, and the acceptance actor's reply
+  // (its client's OK) waits for the peer's answer.
+  const auto later = held_event(30618, 1'700'000'002);
+  caf::scoped_actor acceptance{system()};
+  auto answer = [&] {
+    std::optional<bool> reply;
+    acceptance->receive([&](bool all_held) { reply = all_held; }, caf::after(0s) >> [] {});
+    return reply;
+  };
+  acceptance->send(manager_, HeldForPeers{{later}});
+  run();
+  auto ids = published_ids(*peers_[0]);
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[2], nostr::to_hex(later->id));
+  EXPECT_FALSE(answer()) << "the peer has not answered yet";
+  peers_[0]->handler->on_message(nostr::relay_ok(later->id, true, "purgatory: waiting"));
+  run();
+  EXPECT_EQ(answer(), true);
+  // A peer that does not answer holds the reply up for the wait only, and it then says so.
+  const auto unanswered = held_event(30618, 1'700'000'003);
+  acceptance->send(manager_, HeldForPeers{{unanswered}});
+  run();
+  advance_time(1s);
+  EXPECT_FALSE(answer());
+  advance_time(1s);
+  EXPECT_EQ(answer(), false);
+  // After a drop, the peer is dialled again after the base backoff and sent everything again.
+  peers_[0]->handler->on_close(true, "reset");
+  run();
+  advance_time(5s);
+  ASSERT_EQ(peers_.size(), 2u);
+  peers_[1]->handler->on_open(req_only_peer());
+  run();
+  EXPECT_EQ(published_ids(*peers_[1]).size(), 2u);
+}
+
 TEST_F(SyncManagerTest, RateLimitedSubscriptionWaitsForCooldown) {
   connect_first_peer();
   auto before = peers_[0]->reqs().size();

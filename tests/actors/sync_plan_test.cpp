@@ -436,6 +436,70 @@ TEST_F(SyncPlanTest, BootstrapRelayIsAlwaysRetried) {
   EXPECT_EQ(again.size(), 1u);
 }
 
+/// The one filter `{}` (every event), with or without `since`.
+bool asks_for_everything(const OpenSubscription& open) {
+  if (open.filters.size() != 1) return false;
+  const auto& f = open.filters[0];
+  return !f.kinds && !f.ids && !f.authors && f.tags.empty() && !f.since && !f.until && !f.limit;
+}
+
+TEST_F(SyncPlanTest, APeerIsAskedForEverythingAtEveryConnectionByNegentropy) {
+  // An announcement listing the peer adds nothing to what it is asked for.
+  plan_.on_repositories(repos({1, 2}, {relay_b}, {root(1)}), t0);
+  plan_.add_peer_relay(relay_b, t0);
+  EXPECT_TRUE(state(relay_b).is_peer);
+  auto opened = only<OpenSubscription>(plan_.on_connected(relay_b, 0, 0, t0 + 1));
+  ASSERT_EQ(opened.size(), 1u) << "no announcement layer, no per-repository filters";
+  EXPECT_TRUE(asks_for_everything(opened[0]));
+  EXPECT_TRUE(opened[0].negentropy);
+  plan_.on_eose(relay_b, opened[0].subscription_id, t0 + 2);
+  EXPECT_TRUE(state(relay_b).confirmed.everything);
+  // New repositories are covered already: nothing more is asked.
+  EXPECT_TRUE(only<OpenSubscription>(plan_.on_repositories(repos({3}, {relay_b}), t0 + 3)).empty());
+  // A quick reconnect reconciles everything again, without `since`: an event the peer accepted
+  // while we were away may carry any created_at.
+  plan_.on_disconnected(relay_b, "reset", t0 + 10);
+  auto again = only<OpenSubscription>(plan_.on_connected(relay_b, 0, 0, t0 + 12));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(asks_for_everything(again[0]));
+}
+
+TEST_F(SyncPlanTest, APeerIsRetriedEveryBaseBackoffAndNeverDroppedOrEvicted) {
+  SyncConfig small = config();
+  small.max_relays = 1;
+  small.base_backoff_seconds = 5;
+  SyncPlan plan(small);
+  ASSERT_EQ(only<Dial>(plan.add_peer_relay(relay_b, t0)).size(), 1u);
+  for (int failure = 0; failure < 8; ++failure) {
+    auto retry = only<ArmRetry>(plan.on_connect_failed(relay_b, "refused", t0 + failure * 5));
+    ASSERT_EQ(retry.size(), 1u);
+    EXPECT_EQ(retry[0].delay_seconds, 5) << "failure " << failure;
+    ASSERT_EQ(only<Dial>(plan.on_retry_timer(relay_b, t0 + failure * 5 + 5)).size(), 1u);
+  }
+  // Nothing lists the peer and it confirmed nothing: still not idle.
+  EXPECT_TRUE(only<HangUp>(plan.on_disconnect_check(t0 + 100)).empty());
+  plan.on_repositories({RepoUpdate{repo(1), std::set<RelayUrl>{relay_a}, {}}}, t0 + 101);
+  EXPECT_EQ(plan.relays().count(relay_b), 1u);
+  EXPECT_EQ(plan.totals().evictions, 0u);
+}
+
+TEST_F(SyncPlanTest, EverythingCoversAndIsCoveredAsOneItem) {
+  const auto everything = SyncItems::all();
+  SyncItems some;
+  some.repos.insert(repo(1));
+  EXPECT_FALSE(everything.empty());
+  EXPECT_EQ(everything.size(), 1u);
+  EXPECT_TRUE(everything.minus(everything, SyncItems{}).empty());
+  EXPECT_TRUE(everything.minus(SyncItems{}, some).everything);
+  some.merge(everything);
+  EXPECT_TRUE(some.everything);
+  auto filters = item_filters(some, 42, 100);
+  ASSERT_EQ(filters.size(), 1u);
+  EXPECT_EQ(filters[0].since, 42);
+  EXPECT_FALSE(filters[0].kinds);
+  EXPECT_TRUE(filters[0].tags.empty());
+}
+
 TEST_F(SyncPlanTest, TrackedRelaysAreBounded) {
   SyncConfig small = config();
   small.max_relays = 2;

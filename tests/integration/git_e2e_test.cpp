@@ -1113,6 +1113,47 @@ TEST_F(GitE2E, DeletingABranchTheStateAlreadyRemovedSucceeds) {
   EXPECT_NE(answer.output.find(" HTTP200"), std::string::npos) << answer.output;
 }
 
+/// The packs of a bare repository (objects/pack/*.pack).
+std::size_t packs(const fs::path& repository) {
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(repository / "objects" / "pack"))
+    if (entry.path().extension() == ".pack") ++count;
+  return count;
+}
+
+// Issue 29 item 8: receive-pack ran `git gc --auto`, which detaches, so gc ran outside graspd's
+// process tree, process cap and time limit. A repository whose own config keeps every push as a
+// pack and asks for gc past one pack, detached, still gets no gc from a push: repacking is the
+// maintenance's, under graspd's process cap (tests/runtime/git_maintenance_test.cpp).
+TEST_F(GitE2E, APushStartsNoGitGcEvenWhenTheRepositorysConfigAsksForOne) {
+  start({{"NGIT_PURGATORY_ENABLED", "false"}});
+  announce();
+  fs::path repository;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_.path() / "git"))
+    if (entry.is_directory() && entry.path().filename() == "repo.git") repository = entry.path();
+  ASSERT_FALSE(repository.empty());
+  {
+    std::ofstream config(repository / "config", std::ios::app);
+    config << "[receive]\n\tunpackLimit = 1\n\tautogc = true\n"
+              "[gc]\n\tautoPackLimit = 1\n\tautoDetach = true\n";
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto id = commit("push " + std::to_string(i));
+    publish_state({{"refs/heads/main", id}}, 1700000100 + i);
+    auto pushed = git("push " + url() + " main", work() + "/local");
+    ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  }
+  // A detached gc would have repacked the three packs into one and left gc.pid or gc.log.
+  EXPECT_FALSE(wait_until(
+      [&] {
+        return packs(repository) < 3 || fs::exists(repository / "gc.pid") ||
+               fs::exists(repository / "gc.log");
+      },
+      2s))
+      << "git gc ran after a push";
+  EXPECT_EQ(packs(repository), 3u) << "one pack per push, none repacked";
+}
+
 TEST_F(GitE2E, AnInvalidPushIsRefusedInGitsOwnReport) {
   start();
   announce();

@@ -44,19 +44,6 @@ std::optional<std::string> strfry_binary() {
   return found.substr(0, found.find('\n'));
 }
 
-/// A loopback port nothing listens on right now.
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 /// True when a WebSocket handshake on `port` succeeds (no test failure when it does not).
 bool accepts_websockets(std::uint16_t port) {
   auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", {});

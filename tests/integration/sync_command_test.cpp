@@ -14,12 +14,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// A relay the tests sync with or into: GRASP-01 policy, no GRASP-02 sync of its own.
 GraspdOptions node_options(std::vector<std::pair<std::string, std::string>> extra = {}) {
   GraspdOptions options;

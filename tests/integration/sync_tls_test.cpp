@@ -21,12 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-std::int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// Certificates made by the openssl CLI (EC P-256): a CA, a server
 /// certificate it signed for localhost and 127.0.0.1, and a "wrong" one it
 /// signed for other.example only (so only hostname verification rejects it).

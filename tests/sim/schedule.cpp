@@ -198,9 +198,11 @@ void draw_publications(const SimOptions& options, Draw& draw, Authoring& authori
   const std::int64_t span = options.seconds * 1000;
   for (std::size_t i = 0; i < options.repos; ++i) {
     auto at = static_cast<std::int64_t>(draw.below(static_cast<std::uint64_t>(span / 4 + 1)));
-    auto repo =
-        authoring.announce_repo("repo-" + std::to_string(i),
-                                static_cast<std::uint8_t>(1 + draw.below(4)), draw.subset(relays));
+    // One draw per statement: the order of a call's arguments is the compiler's (g++ and clang
+    // differ), and a seed must replay the same in every build.
+    auto owner = static_cast<std::uint8_t>(1 + draw.below(4));
+    auto repo_relays = draw.subset(relays);
+    auto repo = authoring.announce_repo("repo-" + std::to_string(i), owner, repo_relays);
     // Now and then a repository no node hosts (refused everywhere) or one naming a private relay.
     std::vector<std::size_t> listed =
         draw.chance(0.15) ? std::vector<std::size_t>{} : draw.subset(nodes);

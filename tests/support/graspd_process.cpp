@@ -1,7 +1,10 @@
 #include "tests/support/graspd_process.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,8 +101,21 @@ std::string GraspdProcess::binary() {
   return path;
 }
 
+std::uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 GraspdProcess::GraspdProcess(GraspdOptions options)
     : options_(std::move(options)), work_dir_(temp_.path().string()) {
+  port_ = options_.port;
   data_dir_ = work_dir_ + "/relay";
   stderr_path_ = work_dir_ + "/stderr.log";
 }

@@ -29,7 +29,13 @@ struct GraspdOptions {
   /// NGIT_PURGATORY_ENABLED for the run. Off unless a test turns it on: most tests publish
   /// announcements without pushing git data and expect them served at once. An `env` entry wins.
   bool purgatory = false;
+  /// The loopback port to listen on; 0 = any free one. A cluster's nodes name each other
+  /// (NGIT_SYNC_PEERS) before they start, so their ports are chosen first (free_port()).
+  std::uint16_t port = 0;
 };
+
+/// A loopback port nothing listens on right now.
+std::uint16_t free_port();
 
 /// Result of running graspd to completion (e.g. configuration error cases).
 struct GraspdExit {

@@ -53,6 +53,7 @@ void SyncItems::merge(const SyncItems& other) {
   repos.insert(other.repos.begin(), other.repos.end());
   roots.insert(other.roots.begin(), other.roots.end());
   states.insert(other.states.begin(), other.states.end());
+  everything = everything || other.everything;
 }
 
 SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
@@ -63,6 +64,7 @@ SyncItems SyncItems::minus(const SyncItems& a, const SyncItems& b) const {
     if (!a.roots.contains(root) && !b.roots.contains(root)) out.roots.insert(root);
   for (const auto& repo : states)
     if (!a.states.contains(repo) && !b.states.contains(repo)) out.states.insert(repo);
+  out.everything = everything && !a.everything && !b.everything;
   return out;
 }
 
@@ -76,6 +78,11 @@ nostr::Filters announcement_filters(std::optional<std::int64_t> since) {
 nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
                             std::size_t refs_per_filter) {
   nostr::Filters out;
+  if (items.everything) {
+    nostr::Filter all;
+    all.since = since;
+    return {all};
+  }
   auto as_is = [](const RepoRef& r) { return r; };
   for (auto& chunk : chunks(items.repos, refs_per_filter, as_is)) {
     for (char letter : {'a', 'A', 'q'}) out.push_back(tag_filter(letter, chunk, since));

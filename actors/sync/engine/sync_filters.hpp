@@ -27,9 +27,21 @@ struct SyncItems {
   std::set<EventId> roots;
   /// StateOnly repositories (held in purgatory): their state events only.
   std::set<RepoRef> states;
+  /// Every event the relay holds (a cluster peer, NGIT_SYNC_PEERS): one filter `{}` that covers
+  /// every other item.
+  bool everything = false;
 
-  bool empty() const { return repos.empty() && roots.empty() && states.empty(); }
-  std::size_t size() const { return repos.size() + roots.size() + states.size(); }
+  /// Every event (a cluster peer's target).
+  static SyncItems all() {
+    SyncItems items;
+    items.everything = true;
+    return items;
+  }
+
+  bool empty() const { return repos.empty() && roots.empty() && states.empty() && !everything; }
+  std::size_t size() const {
+    return repos.size() + roots.size() + states.size() + (everything ? 1 : 0);
+  }
   void merge(const SyncItems& other);
   /// Items of *this that are in neither `a` nor `b`.
   SyncItems minus(const SyncItems& a, const SyncItems& b) const;
@@ -44,7 +56,8 @@ nostr::Filters announcement_filters(std::optional<std::int64_t> since);
 /// Layers 2 and 3: a/A/q for repositories plus their 30618 state by #d, and
 /// e/E/q for root events, `refs_per_filter` references per filter; for
 /// StateOnly repositories the 30618 filter by #d alone. No filter names
-/// authors: the acceptance policy judges whose state counts.
+/// authors: the acceptance policy judges whose state counts. Items with
+/// `everything` are the one filter `{}` (with `since`).
 nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
                             std::size_t refs_per_filter);
 /// Packs filters into groups whose REQ frame stays within `max_bytes` and

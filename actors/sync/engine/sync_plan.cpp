@@ -102,7 +102,7 @@ bool SyncPlan::widen_to_fit(RelayState& state, const SyncItems& items) const {
 }
 
 bool SyncPlan::has_work(const RelayUrl& relay, const RelayState& state) const {
-  return state.is_bootstrap || !targets_for(relay).empty();
+  return state.is_bootstrap || state.is_peer || !targets_for(relay).empty();
 }
 
 Commands SyncPlan::add_bootstrap_relay(const RelayUrl& relay, std::int64_t) {
@@ -110,6 +110,15 @@ Commands SyncPlan::add_bootstrap_relay(const RelayUrl& relay, std::int64_t) {
   auto& state = ensure_relay(relay);
   state.is_bootstrap = true;
   if (state.status == ConnectionStatus::disconnected && !state.retry_armed) dial(relay, state, out);
+  return out;
+}
+
+Commands SyncPlan::add_peer_relay(const RelayUrl& relay, std::int64_t now) {
+  peers_.insert(relay);
+  ensure_relay(relay).is_peer = true;
+  refresh_targets();
+  Commands out;
+  recompute(relay, ensure_relay(relay), now, out);
   return out;
 }
 
@@ -165,6 +174,8 @@ void SyncPlan::refresh_targets() {
   for (const auto& [relay, roots] : plus_)
     if (!config_.own_relays.contains(relay) && !roots.empty())
       targets_[relay].roots.insert(roots.begin(), roots.end());
+  // Everything a peer holds covers whatever repositories list it.
+  for (const auto& peer : peers_) targets_[peer] = SyncItems::all();
 }
 
 Commands SyncPlan::on_plus_coverage(std::map<RelayUrl, std::set<EventId>> roots, std::int64_t now) {
@@ -190,7 +201,7 @@ void SyncPlan::admit_targets(std::int64_t now, Commands& out) {
   if (waiting.empty()) return;
   std::sort(waiting.begin(), waiting.end());
   for (const auto& [relay, state] : relays_)
-    if (!state.is_bootstrap) evictable.emplace_back(rank_of(relay), relay);
+    if (!state.is_bootstrap && !state.is_peer) evictable.emplace_back(rank_of(relay), relay);
   std::sort(evictable.rbegin(), evictable.rend());  // worst first
   std::size_t next_victim = 0;
   for (const auto& [rank, relay] : waiting) {
@@ -355,7 +366,12 @@ Commands SyncPlan::on_connected(const RelayUrl& relay, std::size_t max_message_b
   state->subscriptions.clear();
   const bool fresh = !state->last_connected || !state->disconnected_at ||
                      now - *state->disconnected_at > config_.quick_reconnect_seconds;
-  if (fresh) {
+  if (state->is_peer) {
+    // Reconciled whole every time (NIP-77 moves only what differs): an event accepted by the
+    // peer while we were away may carry any created_at, which a catch-up `since` would miss.
+    state->confirmed = {};
+    state->refused = {};
+  } else if (fresh) {
     state->confirmed = {};
     state->refused = {};
     subscribe_announcements(relay, *state, std::nullopt, out);
@@ -536,7 +552,7 @@ Commands SyncPlan::on_daily_tick(const RelayUrl& relay, std::uint64_t generation
   state->refused = {};
   state->negentropy.reset();
   if (state->status == ConnectionStatus::connected) {
-    subscribe_announcements(relay, *state, std::nullopt, out);
+    if (!state->is_peer) subscribe_announcements(relay, *state, std::nullopt, out);
     recompute(relay, *state, now, out);
   }
   return out;
@@ -570,6 +586,9 @@ Health SyncPlan::health_of(const RelayState& state, std::int64_t now) const {
 }
 
 std::int64_t SyncPlan::backoff_seconds(const RelayState& state, std::int64_t now) const {
+  // A peer is a node of this cluster that is down or restarting: what it accepted before it
+  // went is wanted here as soon as it is back.
+  if (state.is_peer) return config_.base_backoff_seconds;
   if (health_of(state, now) == Health::dead) return 86400;  // dead relays: daily retry
   auto failures = std::max<std::uint32_t>(state.health.failures, 1);
   auto exponent = std::min<std::uint32_t>(failures - 1, 30);

@@ -135,6 +135,9 @@ struct RelayHealth {
 struct RelayState {
   SyncItems confirmed;
   bool is_bootstrap = false;
+  /// A cluster peer (NGIT_SYNC_PEERS): synced for everything, never evicted, retried every
+  /// base backoff, and reconciled whole (NIP-77 over `{}`) at every connection.
+  bool is_peer = false;
   ConnectionStatus status = ConnectionStatus::disconnected;
   /// The last moment we were connected (refreshed at disconnect), the base of
   /// the catch-up `since` on a quick reconnect.
@@ -223,6 +226,9 @@ class SyncPlan {
 
   /// Operator-configured relay that is always connected (never "empty").
   Commands add_bootstrap_relay(const RelayUrl& relay, std::int64_t now);
+  /// A node of this cluster (NGIT_SYNC_PEERS): always connected and asked for every event it
+  /// holds, whatever the repositories list.
+  Commands add_peer_relay(const RelayUrl& relay, std::int64_t now);
   /// A self-subscriber batch. Only deltas reach the relays.
   Commands on_repositories(const std::vector<RepoUpdate>& updates, std::int64_t now);
 
@@ -336,6 +342,8 @@ class SyncPlan {
   std::map<RelayUrl, AdmissionRank> ranks_;
   /// GRASP-03 Sync+ live coverage (on_plus_coverage).
   std::map<RelayUrl, std::set<EventId>> plus_;
+  /// The cluster peers (add_peer_relay).
+  std::set<RelayUrl> peers_;
   std::map<RelayUrl, RelayState> relays_;
   std::uint64_t next_batch_ = 1;
   std::uint64_t next_subscription_ = 1;

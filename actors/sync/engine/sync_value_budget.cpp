@@ -22,6 +22,10 @@ std::size_t take(const Set& from, Set& to, std::size_t n) {
 /// The first `n` items in admission order: repositories, StateOnly repositories, roots.
 SyncItems first_items(const SyncItems& items, std::size_t n) {
   SyncItems out;
+  if (items.everything && n > 0) {
+    out.everything = true;
+    --n;
+  }
   n -= take(items.repos, out.repos, n);
   n -= take(items.states, out.states, n);
   take(items.roots, out.roots, n);

@@ -71,6 +71,20 @@ TEST(Wiring, SyncConfigCarriesTheCanonicalBootstrapRelayAndOwnUrls) {
   EXPECT_FALSE(sync_manager_config(load({})).bootstrap_relay);
 }
 
+TEST(Wiring, ClusterPeersLeaveOutThisNodeAndRepeatsAndGiveTheirGitBases) {
+  auto config = load({{"NGIT_SYNC_PEERS",
+                       "ws://127.0.0.1:7401,WS://127.0.0.1:7402/,ws://127.0.0.1:7401,"
+                       "ws://cluster.example,wss://node3.example:8443"},
+                      {"NGIT_DOMAIN", "cluster.example"},
+                      {"NGIT_BIND_ADDRESS", "127.0.0.1:7402"}});
+  EXPECT_EQ(sync_manager_config(config).peers,
+            (std::vector<std::string>{"ws://127.0.0.1:7401", "wss://node3.example:8443"}))
+      << "its own bind address and domain are not peers";
+  EXPECT_EQ(peer_git_bases(config),
+            (std::vector<std::string>{"http://127.0.0.1:7401", "https://node3.example:8443"}));
+  EXPECT_TRUE(sync_manager_config(load({})).peers.empty());
+}
+
 TEST(Wiring, SyncPlusConfigCarriesTheTrustedRelaysCadencesAndTheUrlGuard) {
   auto config =
       load({{"NGIT_SYNC_BOOTSTRAP_RELAY_URL", "wss://boot.example"},
