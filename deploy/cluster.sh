@@ -29,14 +29,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-if [[ -z "$build_dir" ]]; then
-  for candidate in build/release build/default; do
-    if [[ -x "$root/$candidate/graspd" ]]; then build_dir="$root/$candidate"; break; fi
-  done
-fi
-[[ -n "$build_dir" && "$build_dir" != /* ]] && build_dir="$PWD/$build_dir"
-binary="${build_dir:+$build_dir/graspd}"
-if [[ -z "$binary" || ! -x "$binary" ]]; then
+. "$root/deploy/lib/graspd-binary.sh"
+if ! binary="$(graspd_binary "$root" "$build_dir")"; then
   echo "cluster.sh: no graspd binary found (looked in build/release, build/default); build first or pass --build-dir" >&2
   exit 2
 fi

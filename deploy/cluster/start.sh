@@ -45,14 +45,8 @@ done
 [[ "$port" =~ ^[1-9][0-9]*$ && "$port" -le 65535 ]] || die "--port: expected a TCP port, got \"$port\""
 
 # The binary, found as deploy/cluster.sh finds it.
-if [[ -z "$build_dir" ]]; then
-  for candidate in build/release build/default; do
-    if [[ -x "$root/$candidate/graspd" ]]; then build_dir="$root/$candidate"; break; fi
-  done
-fi
-[[ -n "$build_dir" && "$build_dir" != /* ]] && build_dir="$PWD/$build_dir"
-binary="${build_dir:+$build_dir/graspd}"
-[[ -n "$binary" && -x "$binary" ]] ||
+. "$root/deploy/lib/graspd-binary.sh"
+binary="$(graspd_binary "$root" "$build_dir")" ||
   die "no graspd binary found (looked in build/release, build/default); build first or pass --build-dir"
 haproxy="$(command -v haproxy || true)"
 [[ -n "$haproxy" ]] || die "haproxy is required (apt-get install haproxy, or deploy/install-deps.sh)"
