@@ -33,8 +33,8 @@ void report_found(const git_host_actor& host, GitDataArrived arrived) {
   caf::anon_send(host, atom::git_found::value, std::move(arrived));
 }
 
-/// The repository's URL on each cluster peer (NGIT_SYNC_PEERS), then `others`: a peer that took
-/// the push has the objects, and is asked before anyone else.
+/// The repository's URL on each cluster peer (NGIT_SYNC_PEERS, in the list's order), then
+/// `others`: within a cluster, the peer that took the push has the objects before any clone URL.
 std::vector<std::string> peers_first(const std::vector<std::string>& peer_bases,
                                      const RepositoryRef& repository,
                                      std::vector<std::string> others) {
