@@ -587,7 +587,14 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
       20s))
       << b.stderr_text();
 
-  // The refusing host is skipped, its request waits in backoff; the stalled fetch still runs.
+  // The refusing host is skipped, its request waits in backoff; the stalled fetch still runs. Its
+  // attempt is independent of the good fetch and may come after it: waited for, not assumed.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return b_metric("graspd_git_fetches_total{outcome=\"unreachable\"}") == 1 &&
+               b_metric("graspd_git_fetch_hosts_skipped") == 1;
+      },
+      10s));
   auto metrics = http_get(b.port(), "/metrics").body;
   EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_total{outcome=\"complete\"}"), 1) << metrics;
   EXPECT_EQ(metric_value(metrics, "graspd_git_fetches_total{outcome=\"unreachable\"}"), 1);
