@@ -8,8 +8,27 @@ set(GRASPD_TEST_ENV
     "GRASPD_BINARY=$<TARGET_FILE:graspd>"
     "GRASPD_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 
+# Unit programs are registered either test by test (0, the default: one ctest entry and one
+# process per test, best for a developer's `ctest -R`) or as this many shards per program
+# (GoogleTest's own GTEST_TOTAL_SHARDS): one process runs a slice of the tests. The suite's presets
+# shard, because a sanitizer program takes ~0.4 s to start and ~700 starts were a third of the
+# sanitizer run. End-to-end tests are always registered one by one: each starts its own daemons.
+set(GRASPD_UNIT_TEST_SHARDS 0 CACHE STRING "Shards per unit test program under ctest (0: one entry per test)")
+# Compile flags appended for the test programs' own code (not the code under test, which keeps the
+# build type's flags). The suite's default preset compiles its tests at -O0: they are a third of
+# the build's compile time and gain nothing from optimisation.
+set(GRASPD_TEST_CODE_FLAGS "" CACHE STRING "Compile flags appended for test programs' own sources")
+
+# graspd_test_code_flags(<target>): applies GRASPD_TEST_CODE_FLAGS to a test-only target.
+function(graspd_test_code_flags target)
+  if(GRASPD_TEST_CODE_FLAGS)
+    separate_arguments(flags UNIX_COMMAND "${GRASPD_TEST_CODE_FLAGS}")
+    target_compile_options(${target} PRIVATE ${flags})
+  endif()
+endfunction()
+
 # graspd_add_test(<name> LABEL unit|integration SOURCES ... [LIBS ...] [TIMEOUT s])
-# Builds one GoogleTest program and registers each of its tests with ctest.
+# Builds one GoogleTest program and registers its tests with ctest.
 function(graspd_add_test name)
   cmake_parse_arguments(T "" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT T_LABEL)
@@ -21,8 +40,13 @@ function(graspd_add_test name)
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} graspd_test_support GTest::gtest_main
                                          GTest::gmock graspd_warnings)
+  graspd_test_code_flags(${name})
   if(T_LABEL STREQUAL "integration")
     add_dependencies(${name} graspd)
+  endif()
+  if(T_LABEL STREQUAL "unit" AND GRASPD_UNIT_TEST_SHARDS GREATER 0)
+    graspd_register_shards(${name} ${T_LABEL})
+    return()
   endif()
   # gtest_discover_tests (CMake 3.25) flattens list-valued PROPERTIES, so ENVIRONMENT would keep
   # only its first entry: run each test through `cmake -E env` instead (the emulator is used for
@@ -33,4 +57,20 @@ function(graspd_add_test name)
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
+endfunction()
+
+# Registers <name> as GRASPD_UNIT_TEST_SHARDS entries <name>/shard_<i>. A shard holds many tests,
+# so its time limit is generous; a failure names the failed tests in GoogleTest's summary at the
+# end of the shard's output.
+function(graspd_register_shards name label)
+  math(EXPR last "${GRASPD_UNIT_TEST_SHARDS} - 1")
+  foreach(index RANGE ${last})
+    set(test_name ${name}/shard_${index})
+    add_test(NAME ${test_name}
+             COMMAND ${CMAKE_COMMAND} -E env ${GRASPD_TEST_ENV}
+                     GTEST_TOTAL_SHARDS=${GRASPD_UNIT_TEST_SHARDS} GTEST_SHARD_INDEX=${index}
+                     $<TARGET_FILE:${name}>)
+    # A high COST starts the long entries first, so the run does not end on one straggler.
+    set_tests_properties(${test_name} PROPERTIES LABELS ${label} TIMEOUT 900 COST 100)
+  endforeach()
 endfunction()

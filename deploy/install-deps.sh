@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config ccache ca-certificates git
   libcaf-dev libboost-dev libssl-dev libsecp256k1-dev liblmdb-dev lmdb-utils rapidjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev prometheus zlib1g-dev
-  clang libclang-rt-14-dev curl procps
+  clang libclang-rt-14-dev lld curl procps  # lld links both presets
   dpkg-dev  # dpkg-shlibdeps: the Debian package's Depends
   chromium  # the status page test renders in headless Chromium
   haproxy  # the cluster's balancer (deploy/cluster/) and its fault test (tests/cluster/)
