@@ -225,25 +225,6 @@ void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
   for (const auto& subscriber : self->state.held_feed) self->send(subscriber, message);
 }
 
-/// Every event purgatory holds (none without purgatory), for a cluster peer that connected.
-HeldForPeers held_for_peers(const AcceptanceState& st) {
-  HeldForPeers out;
-  if (!st.purgatory) return out;
-  st.purgatory->scan({nostr::Filter{}}, [&](const nostr::Event& ev) {
-    if (const auto* held = st.purgatory->find(ev.id)) out.events.push_back(held->event);
-    return true;
-  });
-  // Announcements first, then states: a peer judges a state against the announcement it holds.
-  auto rank = [](const nostr::EventPtr& ev) {
-    return ev->kind == nostr::nip34::kind::repo_announcement ? 0
-           : ev->kind == nostr::nip34::kind::repo_state      ? 1
-                                                             : 2;
-  };
-  std::stable_sort(out.events.begin(), out.events.end(),
-                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
-  return out;
-}
-
 /// A new follower gets every held announcement now, then each change.
 void subscribe_held_feed(Self self, held_feed_actor subscriber) {
   auto& st = self->state;
@@ -450,43 +431,6 @@ void after_hold(Self self, const Submission& submission, policy::HeldKind kind) 
     resubmit_released(self, {policy::wait_key::identifier(ev->d_tag())});
     answer();
   });
-}
-
-/// A held event's `OK true` waits until the cluster peers hold it too (or the SyncManager's wait
-/// for them ends): a push that reaches another node of the cluster right after the OK then finds
-/// the repository and its state there. Refusals go at once.
-struct PeerGate {
-  Reply reply;
-  bool open = false;
-  std::optional<AcceptanceVerdict> waiting;
-
-  void answer(AcceptanceVerdict verdict) {
-    if (open || !verdict.accepted) return reply(std::move(verdict));
-    waiting = std::move(verdict);
-  }
-  void release() {
-    open = true;
-    if (!waiting) return;
-    auto verdict = std::move(*waiting);
-    waiting.reset();
-    reply(std::move(verdict));
-  }
-};
-
-/// With cluster peers, routes the submission's answer through a gate that send_to_peers opens.
-std::shared_ptr<PeerGate> gate_on_peers(Self self, Submission& submission) {
-  if (!self->state.peer_feed) return nullptr;
-  auto gate = std::make_shared<PeerGate>();
-  gate->reply = std::move(submission.reply);
-  submission.reply = [gate](AcceptanceVerdict verdict) { gate->answer(std::move(verdict)); };
-  return gate;
-}
-
-/// The recorded hold goes to the cluster peers; its answer opens the gate. The SyncManager bounds
-/// the wait (NGIT_SYNC_PEERS: 2 s); the request's own timeout only covers a SyncManager gone.
-void send_to_peers(Self self, const nostr::EventPtr& event, std::shared_ptr<PeerGate> gate) {
-  self->request(*self->state.peer_feed, std::chrono::seconds(10), HeldForPeers{{event}})
-      .then([gate](bool) { gate->release(); }, [gate](caf::error&) { gate->release(); });
 }
 
 /// Holds an accepted event that purgatory may hold, or stores it, and answers.

@@ -1,9 +1,11 @@
-// Internal to the acceptance actor (actors/policy/acceptance*.cpp): the steps its two source files
+// Internal to the acceptance actor (actors/policy/acceptance*.cpp): the steps its source files
 // share. acceptance.cpp judges, writes and holds announcements and states; acceptance_pr.cpp holds
-// pull requests and keeps the refs/nostr placeholders (docs/spec/git-hosting.md §6–§7).
+// pull requests and keeps the refs/nostr placeholders (docs/spec/git-hosting.md §6–§7);
+// acceptance_peers.cpp tells the cluster peers what is held.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +62,19 @@ void withdraw_held(Self self, const nostr::Event& deletion);
 /// Stores an event released from purgatory; its purgatory record goes only once the store answered
 /// (kept when the write failed, so a restart holds it again), and `then` gets the answer.
 void write_released(Self self, nostr::EventPtr ev, Reply then);
+
+// acceptance_peers.cpp
+
+/// Holds a client's answer to a held event until the cluster peers hold it too.
+struct PeerGate;
+/// With cluster peers, routes the submission's answer through a gate that send_to_peers opens;
+/// null (the answer goes straight to the client) without them.
+std::shared_ptr<PeerGate> gate_on_peers(Self self, Submission& submission);
+/// The recorded hold goes to the cluster peers; their answer (or the wait's end) opens the gate.
+void send_to_peers(Self self, const nostr::EventPtr& event, std::shared_ptr<PeerGate> gate);
+/// Every event purgatory holds (none without purgatory), announcements first, for a cluster peer
+/// that connected.
+HeldForPeers held_for_peers(const AcceptanceState& st);
 
 // acceptance_pr.cpp
 
