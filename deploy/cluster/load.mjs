@@ -46,12 +46,13 @@
 // 15 s after a restart, every push done and its ref on every node; 1 otherwise; 2 on a usage error.
 // Every child process is killed and the temporary directory removed on every exit path.
 import { createRequire } from 'node:module';
-import { spawn, spawnSync, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import net from 'node:net';
+import { freePort, killNode, nodeEnvironment, sleep, spawnNode, startHaproxy as spawnHaproxy, waitFor, waitForHealthy }
+  from './nodes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -104,7 +105,6 @@ const started = Date.now();
 const children = new Set();
 const tmp = mkdtempSync(join(tmpdir(), 'graspd-cluster-load-'));
 const problems = [];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.timeOrigin + performance.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s]`, ...a);
 const problem = (what) => { problems.push(what); log(`PROBLEM ${what}`); };
@@ -122,24 +122,6 @@ process.on('uncaughtException', (e) => { console.error(`load.mjs: ${e.stack || e
 process.on('unhandledRejection', (e) => { console.error(`load.mjs: ${e?.stack || e}`); cleanup(); process.exit(1); });
 setTimeout(() => { console.error(`load.mjs: not finished within --timeout ${opt.timeout} s`); cleanup(); process.exit(1); },
   opt.timeout * 1000).unref();
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
-
-/** Polls `fn` until it returns a truthy value or `ms` pass; the last value (falsy on timeout). */
-async function waitFor(fn, ms, everyMs = 100) {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v || Date.now() >= until) return v;
-    await sleep(everyMs);
-  }
-}
 
 function percentile(values, p) {
   if (values.length === 0) return NaN;
@@ -165,24 +147,14 @@ const balancer = `127.0.0.1:${balancerPort}`;
 const nodes = [];
 for (let i = 0; i < opt.nodes; i++) {
   const port = await freePort();
-  nodes.push({ name: `node${i + 1}`, port, dir: join(tmp, `node${i + 1}`), child: null, stderr: '',
+  nodes.push({ name: `node${i + 1}`, port, dir: join(tmp, `node${i + 1}`), child: null, stderr: { text: '' },
                // CPU of processes of this node that are gone (killed), in ms: [own, children]
                deadCpu: [0, 0] });
 }
 const peers = nodes.map((n) => `ws://127.0.0.1:${n.port}`).join(',');
 
-// Every client arrives from the balancer's address: the per-address bounds are off, as
-// deploy/cluster/start.sh does (docs/operations.md, "Per-address limits").
-const perAddressLimits = {
-  NGIT_MAX_CONNECTIONS_PER_IP: '0',
-  NGIT_GIT_MAX_CONNECTIONS_PER_IP: '0',
-  NGIT_GIT_MAX_PROCESSES_PER_IP: '0',
-  NGIT_GIT_PUSHES_PER_MINUTE_PER_IP: '0',
-  NGIT_NEGENTROPY_ADDRESS_SHARE_PERCENT: '100',
-  NGIT_NEGENTROPY_ADDRESS_SCAN_RATE: '0',
-  NGIT_NEGENTROPY_SCAN_QUEUE_PER_ADDRESS: '1024',
-  NGIT_PURGATORY_ADDRESS_SHARE_PERCENT: '100',
-};
+// The per-connection EVENT rate raised, so that its token bucket does not pace the publishers.
+const eventRate = { NGIT_EVENT_RATE: '10000000', NGIT_EVENT_BURST: '10000000' };
 
 /** CPU of `node` so far, in ms, over all its processes: [own, git children]. */
 function nodeCpu(node) {
@@ -192,70 +164,35 @@ function nodeCpu(node) {
 
 /** Starts (or restarts, same data and port) `node`; resolves once its /healthz answers (30 s). */
 async function startNode(node) {
-  mkdirSync(node.dir, { recursive: true });
-  const child = spawn(opt.graspd, [], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: node.dir,
-      ...perAddressLimits,
-      NGIT_BIND_ADDRESS: `127.0.0.1:${node.port}`,
-      NGIT_DOMAIN: balancer,
-      NGIT_SYNC_PEERS: peers,
-      NGIT_RELAY_DATA_PATH: join(node.dir, 'relay'),
-      NGIT_GIT_DATA_PATH: join(node.dir, 'git'),
-      NGIT_ACCEPTANCE_POLICY: 'grasp01',
-      NGIT_PURGATORY_ENABLED: 'true',
-      NGIT_SYNC_ENABLED: 'true',
-      NGIT_SYNC_PLUS_ENABLED: 'false',
-      NGIT_EVENT_RATE: '10000000',
-      NGIT_EVENT_BURST: '10000000',
-      NGIT_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.add(child);
-  node.child = child;
-  child.stderr.on('data', (c) => { node.stderr = (node.stderr + c.toString()).slice(-16384); });
-  const healthy = await waitFor(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return 'exited';
-    try { return (await fetch(`http://127.0.0.1:${node.port}/healthz`)).status === 200; } catch { return false; }
-  }, 30_000, 25);
+  const child = spawnNode(opt.graspd, node, nodeEnvironment(node, { balancer, peers, extra: eventRate }), children);
+  const healthy = await waitForHealthy(node, 30_000, 25);
   if (healthy !== true)
-    throw new Error(`${node.name} (127.0.0.1:${node.port}) did not start (${healthy === 'exited' ? `exited with ${child.exitCode}` : 'no /healthz within 30 s'}):\n${node.stderr}`);
+    throw new Error(`${node.name} (127.0.0.1:${node.port}) did not start (${healthy === 'exited' ? `exited with ${child.exitCode}` : 'no /healthz within 30 s'}):\n${node.stderr.text}`);
 }
 
-async function killNode(node) {
+/** Kills `node` (SIGKILL), adding the CPU its process used to node.deadCpu. */
+async function killCountingCpu(node) {
   const [own, kids] = cpuOf(node.child.pid);
-  const exited = new Promise((r) => (node.child.exitCode !== null ? r() : node.child.once('exit', r)));
-  node.child.kill('SIGKILL');
-  await exited;
+  await killNode(node);
   // The last few ms of CPU before the signal are not counted.
   node.deadCpu = [node.deadCpu[0] + own, node.deadCpu[1] + kids];
 }
 
 let haproxyProcess = null;
-let haproxyOut = '';
+const haproxyOut = { text: '' };
 /** When HAProxy first logged each `Server graspd_nodes/<node> is DOWN|UP` line: "node3 DOWN" -> [ms]. */
 const haproxySaid = new Map();
+/** Starts HAProxy in front of the nodes; resolves once every node is in its rotation (20 s). */
 async function startHaproxy() {
-  const render = spawnSync('bash', [join(root, 'deploy/cluster/render-haproxy.sh'), '--maxconn', '1000', balancer,
-    ...nodes.map((n) => `127.0.0.1:${n.port}`)], { encoding: 'utf8' });
-  if (render.status !== 0) throw new Error(`render-haproxy.sh failed: ${render.stderr}`);
-  const cfg = join(tmp, 'haproxy.cfg');
-  writeFileSync(cfg, render.stdout);
-  const check = spawnSync(opt.haproxy, ['-c', '-q', '-f', cfg], { encoding: 'utf8' });
-  if (check.status !== 0) throw new Error(`haproxy -c refused the rendered configuration:\n${check.stdout}${check.stderr}`);
-  haproxyProcess = spawn(opt.haproxy, ['-f', cfg, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(haproxyProcess);
-  for (const s of [haproxyProcess.stdout, haproxyProcess.stderr])
-    s.on('data', (c) => {
-      const text = c.toString();
-      haproxyOut = (haproxyOut + text).slice(-1_000_000);
+  haproxyProcess = spawnHaproxy(opt.haproxy, {
+    balancer, addresses: nodes.map((n) => `127.0.0.1:${n.port}`), dir: tmp, children, out: haproxyOut,
+    onData: (text) => {
       for (const m of text.matchAll(/graspd_nodes\/(node\d+) is (DOWN|UP)/g)) {
         const key = `${m[1]} ${m[2]}`;
         haproxySaid.set(key, [...(haproxySaid.get(key) || []), now()]);
       }
-    });
+    },
+  });
   // Up, and every node in its rotation.
   const seen = new Set();
   const ok = await waitFor(async () => {
@@ -266,7 +203,7 @@ async function startHaproxy() {
     } catch {}
     return seen.size === nodes.length;
   }, 20_000, 50);
-  if (!ok) throw new Error(`the balancer did not show every node within 20 s (seen: ${[...seen].join(', ')})\n${haproxyOut}`);
+  if (!ok) throw new Error(`the balancer did not show every node within 20 s (seen: ${[...seen].join(', ')})\n${haproxyOut.text}`);
 }
 
 /** True once every node's /api/sync shows every other node as a connected peer. */
@@ -636,7 +573,7 @@ async function eventsPhase(threads, watchers, kill) {
         stage = 1;
         k.answeredAtKill = shared.answered;
         k.at = now();
-        await killNode(victim);
+        await killCountingCpu(victim);
         clearInterval(sampler);
         k.seenBeforeKill = new Set(result.arrivals[v].keys());
         log(`killed ${victim.name} (SIGKILL) after ${k.answeredAtKill} of ${E} answers`);

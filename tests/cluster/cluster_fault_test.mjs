@@ -20,12 +20,13 @@
 // was missing); 77: skipped (haproxy not found). Every child process is killed and the temporary
 // directory removed on every exit path.
 import { createRequire } from 'node:module';
-import { spawn, spawnSync, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import net from 'node:net';
+import { freePort, killNode, nodeEnvironment, sleep, spawnNode, startHaproxy, waitFor, waitForHealthy }
+  from '../../deploy/cluster/nodes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -58,7 +59,6 @@ const started = Date.now();
 const children = new Set();
 const tmp = mkdtempSync(join(tmpdir(), 'graspd-cluster-test-'));
 const failures = [];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const secs = () => ((Date.now() - started) / 1000).toFixed(1).padStart(5);
 const log = (...a) => console.log(`[${secs()} s]`, ...a);
 function pass(what) { log(`ok ${what}`); }
@@ -78,32 +78,6 @@ process.on('unhandledRejection', (e) => { console.log(`FAIL cluster_fault_test: 
 // Below ctest's TIMEOUT 240, so that the failure is ours, with the logs, and the children die.
 setTimeout(() => { fail('the whole test did not finish within 225 s'); finish(); }, 225_000);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
-
-/** Polls `fn` until it returns a truthy value or `ms` pass; the last value (falsy on timeout). */
-async function waitFor(fn, ms, everyMs = 200) {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() >= until) return v;
-    await sleep(everyMs);
-  }
-}
-
-/** The last `max` bytes written to a stream. */
-function tail(stream, max = 16384) {
-  const buf = { text: '' };
-  stream.on('data', (c) => { buf.text = (buf.text + c.toString()).slice(-max); });
-  return buf;
-}
-
 // ---------- the cluster ----------
 const N = 3;
 const balancerPort = await freePort();
@@ -112,21 +86,8 @@ for (let i = 0; i < N; i++) nodePorts.push(await freePort());
 const balancer = `127.0.0.1:${balancerPort}`;
 const peers = nodePorts.map((p) => `ws://127.0.0.1:${p}`).join(',');
 
-// Every client arrives from the balancer's address: the per-address bounds are switched off, as
-// deploy/cluster/start.sh does.
-const perAddressLimits = {
-  NGIT_MAX_CONNECTIONS_PER_IP: '0',
-  NGIT_GIT_MAX_CONNECTIONS_PER_IP: '0',
-  NGIT_GIT_MAX_PROCESSES_PER_IP: '0',
-  NGIT_GIT_PUSHES_PER_MINUTE_PER_IP: '0',
-  NGIT_NEGENTROPY_ADDRESS_SHARE_PERCENT: '100',
-  NGIT_NEGENTROPY_ADDRESS_SCAN_RATE: '0',
-  NGIT_NEGENTROPY_SCAN_QUEUE_PER_ADDRESS: '1024',
-  NGIT_PURGATORY_ADDRESS_SHARE_PERCENT: '100',
-};
-
-// The environment of graspd is built here (no stray NGIT_* from the caller's), but a sanitizer
-// build keeps the options ctest gives it.
+// The environment of graspd is built by nodeEnvironment (no stray NGIT_* from the caller's), but a
+// sanitizer build keeps the options ctest gives it.
 const sanitizerOptions = Object.fromEntries(['UBSAN_OPTIONS', 'ASAN_OPTIONS', 'LSAN_OPTIONS', 'TSAN_OPTIONS']
   .filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
 
@@ -137,37 +98,8 @@ const nodes = nodePorts.map((port, i) => ({
 
 /** Starts (or restarts, same data and port) `node`; true once its /healthz answers (20 s). */
 async function startNode(node) {
-  mkdirSync(node.dir, { recursive: true });
-  const child = spawn(graspd, [], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: node.dir,
-      ...sanitizerOptions,
-      ...perAddressLimits,
-      NGIT_BIND_ADDRESS: `127.0.0.1:${node.port}`,
-      NGIT_DOMAIN: balancer,
-      NGIT_SYNC_PEERS: peers,
-      NGIT_RELAY_DATA_PATH: join(node.dir, 'relay'),
-      NGIT_GIT_DATA_PATH: join(node.dir, 'git'),
-      NGIT_ACCEPTANCE_POLICY: 'grasp01',
-      NGIT_PURGATORY_ENABLED: 'true',
-      NGIT_SYNC_ENABLED: 'true',
-      NGIT_SYNC_PLUS_ENABLED: 'false',
-      // The default reconnect backoff: a peer that is down is dialled again every 5 s (no
-      // doubling for peers), which the 15 s after a restart must cover.
-      NGIT_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.add(child);
-  node.child = child;
-  const previous = node.stderr.text;
-  node.stderr = tail(child.stderr);
-  if (previous) node.stderr.text = `${previous}\n--- restarted ---\n`;
-  const healthy = await waitFor(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return 'exited';
-    try { return (await fetch(`http://127.0.0.1:${node.port}/healthz`)).status === 200; } catch { return false; }
-  }, 20_000, 50);
+  const child = spawnNode(graspd, node, nodeEnvironment(node, { balancer, peers, extra: sanitizerOptions }), children);
+  const healthy = await waitForHealthy(node, 20_000, 50);
   if (healthy !== true) {
     fail(`${node.describe()} did not start (${healthy === 'exited' ? `exited with ${child.exitCode}` : '/healthz not answering within 20 s'}):\n${node.stderr.text}`);
     return false;
@@ -175,27 +107,7 @@ async function startNode(node) {
   return true;
 }
 
-async function killNode(node) {
-  const exited = new Promise((r) => (node.child.exitCode !== null ? r() : node.child.once('exit', r)));
-  node.child.kill('SIGKILL');
-  await exited;
-}
-
-let haproxyProcess = null;
 const haproxyOut = { text: '' };  // its stdout and stderr: notices (server UP/DOWN) and alerts
-function startHaproxy() {
-  const render = spawnSync('bash', [join(root, 'deploy/cluster/render-haproxy.sh'), '--maxconn', '1000', balancer,
-    ...nodePorts.map((p) => `127.0.0.1:${p}`)], { encoding: 'utf8' });
-  if (render.status !== 0) throw new Error(`render-haproxy.sh failed: ${render.stderr}`);
-  const cfg = join(tmp, 'haproxy.cfg');
-  writeFileSync(cfg, render.stdout);
-  const check = spawnSync(haproxy, ['-c', '-q', '-f', cfg], { encoding: 'utf8' });
-  if (check.status !== 0) throw new Error(`haproxy -c refused the rendered configuration:\n${check.stdout}${check.stderr}`);
-  haproxyProcess = spawn(haproxy, ['-f', cfg, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(haproxyProcess);
-  for (const stream of [haproxyProcess.stdout, haproxyProcess.stderr])
-    stream.on('data', (c) => { haproxyOut.text = (haproxyOut.text + c.toString()).slice(-1_000_000); });
-}
 
 /** Lines of HAProxy's log matching `re`. */
 const haproxySaid = (re) => haproxyOut.text.split('\n').filter((l) => re.test(l));
@@ -395,7 +307,7 @@ async function main() {
   log(`graspd ${graspd}, haproxy ${haproxy}; balancer ${balancer}, nodes ${nodePorts.join(', ')}; data in ${tmp}`);
   const up = await Promise.all(nodes.map(startNode));
   if (!up.every(Boolean)) return;
-  startHaproxy();
+  startHaproxy(haproxy, { balancer, addresses: nodePorts.map((p) => `127.0.0.1:${p}`), dir: tmp, children, out: haproxyOut });
 
   // 1. The balancer answers, and every node is in its rotation.
   const ready = await waitFor(async () => (await viaBalancer('/healthz'))[0] === 200, 20_000, 100);
