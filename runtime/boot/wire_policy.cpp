@@ -21,12 +21,6 @@ policy::PolicyConfig policy_config(const runtime::Config& config) {
   return out;
 }
 
-AcceptanceConfig acceptance_config(const runtime::Config& config) {
-  AcceptanceConfig out;
-  out.policy = policy_config(config);
-  return out;
-}
-
 namespace {
 
 /// Purgatory's bounds and shares from the configuration.
@@ -46,6 +40,21 @@ policy::PurgatoryLimits purgatory_limits(const runtime::Config& c) {
 
 }  // namespace
 
+AcceptanceConfig acceptance_config(const runtime::Config& config) {
+  AcceptanceConfig out;
+  out.policy = policy_config(config);
+  if (!config.purgatory_enabled) return out;
+  out.purgatory_enabled = true;
+  out.purgatory = purgatory_limits(config);
+  // Holds and placeholders end within a quarter of their length (short holds, in tests, too).
+  out.expiry_interval = std::clamp(std::chrono::seconds(config.purgatory_hold_secs / 4),
+                                   std::chrono::seconds(1), std::chrono::seconds(30));
+  // Git hosting checks a state's objects within milliseconds when idle; a client waits at most
+  // this long for the answer (a held state is answered as held then).
+  out.state_answer_wait = std::chrono::milliseconds(2000);
+  return out;
+}
+
 WiredPolicy wire_policy(const Services& services, const WiredStore& store, git_host_actor git) {
   if (services.config.acceptance_policy == runtime::AcceptanceMode::open) {
     log::warn("relay", "NGIT_ACCEPTANCE_POLICY=open: every valid event is stored (no GRASP-01)");
@@ -54,18 +63,9 @@ WiredPolicy wire_policy(const Services& services, const WiredStore& store, git_h
   auto config = acceptance_config(services.config);
   config.git = std::move(git);
   std::shared_ptr<policy::PurgatoryFigures> figures;
-  if (services.config.purgatory_enabled) {
+  if (config.purgatory_enabled) {
     figures = std::make_shared<policy::PurgatoryFigures>();
-    config.purgatory_enabled = true;
-    config.purgatory = purgatory_limits(services.config);
-    // Holds and placeholders end within a quarter of their length (short holds, in tests, too).
-    config.expiry_interval =
-        std::clamp(std::chrono::seconds(services.config.purgatory_hold_secs / 4),
-                   std::chrono::seconds(1), std::chrono::seconds(30));
     config.purgatory_figures = figures;
-    // Git hosting checks a state's objects within milliseconds when idle; a client waits at most
-    // this long for the answer (a held state is answered as held then).
-    config.state_answer_wait = std::chrono::milliseconds(2000);
   }
   auto handle = services.system.spawn(acceptance, std::move(config),
                                       std::shared_ptr<const store::EventStore>(store.store),

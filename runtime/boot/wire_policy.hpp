@@ -21,7 +21,9 @@ struct WiredPolicy {
 /// Config → PolicyConfig: the domain and the curation lists, as the configuration parsed them.
 policy::PolicyConfig policy_config(const runtime::Config& config);
 
-/// Config → AcceptanceConfig (the retry cache and expiry keep their defaults).
+/// Config → AcceptanceConfig: the policy and, with NGIT_PURGATORY_ENABLED, purgatory's bounds,
+/// its expiry pass and a held state's answer wait (the retry cache keeps its defaults). Git hosting
+/// and the figures are the caller's.
 AcceptanceConfig acceptance_config(const runtime::Config& config);
 
 /// Spawns the acceptance actor on the store, subscribes it to the store's change feed and, through

@@ -6,6 +6,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/scheduler/abstract_coordinator.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -54,6 +55,23 @@ TEST(Wiring, PolicyConfigCopiesWhatTheConfigurationParsed) {
   EXPECT_EQ(policy.repository_blacklist, config.repository_blacklist);
   EXPECT_EQ(policy.repository_whitelist.size(), 2u);
   EXPECT_EQ(acceptance_config(config).policy.service, policy.service);
+}
+
+TEST(Wiring, AcceptanceConfigCarriesPurgatorysBoundsWhenItIsOn) {
+  auto on = acceptance_config(load({{"NGIT_PURGATORY_HOLD_SECS", "600"},
+                                    {"NGIT_PURGATORY_MAX_EVENTS", "77"},
+                                    {"NGIT_PURGATORY_AUTHOR_SHARE_PERCENT", "20"}}));
+  EXPECT_TRUE(on.purgatory_enabled);
+  EXPECT_EQ(on.purgatory.hold_seconds, 600);
+  EXPECT_EQ(on.purgatory.max_held, 77u);
+  EXPECT_DOUBLE_EQ(on.purgatory.author_share, 0.2);
+  EXPECT_EQ(on.expiry_interval, std::chrono::seconds(30));  // a quarter of the hold, at most 30 s
+  EXPECT_GT(on.state_answer_wait.count(), 0);
+  EXPECT_FALSE(on.git);  // git hosting is the caller's to give
+
+  auto off = acceptance_config(load({{"NGIT_PURGATORY_ENABLED", "false"}}));
+  EXPECT_FALSE(off.purgatory_enabled);
+  EXPECT_EQ(off.state_answer_wait.count(), 0);
 }
 
 TEST(Wiring, SyncConfigCarriesTheCanonicalBootstrapRelayAndOwnUrls) {
