@@ -22,7 +22,7 @@ constexpr const char* usage =
     "usage: graspd-sim [--seed N | --seeds A-B | --scenario FILE] [--nodes N] [--relays M]\n"
     "                  [--seconds S] [--repos R] [--publications P] [--faults-per-hour F]\n"
     "                  [--restarts-per-hour R] [--min-limit-cap C] [--no-shrink] [--quiet]\n"
-    "                  [--trace]\n";
+    "                  [--cluster] [--trace]\n";
 
 struct Args {
   SimOptions options;
@@ -52,6 +52,10 @@ bool parse_args(int argc, char** argv, Args& args) {
     }
     if (flag == "--quiet") {
       args.quiet = true;
+      continue;
+    }
+    if (flag == "--cluster") {
+      args.options.cluster = true;
       continue;
     }
     if (i + 1 >= argc) return false;
@@ -97,8 +101,11 @@ bool run_one(const std::string& name, const SimOptions& options, const std::vect
   total.deletions += result.deletions;
   total.faults += result.faults;
   total.restarts += result.restarts;
+  total.pushes += result.pushes;
+  total.git_fetches += result.git_fetches;
   total.frames += result.frames;
   total.negentropy_rounds += result.negentropy_rounds;
+  total.peer_frames += result.peer_frames;
   total.properties_checked += result.properties_checked;
   total.consolidations += result.consolidations;
   total.daily_syncs += result.daily_syncs;
@@ -166,7 +173,8 @@ int main(int argc, char** argv) {
   std::printf(
       "graspd-sim: %llu runs (%zu nodes, %zu relays), %llu violated; %llu publications "
       "(%llu deletions), "
-      "%llu faults, %llu restarts, %llu frames, %llu NIP-77 rounds, %llu consolidations, "
+      "%llu faults, %llu restarts, %llu pushes, %llu git fetches, %llu frames (%llu between "
+      "nodes), %llu NIP-77 rounds, %llu consolidations, "
       "%llu daily resyncs, "
       "%llu property checks; %.1f h simulated in "
       "%.1f s wall (%.0f simulated h per wall s)\n",
@@ -176,7 +184,10 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(total.deletions),
       static_cast<unsigned long long>(total.faults),
       static_cast<unsigned long long>(total.restarts),
+      static_cast<unsigned long long>(total.pushes),
+      static_cast<unsigned long long>(total.git_fetches),
       static_cast<unsigned long long>(total.frames),
+      static_cast<unsigned long long>(total.peer_frames),
       static_cast<unsigned long long>(total.negentropy_rounds),
       static_cast<unsigned long long>(total.consolidations),
       static_cast<unsigned long long>(total.daily_syncs),

@@ -37,8 +37,10 @@ const std::chrono::steady_clock::time_point sim_negentropy_time{};
 struct SimNetwork::Connection {
   std::uint64_t id = 0;
   std::size_t node = 0;
-  std::optional<std::size_t> relay;  // unset: nobody listens there
+  std::optional<std::size_t> relay;  // unset: a node's server, or nobody listens there
   std::string host;
+  /// Dialled a node that served at the time (cluster mode).
+  bool to_server = false;
   std::shared_ptr<runtime::RelayClientHandler> handler;
   bool open = false;
   bool closed = false;
@@ -62,6 +64,23 @@ class SimNetwork::Client final : public runtime::RelayClient {
   }
   void resume_reading() override { network_.resume(id_); }
   void consumed(std::size_t) override {}
+
+ private:
+  SimNetwork& network_;
+  std::uint64_t id_;
+};
+
+/// A node's client session writes to its client through this.
+class SimNetwork::ServerSink final : public FrameSink {
+ public:
+  ServerSink(SimNetwork& network, std::uint64_t id) : network_(network), id_(id) {}
+  void send(Frame frame) override { network_.to_node(id_, frame.text()); }
+  void close(Frame last_frame) override {
+    if (last_frame) network_.to_node(id_, last_frame.text());
+    network_.at(network_.now_() + base_latency_ms, [network = &network_, id = id_] {
+      network->close(id, true, "closed by the node");
+    });
+  }
 
  private:
   SimNetwork& network_;
@@ -111,6 +130,7 @@ RelayClientFactory SimNetwork::factory(std::size_t node, std::set<std::string> o
                    " with private addresses allowed (the URL guard is off for an untrusted URL)");
       c->relay = i;
     }
+    c->to_server = !c->relay && servers_.count(url.host) > 0;
     dial(c->id);
     return std::make_shared<Client>(*this, c->id);
   };
@@ -119,6 +139,10 @@ RelayClientFactory SimNetwork::factory(std::size_t node, std::set<std::string> o
 void SimNetwork::dial(std::uint64_t id) {
   auto& c = *connections_.at(id);
   const auto now = now_();
+  if (c.to_server) {
+    at(now + base_latency_ms, [this, id] { open_server_connection(id); });
+    return;
+  }
   if (!c.relay || relays_[*c.relay].refuse_until_ms > now) {
     ++counts_.refused_dials;
     at(now + base_latency_ms, [this, id] { close(id, true, "cannot connect"); });
@@ -140,14 +164,33 @@ void SimNetwork::dial(std::uint64_t id) {
   });
 }
 
+void SimNetwork::open_server_connection(std::uint64_t id) {
+  auto& c = *connections_.at(id);
+  if (c.closed) return;
+  auto* server = server_of(c);
+  if (!server) return close(id, true, "cannot connect");
+  c.open = true;
+  trace_(c.node, "open " + label(c));
+  // What a graspd node's NIP-11 says: NIP-77, and the default subscription budget.
+  runtime::PeerLimits limits;
+  limits.nip77 = true;
+  limits.max_subscriptions = 50;
+  c.handler->on_open(limits);
+  server->open(id, std::make_shared<ServerSink>(*this, id));
+}
+
 void SimNetwork::to_relay(std::uint64_t id, std::string text) {
   auto& c = *connections_.at(id);
   if (!c.open) return;
   trace_(c.node, "-> " + label(c) + " " + text.substr(0, 100));
-  auto when = std::max(now_() + latency(relays_[*c.relay]), c.last_to_relay);
+  auto when = std::max(now_() + latency(c), c.last_to_relay);
   c.last_to_relay = when;
-  at(when, [this, id, text = std::move(text)] {
-    if (connections_.at(id)->open) on_relay_frame(id, text);
+  at(when, [this, id, text = std::move(text)]() mutable {
+    auto& conn = *connections_.at(id);
+    if (!conn.open) return;
+    if (!conn.to_server) return on_relay_frame(id, text);
+    ++counts_.peer_frames;
+    if (auto* server = server_of(conn)) server->frame(id, std::move(text));
   });
 }
 
@@ -155,7 +198,8 @@ void SimNetwork::to_node(std::uint64_t id, std::string text) {
   auto& c = *connections_.at(id);
   if (!c.open) return;
   ++counts_.frames;
-  auto when = std::max(now_() + latency(relays_[*c.relay]), c.last_to_node);
+  if (c.to_server) ++counts_.peer_frames;
+  auto when = std::max(now_() + latency(c), c.last_to_node);
   c.last_to_node = when;
   at(when, [this, id, text = std::move(text)]() mutable { deliver_to_node(id, std::move(text)); });
 }
@@ -303,6 +347,18 @@ void SimNetwork::forget_node(std::size_t node) {
   for (auto id : ids) close(id, false, "node stopped");
 }
 
+void SimNetwork::serve(const std::string& host, SimServer* server) {
+  if (server) {
+    servers_[host] = server;
+    return;
+  }
+  servers_.erase(host);
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, c] : connections_)
+    if (c->to_server && c->host == host && !c->closed) ids.push_back(id);
+  for (auto id : ids) close(id, true, "connection reset (the node stopped)");
+}
+
 void SimNetwork::heal() {
   for (auto& r : relays_) {
     r.refuse_until_ms = 0;
@@ -320,6 +376,7 @@ void SimNetwork::close(std::uint64_t id, bool notify, const std::string& reason)
   c.open = false;
   c.held.clear();
   if (c.relay) relays_[*c.relay].subscriptions.erase(id);
+  if (auto* server = server_of(c); server && was_open) server->closed(id);
   trace_(c.node, "close " + label(c) + " (" + reason + ")");
   if (notify)
     at(now_(), [handler = c.handler, was_open, reason] { handler->on_close(was_open, reason); });
@@ -329,6 +386,16 @@ void SimNetwork::close(std::uint64_t id, bool notify, const std::string& reason)
 
 std::int64_t SimNetwork::latency(const SimRelay& r) const {
   return r.latency_until_ms > now_() ? r.latency_ms : base_latency_ms;
+}
+
+std::int64_t SimNetwork::latency(const Connection& c) const {
+  return c.relay ? latency(relays_[*c.relay]) : base_latency_ms;
+}
+
+SimServer* SimNetwork::server_of(const Connection& c) const {
+  if (!c.to_server) return nullptr;
+  auto it = servers_.find(c.host);
+  return it == servers_.end() ? nullptr : it->second;
 }
 
 void SimNetwork::at(std::int64_t when_ms, std::function<void()> fn) {

@@ -18,6 +18,7 @@
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
+#include "messages/relay_messages.hpp"
 #include "runtime/net/relay_client.hpp"
 
 namespace graspd::sim {
@@ -49,6 +50,17 @@ struct SimRelay {
   bool private_address = false;
 };
 
+/// A node serving as a relay to the other nodes (cluster mode): the bridge to its client
+/// sessions. Frames for the client go through the sink `open` hands over.
+class SimServer {
+ public:
+  virtual ~SimServer() = default;
+  virtual void open(std::uint64_t connection, FrameSinkPtr sink) = 0;
+  virtual void frame(std::uint64_t connection, std::string text) = 0;
+  /// The client went away (not called for a close the server asked for).
+  virtual void closed(std::uint64_t connection) = 0;
+};
+
 /// Counters a run reports.
 struct NetworkCounts {
   std::uint64_t dials = 0;
@@ -59,6 +71,8 @@ struct NetworkCounts {
   std::uint64_t max_held_frames = 0;
   /// NEG-OPEN and NEG-MSG frames the NIP-77 relays answered.
   std::uint64_t negentropy_rounds = 0;
+  /// Frames between nodes (cluster mode: peer sync), both ways.
+  std::uint64_t peer_frames = 0;
 };
 
 class SimNetwork {
@@ -74,6 +88,10 @@ class SimNetwork {
   const SimRelay& relay(std::size_t i) const { return relays_.at(i); }
   std::size_t relay_count() const { return relays_.size(); }
 
+  /// Dials of `wss://<host>` reach `server` from now on; null: nobody serves there any more (the
+  /// node stopped: its connections break).
+  void serve(const std::string& host, SimServer* server);
+
   /// The factory node `node` gives its sync manager; `own` are its own URLs (never dialled).
   RelayClientFactory factory(std::size_t node, std::set<std::string> own);
 
@@ -87,6 +105,9 @@ class SimNetwork {
   /// Faults stop: latency, caps and rate limits back to normal.
   void heal();
 
+  /// Runs `fn` at `when_ms` among the deliveries (the simulated git transport and push retries).
+  void later(std::int64_t when_ms, std::function<void()> fn) { at(when_ms, std::move(fn)); }
+
   /// Time of the next pending delivery, if any; runs every delivery due at `now`.
   std::optional<std::int64_t> next_time() const;
   void run_due(std::int64_t now_ms);
@@ -96,7 +117,9 @@ class SimNetwork {
  private:
   struct Connection;
   class Client;
+  class ServerSink;
   friend class Client;
+  friend class ServerSink;
 
   void dial(std::uint64_t id);
   void to_relay(std::uint64_t id, std::string text);
@@ -110,6 +133,10 @@ class SimNetwork {
   void close(std::uint64_t id, bool notify, const std::string& reason);
   void resume(std::uint64_t id);
   std::int64_t latency(const SimRelay& r) const;
+  std::int64_t latency(const Connection& c) const;
+  /// The node server a connection reached, if it still serves.
+  SimServer* server_of(const Connection& c) const;
+  void open_server_connection(std::uint64_t id);
   void at(std::int64_t when_ms, std::function<void()> fn);
   std::string label(const Connection& c) const;
 
@@ -117,6 +144,7 @@ class SimNetwork {
   std::function<void(std::size_t, const std::string&)> trace_;
   std::function<void(const std::string&)> violation_;
   std::vector<SimRelay> relays_;
+  std::map<std::string, SimServer*> servers_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;
   std::uint64_t next_connection_ = 1;
   std::map<std::pair<std::int64_t, std::uint64_t>, std::function<void()>> queue_;

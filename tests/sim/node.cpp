@@ -8,10 +8,12 @@
 #include <stdexcept>
 
 #include "actors/policy/acceptance.hpp"
+#include "actors/relay/fanout.hpp"
 #include "actors/store/store_writer.hpp"
 #include "actors/sync/self_subscriber.hpp"
 #include "actors/sync/sync_manager.hpp"
 #include "runtime/boot/wire_policy.hpp"
+#include "runtime/boot/wire_relay.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
 #include "runtime/ops/status_board.hpp"
@@ -35,24 +37,81 @@ runtime::Config load(const std::map<std::string, std::string>& env) {
 }  // namespace
 
 SimNode::SimNode(NodeSetup setup) : setup_(std::move(setup)) {
-  config_ = load({{"NGIT_DOMAIN", node_host(setup_.index)},
-                  {"NGIT_RELAY_DATA_PATH", setup_.data_path},
-                  {"NGIT_SYNC_BOOTSTRAP_RELAY_URL", setup_.bootstrap_relay}});
+  // Purgatory is on (the default); its hold outlasts every delay the schedule's faults can cause,
+  // so whether a repository's git data arrives is the schedule's choice, not the faults' timing.
+  std::map<std::string, std::string> env{
+      {"NGIT_DOMAIN", node_host(setup_.index)},
+      {"NGIT_RELAY_DATA_PATH", setup_.data_path},
+      {"NGIT_SYNC_BOOTSTRAP_RELAY_URL", setup_.bootstrap_relay},
+      {"NGIT_PURGATORY_HOLD_SECS", std::to_string(kPurgatoryHoldSeconds)}};
+  if (setup_.cluster) {
+    // As deploy/cluster/ runs one: the balancer's domain, each node on its own address, the same
+    // peer list everywhere (each node skips its own entry).
+    std::string peers;
+    for (std::size_t i = 0; i < setup_.nodes; ++i)
+      peers += (i ? "," : "") + std::string("wss://") + node_host(i);
+    env["NGIT_DOMAIN"] = cluster_host();
+    env["NGIT_BIND_ADDRESS"] = node_host(setup_.index) + ":443";
+    env["NGIT_SYNC_PEERS"] = peers;
+  }
+  config_ = load(env);
 }
 
 std::set<std::string> SimNode::own_hosts() const {
-  return {config_.domain.address.host};
+  return {config_.domain.address.host, node_host(setup_.index)};
+}
+
+void SimNode::open(std::uint64_t connection, FrameSinkPtr sink) {
+  if (!relay_) return sink->close({});
+  sessions_[connection] = spawn_client_session(*system_, relay_, connection, std::move(sink),
+                                               "ip:10.1.0." + std::to_string(setup_.index));
+}
+
+void SimNode::frame(std::uint64_t connection, std::string text) {
+  if (auto it = sessions_.find(connection); it != sessions_.end())
+    caf::anon_send(it->second, atom::ws_text::value, std::move(text));
+}
+
+void SimNode::closed(std::uint64_t connection) {
+  auto it = sessions_.find(connection);
+  if (it == sessions_.end()) return;
+  caf::anon_send(it->second, atom::ws_closed::value);
+  sessions_.erase(it);
+}
+
+void SimNode::start_relay(caf::actor_system& system) {
+  fanout_ = spawn_fanout(system);
+  caf::anon_send(writer_, atom::feed_subscribe::value, caf::actor_cast<store_feed_actor>(fanout_));
+  auto context = std::make_shared<RelayContext>();
+  context->store = store_;
+  context->writer = writer_;
+  context->fanout = fanout_;
+  context->acceptance = acceptance_;
+  context->limits = boot::relay_limits(config_);
+  context->monotonic_now = setup_.monotonic_now;
+  relay_ = std::move(context);
 }
 
 void SimNode::start(caf::actor_system& system, RelayClientFactory clients) {
   ++starts_;
+  system_ = &system;
   auto options = boot::store_options(config_);
   options.clock = setup_.unix_now;
   store_ = std::make_shared<store::EventStore>(options);
   writer_ = system.spawn(store_writer, store_, StoreWriterConfig{});
 
+  SimGitHostConfig git;
+  git.node = setup_.index;
+  git.nodes = setup_.nodes;
+  for (std::size_t i = 0; setup_.cluster && i < setup_.nodes; ++i)
+    if (i != setup_.index) git.peers.push_back(i);
+  git.disk = setup_.disk;
+  git.fetch = setup_.fetch;
+  git.trace = setup_.trace;
+  git_ = spawn_sim_git_host(system, std::move(git));
   auto policy = boot::acceptance_config(config_);
   policy.unix_now = setup_.unix_now;
+  policy.git = caf::actor_cast<git_host_actor>(git_);
   acceptance_ = system.spawn(acceptance, std::move(policy),
                              std::shared_ptr<const store::EventStore>(store_), writer_, nullptr);
   caf::anon_send(writer_, atom::feed_subscribe::value,
@@ -81,6 +140,9 @@ void SimNode::start(caf::actor_system& system, RelayClientFactory clients) {
                              manager_, std::chrono::milliseconds(config_.sync_batch_window_ms));
   caf::anon_send(writer_, atom::feed_subscribe::value,
                  caf::actor_cast<store_feed_actor>(subscriber_));
+  caf::anon_send(acceptance_, atom::feed_subscribe::value,
+                 caf::actor_cast<held_feed_actor>(subscriber_));
+  if (setup_.cluster) start_relay(system);
 }
 
 sync::SyncTotals SimNode::sync_totals() const {
@@ -92,9 +154,16 @@ sync::SyncTotals SimNode::sync_totals() const {
 }
 
 void SimNode::stop() {
+  for (const auto& [connection, session] : sessions_)
+    caf::anon_send_exit(session, caf::exit_reason::kill);
+  sessions_.clear();
+  relay_.reset();
+  if (fanout_) caf::anon_send_exit(fanout_, caf::exit_reason::kill);
+  fanout_ = nullptr;
   for (auto handle :
        {caf::actor_cast<caf::actor>(manager_), caf::actor_cast<caf::actor>(subscriber_),
-        caf::actor_cast<caf::actor>(acceptance_), caf::actor_cast<caf::actor>(writer_)})
+        caf::actor_cast<caf::actor>(acceptance_), caf::actor_cast<caf::actor>(git_),
+        caf::actor_cast<caf::actor>(writer_)})
     caf::anon_send_exit(handle, caf::exit_reason::kill);
 }
 
@@ -102,6 +171,7 @@ void SimNode::release_store() {
   manager_ = nullptr;
   subscriber_ = nullptr;
   acceptance_ = nullptr;
+  git_ = nullptr;
   writer_ = nullptr;
   store_.reset();
 }

@@ -66,30 +66,67 @@ void add_named_relays(const nostr::Event& announcement, const std::vector<const 
   }
 }
 
+RepositoryRef repository_of(const nostr::Event& ev) {
+  return {ev.pubkey, std::string(ev.d_tag())};
+}
+
+/// Whether purgatory keeps `ev` out of the store for good (its git data never arrives).
+bool held_for_good(const nostr::Event& ev, const Released* released) {
+  if (!released) return false;
+  if (ev.kind == nostr::nip34::kind::repo_announcement)
+    return !released->commits.count(repository_of(ev));
+  if (ev.kind != nostr::nip34::kind::repo_state) return false;
+  auto it = released->commits.find(repository_of(ev));
+  if (it == released->commits.end()) return true;
+  for (const auto& tag : ev.tags)
+    if (tag.size() >= 2 && tag[0].rfind("refs/", 0) == 0 && tag[1] != it->second) return true;
+  return false;
+}
+
 }  // namespace
+
+std::set<RepositoryRef> accepted_repositories(const policy::PolicyConfig& config,
+                                              const std::vector<const SimRelay*>& relays,
+                                              std::size_t bootstrap) {
+  // Without purgatory every accepted announcement is stored: the same fixed point, read back.
+  std::set<RepositoryRef> out;
+  auto ids = expected_events(config, relays, bootstrap);
+  for (const auto* relay : relays)
+    for (const auto& [id, entry] : relay->events)
+      if (entry.first.kind == nostr::nip34::kind::repo_announcement && ids.count(id))
+        out.insert(repository_of(entry.first));
+  return out;
+}
 
 std::set<nostr::EventId> expected_events(const policy::PolicyConfig& config,
                                          const std::vector<const SimRelay*>& relays,
-                                         std::size_t bootstrap) {
+                                         std::size_t bootstrap, const Released* released) {
   VectorView view;
   policy::AcceptancePolicy policy(config, view);
   std::set<std::size_t> reachable{bootstrap};
+  std::set<nostr::EventId> held;  // accepted, never stored: judged once
   for (bool changed = true; changed;) {
     changed = false;
     // Oldest first: the same order every time, whatever the relays' map order.
     std::vector<const nostr::Event*> candidates;
     for (auto i : reachable)
       for (const auto& [id, entry] : relays[i]->events)
-        if (!view.contains(id)) candidates.push_back(&entry.first);
+        if (!view.contains(id) && !held.count(id)) candidates.push_back(&entry.first);
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](auto* a, auto* b) { return a->created_at < b->created_at; });
     for (const auto* ev : candidates) {
-      if (view.contains(ev->id) || view.refused(*ev) || !policy.evaluate(*ev).accepted()) continue;
-      view.add(*ev);
-      policy.on_committed(*ev);
+      if (view.contains(ev->id) || held.count(ev->id) || view.refused(*ev) ||
+          !policy.evaluate(*ev).accepted())
+        continue;
+      changed = true;
       if (ev->kind == nostr::nip34::kind::repo_announcement)
         add_named_relays(*ev, relays, reachable);
-      changed = true;
+      if (held_for_good(*ev, released)) {
+        held.insert(ev->id);
+        continue;
+      }
+      view.add(*ev);
+      policy.on_committed(*ev);
     }
   }
   return view.ids();

@@ -52,15 +52,20 @@ class Authoring {
            repo.identifier;
   }
 
-  /// The announcement lists the nodes in `nodes` (clone and relays) and the repository's relays.
+  /// The announcement lists the nodes in `nodes` (clone and relays) and the repository's relays;
+  /// in a cluster, the cluster's one domain stands for them all.
   nostr::Event announcement(std::size_t i, const std::vector<std::size_t>& nodes,
                             std::int64_t created_at, bool with_private_relay) const {
     const auto& repo = repos_.at(i);
     nostr::Tag clone{"clone"};
     nostr::Tag relays{"relays"};
-    for (auto node : nodes) {
-      clone.push_back("https://" + node_host(node) + "/" + repo.identifier + ".git");
-      relays.push_back("wss://" + node_host(node));
+    std::vector<std::string> hosts;
+    if (cluster && !nodes.empty()) hosts.push_back(cluster_host());
+    for (auto node : nodes)
+      if (!cluster) hosts.push_back(node_host(node));
+    for (const auto& host : hosts) {
+      clone.push_back("https://" + host + "/" + repo.identifier + ".git");
+      relays.push_back("wss://" + host);
     }
     for (auto relay : repo.relays) relays.push_back(relay_url(relay));
     if (with_private_relay) relays.push_back(private_relay);
@@ -90,6 +95,14 @@ class Authoring {
                               author);
   }
 
+  /// The owner's state (kind 30618): `refs/heads/main` at `commit`.
+  nostr::Event state(std::size_t i, const std::string& commit, std::int64_t created_at) const {
+    const auto& repo = repos_.at(i);
+    nostr::Tags tags{
+        {"d", repo.identifier}, {"refs/heads/main", commit}, {"HEAD", "ref: refs/heads/main"}};
+    return test::signed_event(kind::repo_state, tags, created_at, "", repo.owner);
+  }
+
   /// A NIP-09 deletion of `target` by `author` (its own author or a stranger). The `E` tag names
   /// the thread's root so that sync, which asks relays for events referring to roots, fetches it;
   /// only `e` tags delete.
@@ -112,6 +125,9 @@ class Authoring {
   }
 
   std::vector<Repo> repos_;
+
+ public:
+  bool cluster = false;
 };
 
 std::int64_t unix_at(std::int64_t at_ms) {
@@ -191,6 +207,29 @@ void draw_deletions(const SimOptions& options, Draw& draw, const Authoring& auth
   }
 }
 
+/// What becomes of a hosted repository's git data: mostly a state published and its commit pushed
+/// to one of the listed nodes (the others fetch it from there); sometimes a state whose commit is
+/// never pushed (held, then expired), sometimes nothing at all (the announcement expires).
+void draw_git_data(Draw& draw, const Authoring& authoring, std::size_t repo,
+                   const std::vector<std::size_t>& listed, std::int64_t announced_at,
+                   std::vector<Action>& out) {
+  auto fate = draw.below(10);
+  if (fate == 9) return;
+  auto at = announced_at + 1000 + static_cast<std::int64_t>(draw.below(300'000));
+  auto high = draw.below(~std::uint64_t{0});
+  auto low = draw.below(~std::uint64_t{0});
+  auto state = authoring.state(repo, commit_id(high, low), unix_at(at));
+  auto where = draw.subset(authoring.repo(repo).relays);
+  if (fate >= 7) {
+    out.push_back(publish(at, state, where));
+    return;
+  }
+  Action push = publish(at, state, where);
+  push.kind = ActionKind::push;
+  push.node = listed[draw.below(listed.size())];
+  out.push_back(std::move(push));
+}
+
 void draw_publications(const SimOptions& options, Draw& draw, Authoring& authoring,
                        std::vector<Action>& out) {
   const auto relays = iota(options.relays);
@@ -208,6 +247,7 @@ void draw_publications(const SimOptions& options, Draw& draw, Authoring& authori
         draw.chance(0.15) ? std::vector<std::size_t>{} : draw.subset(nodes);
     auto ev = authoring.announcement(repo, listed, unix_at(at), draw.chance(0.3));
     out.push_back(publish(at, ev, draw.subset(relays)));
+    if (!listed.empty()) draw_git_data(draw, authoring, repo, listed, at, out);
   }
   std::vector<nostr::Event> issues;
   std::vector<std::pair<nostr::Event, nostr::Event>> comments;  // (root, comment)
@@ -261,7 +301,7 @@ Action draw_fault(const SimOptions& options, Draw& draw, std::int64_t at) {
   a.at_ms = at;
   a.relay = draw.below(options.relays);
   a.node = draw.below(options.nodes);
-  switch (draw.below(6)) {
+  switch (draw.below(7)) {
     case 0:
       a.kind = ActionKind::drop;
       break;
@@ -283,9 +323,13 @@ Action draw_fault(const SimOptions& options, Draw& draw, std::int64_t at) {
       a.value = options.min_limit_cap + draw.below(25);
       a.duration_ms = static_cast<std::int64_t>(1000 * (60 + draw.below(1800)));
       break;
-    default:
+    case 5:
       a.kind = ActionKind::garbage;
       a.value = draw.below(garbage_frames().size());
+      break;
+    default:
+      a.kind = ActionKind::git_outage;
+      a.duration_ms = static_cast<std::int64_t>(1000 * (10 + draw.below(900)));
       break;
   }
   return a;
@@ -318,6 +362,10 @@ const char* to_string(ActionKind kind) {
       return "garbage";
     case ActionKind::restart:
       return "restart";
+    case ActionKind::push:
+      return "push";
+    case ActionKind::git_outage:
+      return "git_outage";
   }
   return "?";
 }
@@ -327,13 +375,17 @@ std::string describe(const Action& a) {
   std::snprintf(when, sizeof when, "t=%lld.%03llds ", static_cast<long long>(a.at_ms / 1000),
                 static_cast<long long>(a.at_ms % 1000));
   std::string out = when + std::string(to_string(a.kind));
-  if (a.kind == ActionKind::publish && a.event) {
+  if ((a.kind == ActionKind::publish || a.kind == ActionKind::push) && a.event) {
     out += " kind " + std::to_string(a.event->kind) + " " +
            nostr::to_hex(a.event->id).substr(0, 12) + " to relays";
     for (auto r : a.relays) out += " " + std::to_string(r);
+    if (a.kind == ActionKind::push) out += ", commit to node " + std::to_string(a.node);
     return out;
   }
   if (a.kind == ActionKind::restart) return out + " node " + std::to_string(a.node);
+  if (a.kind == ActionKind::git_outage)
+    return out + " node " + std::to_string(a.node) + " for " +
+           std::to_string(a.duration_ms / 1000) + "s";
   out += " relay " + std::to_string(a.relay);
   if (a.kind == ActionKind::drop || a.kind == ActionKind::garbage)
     out += " node " + std::to_string(a.node);
@@ -355,6 +407,14 @@ const std::vector<std::string>& garbage_frames() {
   return frames;
 }
 
+std::string commit_id(std::uint64_t high, std::uint64_t low) {
+  char hex[41];
+  std::snprintf(hex, sizeof hex, "%016llx%016llx%08llx", static_cast<unsigned long long>(high),
+                static_cast<unsigned long long>(low),
+                static_cast<unsigned long long>((high ^ low) & 0xffffffffull));
+  return hex;
+}
+
 std::string relay_url(std::size_t i) {
   return "wss://relay" + std::to_string(i) + ".sim";
 }
@@ -363,9 +423,14 @@ std::string node_host(std::size_t i) {
   return "node" + std::to_string(i) + ".sim";
 }
 
+std::string cluster_host() {
+  return "cluster.sim";
+}
+
 std::vector<Action> generate(const SimOptions& options) {
   Draw draw(options.seed);
   Authoring authoring;
+  authoring.cluster = options.cluster;
   std::vector<Action> out;
   draw_publications(options, draw, authoring, out);
   draw_events(options.faults_per_hour, options.seconds, draw,
@@ -461,6 +526,19 @@ std::optional<std::string> parse_action(
         published[index] = {*a.event, *a.event};
       }
     }
+  } else if (verb == "state" || verb == "push") {
+    // A state naming commit `index` of the repository; "push" also pushes it to `node`.
+    auto to = list_field(o, "to", options.relays);
+    if (!to) return "needs \"to\": relay indices (may be empty)";
+    if (!o.HasMember("repo") || !o["repo"].IsString()) return "needs \"repo\": an identifier";
+    auto found = authoring.find_repo(o["repo"].GetString());
+    if (!found) return verb + " names a repo not announced before";
+    a.kind = verb == "push" ? ActionKind::push : ActionKind::publish;
+    a.relays = *to;
+    a.event = authoring.state(*found, commit_id(*found + 1, index),
+                              kEpoch + static_cast<std::int64_t>(*at));
+  } else if (verb == "git_outage") {
+    a.kind = ActionKind::git_outage;
   } else if (verb == "drop") {
     a.kind = ActionKind::drop;
   } else if (verb == "refuse") {
@@ -491,6 +569,8 @@ std::optional<ScenarioError> parse_scenario(const std::string& json, SimOptions&
   doc.Parse(json.c_str(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) return ScenarioError{"not a JSON object"};
   options.nodes = uint_field(doc, "nodes").value_or(options.nodes);
+  if (doc.HasMember("cluster") && doc["cluster"].IsBool())
+    options.cluster = doc["cluster"].GetBool();
   options.relays = uint_field(doc, "relays").value_or(options.relays);
   options.seconds = static_cast<std::int64_t>(
       uint_field(doc, "seconds").value_or(static_cast<std::uint64_t>(options.seconds)));
@@ -499,6 +579,7 @@ std::optional<ScenarioError> parse_scenario(const std::string& json, SimOptions&
   if (!doc.HasMember("actions") || !doc["actions"].IsArray())
     return ScenarioError{"needs an \"actions\" array"};
   Authoring authoring;
+  authoring.cluster = options.cluster;
   std::map<std::size_t, std::pair<nostr::Event, nostr::Event>> published;
   std::size_t index = 0;
   for (const auto& entry : doc["actions"].GetArray()) {

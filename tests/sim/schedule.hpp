@@ -16,6 +16,11 @@ namespace graspd::sim {
 /// Unix time of the simulation's start; the clock of every node reads kEpoch + simulated seconds.
 inline constexpr std::int64_t kEpoch = 1'700'000'000;
 
+/// NGIT_PURGATORY_HOLD_SECS of every node: four hours, longer than any delay the faults of a
+/// schedule can cause, so a repository's git data arrives at every node that hosts it exactly
+/// when the schedule pushes it somewhere they can fetch it from.
+inline constexpr std::int64_t kPurgatoryHoldSeconds = 4 * 3600;
+
 /// What a run looks like: the mesh, how long the schedule lasts and how often faults strike.
 struct SimOptions {
   std::uint64_t seed = 1;
@@ -35,6 +40,9 @@ struct SimOptions {
   /// Smallest `limit` a capping relay enforces. Floods put up to 24 events on one timestamp; a cap
   /// at or below that many stops REQ paging early (docs/simulation.md, known findings).
   std::uint64_t min_limit_cap = 25;
+  /// The nodes form one cluster (graspd-sim --cluster): one domain, cluster_host(), that every
+  /// hosted announcement lists, every node a sync peer of the others and serving them as a relay.
+  bool cluster = false;
   /// Keep every trace line of each node (failure reports), not only the last ones.
   bool keep_full_trace = false;
   /// Print every trace line as it happens (graspd-sim --trace).
@@ -50,6 +58,9 @@ enum class ActionKind {
   cap_limit,   ///< relay `relay` returns at most `value` events per filter for `duration`
   garbage,     ///< relay `relay` sends node `node` `value` (index into garbage_frames())
   restart,     ///< node `node` stops (its actors die) and starts again on its store
+  push,        ///< the state `event` appears on `relays`; its commit is pushed to node `node`
+               ///< (again every 30 s until the node takes it: until it holds the state)
+  git_outage,  ///< node `node`'s git serves no fetch for `duration`
 };
 
 const char* to_string(ActionKind kind);
@@ -71,9 +82,14 @@ std::string describe(const Action& action);
 /// The frames a misbehaving relay sends (garbage actions pick one by index).
 const std::vector<std::string>& garbage_frames();
 
+/// A commit id (40 hex) made of two numbers.
+std::string commit_id(std::uint64_t high, std::uint64_t low);
+
 /// The relay URL of simulated relay `i` and of node `i` (nodes do not serve).
 std::string relay_url(std::size_t i);
 std::string node_host(std::size_t i);
+/// The cluster's one domain (its balancer's) in cluster mode.
+std::string cluster_host();
 
 /// The schedule of `options.seed`, sorted by time.
 std::vector<Action> generate(const SimOptions& options);

@@ -6,6 +6,7 @@
 
 #include "runtime/ops/log.hpp"
 #include "store/policy/acceptance_policy.hpp"
+#include "tests/sim/git_host.hpp"
 #include "tests/sim/network.hpp"
 #include "tests/sim/oracle.hpp"
 #include "tests/sim/world.hpp"
@@ -22,10 +23,11 @@ class Sim : public ::testing::Test {
 std::string scenario_text() {
   return R"({"nodes": 2, "relays": 2, "seconds": 1200, "actions": [
     {"at": 0, "do": "announce", "repo": "demo", "nodes": [0, 1], "relays": [0, 1], "to": [0]},
+    {"at": 5, "do": "push", "repo": "demo", "node": 0, "to": [0, 1]},
     {"at": 10, "do": "issue", "repo": "demo", "to": [1]},
-    {"at": 20, "do": "comment", "on": 1, "to": [1]},
+    {"at": 20, "do": "comment", "on": 2, "to": [1]},
     {"at": 30, "do": "drop", "node": 0, "relay": 1},
-    {"at": 31, "do": "comment", "on": 2, "to": [0, 1]},
+    {"at": 31, "do": "comment", "on": 3, "to": [0, 1]},
     {"at": 40, "do": "restart", "node": 1},
     {"at": 50, "do": "rate_limit", "relay": 1, "value": 3},
     {"at": 60, "do": "garbage", "node": 0, "relay": 0, "value": 2},
@@ -63,8 +65,8 @@ TEST_F(Sim, ASeedsScheduleIsTheSameInEveryBuild) {
   SimOptions options;
   options.seed = 7;
   auto schedule = generate(options);
-  EXPECT_EQ(schedule.size(), 97u);
-  EXPECT_EQ(schedule_hash(schedule), 10030609101181895278ull);
+  EXPECT_EQ(schedule.size(), 113u);
+  EXPECT_EQ(schedule_hash(schedule), 7891090325188968343ull);
 }
 
 TEST_F(Sim, ScheduleOfASeedIsFixedAndSpansTheRun) {
@@ -89,15 +91,106 @@ TEST_F(Sim, HandWrittenScenarioSyncsBothNodes) {
   ASSERT_FALSE(parse_scenario(scenario_text(), options, actions));
   EXPECT_EQ(options.nodes, 2u);
   EXPECT_EQ(options.seconds, 1200);
-  ASSERT_EQ(actions.size(), 9u);
+  ASSERT_EQ(actions.size(), 10u);
   auto result = run(options, actions);
   ASSERT_TRUE(result.ok()) << result.violations.front();
-  // Both nodes hold the announcement, two issues and two comments.
-  EXPECT_EQ(result.stored_events, 2u * 5u);
+  // Both nodes hold the announcement, the state, two issues and two comments: node 0 took the
+  // push, node 1 fetched the commit from node 0.
+  EXPECT_EQ(result.stored_events, 2u * 6u);
+  EXPECT_EQ(result.pushes, 1u);
+  EXPECT_GE(result.git_fetches, 1u);
   EXPECT_EQ(result.restarts, 1u);
   EXPECT_EQ(result.faults, 3u);
   EXPECT_GT(result.negentropy_rounds, 0u)
       << "relay 1 speaks NIP-77: history came by reconciliation";
+}
+
+// Purgatory in the mesh: "pushed" is stored on both hosts once its commit is pushed to node 0 and
+// node 1 fetched it (after node 0's git outage made the first fetches fail); "state_only" has a
+// state whose commit never comes and "silent" has nothing: both are held, then expire, on both.
+TEST_F(Sim, OnlyARepositoryWhoseCommitArrivesIsServedAndEveryHostFetchesIt) {
+  SimOptions options;
+  std::vector<Action> actions;
+  ASSERT_FALSE(parse_scenario(R"({"nodes": 2, "relays": 1, "seconds": 1800, "actions": [
+    {"at": 0, "do": "announce", "repo": "pushed", "nodes": [0, 1], "relays": [0], "to": [0]},
+    {"at": 0, "do": "announce", "repo": "state_only", "nodes": [0, 1], "relays": [0], "to": [0]},
+    {"at": 0, "do": "announce", "repo": "silent", "nodes": [0, 1], "relays": [0], "to": [0]},
+    {"at": 10, "do": "git_outage", "node": 0, "for": 400},
+    {"at": 20, "do": "push", "repo": "pushed", "node": 0, "to": [0]},
+    {"at": 20, "do": "state", "repo": "state_only", "to": [0]},
+    {"at": 30, "do": "issue", "repo": "pushed", "to": [0]},
+    {"at": 30, "do": "issue", "repo": "state_only", "to": [0]},
+    {"at": 40, "do": "restart", "node": 1}
+  ]})",
+                              options, actions));
+  auto result = run(options, actions);
+  ASSERT_TRUE(result.ok()) << result.violations.front();
+  // Each node: "pushed"'s announcement, state and issue; nothing of the other two.
+  EXPECT_EQ(result.stored_events, 2u * 3u);
+  EXPECT_EQ(result.pushes, 1u);
+  EXPECT_GE(result.git_fetches, 2u) << "node 1 fetched during node 0's outage, then after it";
+}
+
+// A cluster: one domain for three nodes that sync each other and serve each other as relays. The
+// push reaches node 1 only (the balancer's choice); nodes 0 and 2 fetch its commit from their
+// peers. Node 2 restarts mid-way and still ends with everything.
+TEST_F(Sim, AClusterStoresOneSetOnEveryNodeAndFetchesGitDataFromItsPeers) {
+  SimOptions options;
+  std::vector<Action> actions;
+  ASSERT_FALSE(parse_scenario(R"({"nodes": 3, "relays": 2, "seconds": 1800, "cluster": true,
+    "actions": [
+    {"at": 0, "do": "announce", "repo": "demo", "nodes": [0], "relays": [0, 1], "to": [0]},
+    {"at": 5, "do": "push", "repo": "demo", "node": 1, "to": [1]},
+    {"at": 10, "do": "issue", "repo": "demo", "to": [1]},
+    {"at": 20, "do": "comment", "on": 2, "to": [0]},
+    {"at": 30, "do": "restart", "node": 2},
+    {"at": 40, "do": "refuse", "relay": 1, "for": 600},
+    {"at": 50, "do": "issue", "repo": "demo", "to": [0]}
+  ]})",
+                              options, actions));
+  EXPECT_TRUE(options.cluster);
+  auto result = run(options, actions);
+  ASSERT_TRUE(result.ok()) << result.violations.front();
+  // Every node: the announcement, the state, two issues and the comment.
+  EXPECT_EQ(result.stored_events, 3u * 5u);
+  EXPECT_EQ(result.pushes, 1u);
+  EXPECT_GE(result.git_fetches, 2u);
+  EXPECT_GT(result.peer_frames, 0u) << "the nodes synced each other";
+}
+
+TEST_F(Sim, OracleStoresNothingOfARepositoryWhoseGitDataNeverArrives) {
+  SimOptions options;
+  std::vector<Action> actions;
+  // "held" is never pushed but names relay 1, where "found" is announced: a held announcement
+  // makes the node dial its relays too.
+  ASSERT_FALSE(parse_scenario(R"({"nodes": 1, "relays": 2, "actions": [
+    {"at": 0, "do": "announce", "repo": "held", "nodes": [0], "relays": [1], "to": [0]},
+    {"at": 1, "do": "state", "repo": "held", "to": [0]},
+    {"at": 2, "do": "issue", "repo": "held", "to": [0]},
+    {"at": 3, "do": "announce", "repo": "found", "nodes": [0], "relays": [1], "to": [1]},
+    {"at": 4, "do": "push", "repo": "found", "node": 0, "to": [1]},
+    {"at": 5, "do": "issue", "repo": "found", "to": [1]}
+  ]})",
+                              options, actions));
+  std::vector<SimRelay> relays(2);
+  for (std::size_t i = 0; i < relays.size(); ++i) relays[i].url = relay_url(i);
+  for (const auto& a : actions)
+    for (auto r : a.relays) relays[r].events[a.event->id] = {*a.event, ""};
+  std::vector<const SimRelay*> view{&relays[0], &relays[1]};
+  policy::PolicyConfig config;
+  config.service = HostPort{node_host(0), std::nullopt};
+  const auto& found_state = *actions[4].event;
+  Released released;
+  released.commits[state_repository(found_state)] = state_tips(found_state).front();
+  EXPECT_EQ(expected_events(config, view, 0, &released),
+            (std::set<nostr::EventId>{actions[3].event->id, found_state.id, actions[5].event->id}));
+  // Without purgatory all six are stored; both repositories are accepted either way.
+  EXPECT_EQ(expected_events(config, view, 0).size(), 6u);
+  EXPECT_EQ(accepted_repositories(config, view, 0).size(), 2u);
+  // A state naming another commit than the one pushed stays out too.
+  released.commits[state_repository(found_state)] = commit_id(1, 2);
+  EXPECT_EQ(expected_events(config, view, 0, &released),
+            (std::set<nostr::EventId>{actions[3].event->id, actions[5].event->id}));
 }
 
 TEST_F(Sim, BadScenariosNameTheEntry) {

@@ -3,7 +3,9 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
+#include <caf/send.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -68,14 +70,23 @@ class World {
       setup.bootstrap_relay = relay_url(0);
       setup.seed = options.seed;
       setup.unix_now = [this] { return kEpoch + now_ms() / 1000; };
+      setup.nodes = options.nodes;
+      setup.disk = disks_.emplace_back(std::make_shared<SimGitDisk>());
+      setup.fetch = [this, i](std::size_t from, const RepositoryRef& repository,
+                              const std::vector<std::string>& commits,
+                              std::function<void(bool)> done) {
+        fetch(i, from, repository, commits, std::move(done));
+      };
+      setup.trace = [this, i](const std::string& line) { trace(i, line); };
+      setup.cluster = options.cluster;
+      setup.monotonic_now = [this] { return scheduler_->clock().now(); };
       nodes_.push_back(std::make_unique<SimNode>(std::move(setup)));
     }
     system_ = std::make_unique<caf::actor_system>(config_);
     scheduler_ = &dynamic_cast<caf::scheduler::test_coordinator&>(system_->scheduler());
     scheduler_->clock().current_time += 1h;
     start_ = scheduler_->clock().current_time;
-    for (std::size_t i = 0; i < nodes_.size(); ++i)
-      nodes_[i]->start(*system_, network_.factory(i, nodes_[i]->own_hosts()));
+    for (std::size_t i = 0; i < nodes_.size(); ++i) start(i);
     scheduler_->run();
   }
 
@@ -95,6 +106,7 @@ class World {
     if (!result_.ok()) return finish();
     advance_to(options_.seconds * 1000);
     network_.heal();
+    for (auto& disk : disks_) disk->outage_until_ms = 0;
     // Settled: past the longest backoff and rate-limit cooldown, well before any daily resync
     // (which would repair what a catch-up missed). Quiet: past the daily resync too.
     const auto& c = nodes_.front()->config();
@@ -105,6 +117,8 @@ class World {
     const auto quiet = static_cast<std::int64_t>(c.sync_daily_resync_max_secs) + settle;
     advance_to((options_.seconds + quiet) * 1000);
     if (result_.ok()) check_contents("after the daily resync");
+    // Every hold has ended by now (kPurgatoryHoldSeconds is far shorter than the quiet period).
+    if (result_.ok()) check_repositories();
     finish();
   }
 
@@ -156,6 +170,15 @@ class World {
       case ActionKind::restart:
         ++result_.restarts;
         return restart(a.node);
+      case ActionKind::push:
+        ++result_.publications;
+        ++result_.pushes;
+        pushed_.push_back(&a);
+        for (auto relay : a.relays) network_.publish(relay, *a.event);
+        return push(a.node, *a.event);
+      case ActionKind::git_outage:
+        disks_.at(a.node)->outage_until_ms = now_ms() + a.duration_ms;
+        break;
       case ActionKind::drop:
         network_.drop(a.node, a.relay, "connection reset");
         break;
@@ -180,20 +203,64 @@ class World {
     ++result_.faults;
   }
 
+  /// A push of `state`'s commit to node `i`: taken once the node holds the state that authorises
+  /// it (as a real push is), else tried again in 30 s, as a client retries a refused push.
+  void push(std::size_t i, const nostr::Event& state) {
+    auto repository = state_repository(state);
+    const auto& disk = *disks_.at(i);
+    auto repo = disk.repositories.find(repository);
+    if (repo == disk.repositories.end() || !repo->second.states.count(state.id)) {
+      trace(i, "push of " + repository.identifier + " refused: state " +
+                   nostr::to_hex(state.id).substr(0, 12) + " not held here yet");
+      auto copy = state;
+      network_.later(now_ms() + 30'000, [this, i, copy] { push(i, copy); });
+      return;
+    }
+    trace(i, "push of " + repository.identifier + " taken");
+    caf::anon_send(nodes_.at(i)->git(), atom::git_pushed::value,
+                   GitDataArrived{repository, {}, {}, state_tips(state), {}});
+  }
+
+  /// Node `to` fetches `commits` of `repository` from node `from`: answered after a round trip,
+  /// with success when `from` runs, has no git outage and holds them all.
+  void fetch(std::size_t to, std::size_t from, const RepositoryRef& repository,
+             const std::vector<std::string>& commits, std::function<void(bool)> done) {
+    network_.later(now_ms() + 100, [this, to, from, repository, commits, done] {
+      const auto& disk = *disks_.at(from);
+      auto repo = disk.repositories.find(repository);
+      bool ok = nodes_.at(from)->running() && disk.outage_until_ms <= now_ms() &&
+                repo != disk.repositories.end() &&
+                std::all_of(commits.begin(), commits.end(),
+                            [&](const std::string& c) { return repo->second.commits.count(c); });
+      ++result_.git_fetches;
+      trace(to, "git fetch of " + repository.identifier + " from node " + std::to_string(from) +
+                    (ok ? " succeeded" : " failed"));
+      done(ok);
+    });
+  }
+
   void add_totals(const SimNode& node) {
     auto totals = node.sync_totals();
     result_.consolidations += totals.consolidations;
     result_.daily_syncs += totals.daily_syncs;
   }
 
+  /// Starts node `i`; in a cluster it serves the other nodes from then on.
+  void start(std::size_t i) {
+    auto& node = *nodes_.at(i);
+    node.start(*system_, network_.factory(i, node.own_hosts()));
+    if (node.serves()) network_.serve(node_host(i), &node);
+  }
+
   void restart(std::size_t i) {
     auto& node = *nodes_.at(i);
     add_totals(node);
+    if (node.serves()) network_.serve(node_host(i), nullptr);
     node.stop();
     network_.forget_node(i);
     scheduler_->run();
     node.release_store();
-    node.start(*system_, network_.factory(i, node.own_hosts()));
+    start(i);
     scheduler_->run();
   }
 
@@ -201,9 +268,10 @@ class World {
     std::vector<const SimRelay*> relays;
     for (std::size_t i = 0; i < network_.relay_count(); ++i) relays.push_back(&network_.relay(i));
     result_.stored_events = 0;  // as of the latest check
+    auto released = released_repositories(relays);
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const auto& node = *nodes_[i];
-      auto expected = expected_events(boot::policy_config(node.config()), relays, 0);
+      auto expected = expected_events(boot::policy_config(node.config()), relays, 0, &released);
       std::map<nostr::EventId, std::size_t> stored;
       node.store().for_each([&](std::string_view json) {
         if (auto ev = nostr::parse_event(json, nostr::ParseLimits{})) ++stored[ev->id];
@@ -226,6 +294,57 @@ class World {
     }
   }
 
+  /// The repositories whose git data exists somewhere a node can fetch it: pushed to a node that
+  /// accepts the announcement (only there is the push taken). Every node accepting the
+  /// announcement then fetches it from there.
+  Released released_repositories(const std::vector<const SimRelay*>& relays) const {
+    Released out;
+    std::map<std::size_t, std::set<RepositoryRef>> accepted;
+    for (const auto* action : pushed_) {
+      auto node = action->node;
+      if (!accepted.count(node))
+        accepted[node] =
+            accepted_repositories(boot::policy_config(nodes_.at(node)->config()), relays, 0);
+      auto repository = state_repository(*action->event);
+      auto tips = state_tips(*action->event);
+      if (accepted[node].count(repository) && !tips.empty()) out.commits[repository] = tips.front();
+    }
+    return out;
+  }
+
+  /// After every hold ended: each node keeps a repository exactly for each announcement it stores
+  /// (held ones that expired were removed), with the commit of every state it stores.
+  void check_repositories() {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      std::set<RepositoryRef> stored_repositories;
+      std::vector<nostr::Event> stored_states;
+      nodes_[i]->store().for_each([&](std::string_view json) {
+        auto ev = nostr::parse_event(json, nostr::ParseLimits{});
+        if (ev && ev->kind == nostr::nip34::kind::repo_announcement)
+          stored_repositories.insert({ev->pubkey, std::string(ev->d_tag())});
+        if (ev && ev->kind == nostr::nip34::kind::repo_state) stored_states.push_back(*ev);
+        return true;
+      });
+      const auto& disk = *disks_[i];
+      ++result_.properties_checked;
+      for (const auto& [repository, repo] : disk.repositories)
+        if (!stored_repositories.count(repository))
+          violate("node " + std::to_string(i) + " keeps repository " + repository.identifier +
+                  ", whose announcement it does not store (its hold should have ended it)");
+      for (const auto& repository : stored_repositories)
+        if (!disk.repositories.count(repository))
+          violate("node " + std::to_string(i) + " stores the announcement of " +
+                  repository.identifier + " but has no repository for it");
+      for (const auto& state : stored_states) {
+        auto repo = disk.repositories.find(state_repository(state));
+        for (const auto& tip : state_tips(state))
+          if (repo == disk.repositories.end() || !repo->second.commits.count(tip))
+            violate("node " + std::to_string(i) + " serves state " +
+                    nostr::to_hex(state.id).substr(0, 12) + " without its commit " + tip);
+      }
+    }
+  }
+
   std::string describe_event(const nostr::EventId& id) const {
     std::string where;
     std::string kind = "?";
@@ -245,6 +364,7 @@ class World {
     const auto& counts = network_.counts();
     result_.frames = counts.frames;
     result_.negentropy_rounds = counts.negentropy_rounds;
+    result_.peer_frames = counts.peer_frames;
     result_.dials = counts.dials;
     result_.max_open_subscriptions = counts.max_open_subscriptions;
     result_.simulated_seconds = static_cast<double>(now_ms()) / 1000.0;
@@ -279,6 +399,10 @@ class World {
   RunResult& result_;
   test::TempDir dir_{"graspd-sim", scratch_parent()};
   SimNetwork network_;
+  /// Each node's repositories, kept across its restarts.
+  std::vector<std::shared_ptr<SimGitDisk>> disks_;
+  /// The push actions played so far (they name what git data exists).
+  std::vector<const Action*> pushed_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   TestingConfig config_;
   std::unique_ptr<caf::actor_system> system_;

@@ -27,9 +27,15 @@ struct RunResult {
   std::uint64_t deletions = 0;
   std::uint64_t faults = 0;
   std::uint64_t restarts = 0;
+  /// Push actions (counted in publications too: each publishes its state) and git fetches the
+  /// nodes made from each other.
+  std::uint64_t pushes = 0;
+  std::uint64_t git_fetches = 0;
   std::uint64_t frames = 0;
   /// NIP-77 rounds the relays answered (odd relays speak it).
   std::uint64_t negentropy_rounds = 0;
+  /// Frames between the nodes of a cluster (peer sync).
+  std::uint64_t peer_frames = 0;
   std::uint64_t dials = 0;
   std::uint64_t properties_checked = 0;
   /// Events stored over all nodes at the last check.
