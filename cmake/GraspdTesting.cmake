@@ -14,10 +14,13 @@ set(GRASPD_TEST_ENV
 # shard, because a sanitizer program takes ~0.4 s to start and ~700 starts were a third of the
 # sanitizer run. End-to-end tests are always registered one by one: each starts its own daemons.
 set(GRASPD_UNIT_TEST_SHARDS 0 CACHE STRING "Shards per unit test program under ctest (0: one entry per test)")
-# A GoogleTest filter for the sharded unit programs (GTEST_FILTER): the sanitizer preset leaves out
-# the few tests that repeat code paths the others cover at a size that takes ASan ten times longer
-# (the default preset runs them all).
+# A GoogleTest filter for the sharded unit programs (GTEST_FILTER). The sanitizer preset leaves out
+# the simulator's triple replay of a seed, which the default preset runs (sim_test is built in every
+# build) and which takes ASan ten times longer.
 set(GRASPD_UNIT_TEST_FILTER "" CACHE STRING "GoogleTest filter for sharded unit programs (empty: all)")
+# The same for the end-to-end program: the sanitizer preset leaves out three tests that wait out
+# bounds and expiries on paths other end-to-end tests there cross (they run in the default preset).
+set(GRASPD_E2E_TEST_FILTER "" CACHE STRING "GoogleTest filter for the end-to-end program (empty: all)")
 # Compile flags appended for the test programs' own code (not the code under test, which keeps the
 # build type's flags). The suite's default preset compiles its tests at -O0: they are a third of
 # the build's compile time and gain nothing from optimisation.
@@ -31,12 +34,22 @@ function(graspd_test_code_flags target)
   endif()
 endfunction()
 
-# graspd_add_test(<name> LABEL unit|integration SOURCES ... [LIBS ...] [TIMEOUT s])
+# Unit programs are built and run in every build unless this is OFF. The suite's default preset
+# turns it off: its unit tests run once, in the sanitizer build (stricter, and compiled anyway),
+# while the optimised build runs what needs the optimised daemon (end-to-end, cluster, simulator,
+# package). A unit program registered with EVERY_BUILD is kept regardless (the simulator's test:
+# one seed must give one schedule under every compiler).
+option(GRASPD_UNIT_TESTS "Build and register the unit test programs" ON)
+
+# graspd_add_test(<name> LABEL unit|integration SOURCES ... [LIBS ...] [TIMEOUT s] [EVERY_BUILD])
 # Builds one GoogleTest program and registers its tests with ctest.
 function(graspd_add_test name)
-  cmake_parse_arguments(T "" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "EVERY_BUILD" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT T_LABEL)
     message(FATAL_ERROR "graspd_add_test(${name}): LABEL unit|integration is required")
+  endif()
+  if(T_LABEL STREQUAL "unit" AND NOT GRASPD_UNIT_TESTS AND NOT T_EVERY_BUILD)
+    return()
   endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
@@ -57,9 +70,14 @@ function(graspd_add_test name)
   # discovery and for every test command).
   set_property(TARGET ${name} PROPERTY CROSSCOMPILING_EMULATOR
                "${CMAKE_COMMAND};-E;env;${GRASPD_TEST_ENV}")
+  set(filter_args)
+  if(T_LABEL STREQUAL "integration" AND GRASPD_E2E_TEST_FILTER)
+    set(filter_args TEST_FILTER ${GRASPD_E2E_TEST_FILTER})
+  endif()
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
+    ${filter_args}
     PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
 endfunction()
 
