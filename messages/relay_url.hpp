@@ -93,4 +93,7 @@ inline constexpr std::size_t max_untrusted_url_length = 512;
 /// the host resolves to a public address is checked at connect time.
 std::optional<std::string> untrusted_relay_key(std::string_view url);
 
+/// Percent-decodes `text` once (URL path segments); nullopt on a malformed escape.
+std::optional<std::string> percent_decode(std::string_view text);
+
 }  // namespace graspd

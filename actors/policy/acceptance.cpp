@@ -116,7 +116,7 @@ void create_repository_then(Self self, const nostr::EventPtr& announcement,
 }
 
 void store_accepted(Self self, Submission submission, policy::Decision decision) {
-  if (decision.rule != policy::Rule::announcement_lists_service)
+  if (!policy::creates_repository(decision.rule))
     return write(self, std::move(submission), std::move(decision.depends_on));
   auto event = submission.event;
   create_repository_then(
@@ -376,7 +376,7 @@ bool serves_announcement(const AcceptanceState& st, const nostr::Event& ev) {
 std::optional<policy::HeldKind> held_kind(const AcceptanceState& st, const nostr::Event& ev,
                                           policy::Rule rule) {
   if (!st.purgatory || st.store->contains(ev.id)) return std::nullopt;
-  if (rule == policy::Rule::announcement_lists_service) {
+  if (policy::creates_repository(rule)) {
     if (!st.purgatory->contains(ev.id) && serves_announcement(st, ev)) return std::nullopt;
     return policy::HeldKind::announcement;
   }

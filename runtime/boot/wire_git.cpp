@@ -1,6 +1,7 @@
 #include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include "runtime/boot/wire_git.hpp"
+#include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_sync.hpp"
 
 #include <caf/actor_system.hpp>
@@ -104,9 +105,12 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   auto host = spawn_git_host(services.system, std::move(host_config));
   runtime::git::GitHttpHooks hooks;
   hooks.pushed = push_reporter(host);
-  hooks.authority = [view](const nostr::Pubkey& owner, const std::string& identifier,
-                           const std::vector<std::string>& pr_ids) {
-    return git::push_authority(*view, owner, identifier, pr_ids);
+  hooks.authority = [view, policy = policy_config(config)](const nostr::Pubkey& owner,
+                                                           const std::string& identifier,
+                                                           const std::vector<std::string>& pr_ids) {
+    auto authority = git::push_authority(*view, owner, identifier, pr_ids);
+    authority.archive = git::archived_repository(*view, policy, owner, identifier);
+    return authority;
   };
   auto http = std::make_shared<runtime::git::GitHttp>(repositories, std::move(http_options),
                                                       std::move(hooks), locks,

@@ -18,6 +18,10 @@ policy::PolicyConfig policy_config(const runtime::Config& config) {
   out.event_blacklist = config.event_blacklist;
   out.repository_whitelist = config.repository_whitelist;
   out.repository_blacklist = config.repository_blacklist;
+  out.archive.all = config.archive_all;
+  out.archive.whitelist = config.archive_whitelist;
+  out.archive.grasp_services = config.archive_grasp_services;
+  out.archive.read_only = config.archive_read_only;
   return out;
 }
 

@@ -120,6 +120,32 @@ Result<Assignments, ConfigError> read_config_file(const std::string& path) {
   return result;
 }
 
+/// GRASP-05's fatal combinations (as ngit-grasp's): a service list beside the other archive
+/// sources, read-only without a source, a repository whitelist while read-only. Derives whether
+/// read-only is in effect.
+std::optional<ConfigError> check_archive_options(Config& config) {
+  const bool any_source = config.archive_all || !config.archive_whitelist.empty() ||
+                          !config.archive_grasp_services.empty();
+  auto inconsistent = [](std::string message) {
+    return ConfigError{config_errc::inconsistent_options, std::move(message)};
+  };
+  if (!config.archive_grasp_services.empty() &&
+      (config.archive_all || !config.archive_whitelist.empty()))
+    return inconsistent(
+        "invalid NGIT_ARCHIVE_GRASP_SERVICES: expected it alone, not with NGIT_ARCHIVE_ALL or "
+        "NGIT_ARCHIVE_WHITELIST (one archive source at a time)");
+  config.archive_read_only = config.archive_read_only_option.value_or(any_source);
+  if (config.archive_read_only && !any_source)
+    return inconsistent(
+        "invalid NGIT_ARCHIVE_READ_ONLY \"true\": expected an archive source as well "
+        "(NGIT_ARCHIVE_ALL, NGIT_ARCHIVE_WHITELIST or NGIT_ARCHIVE_GRASP_SERVICES)");
+  if (config.archive_read_only && !config.repository_whitelist.empty())
+    return inconsistent(
+        "invalid NGIT_REPOSITORY_WHITELIST: a read-only archive hosts nothing, so there is "
+        "nothing for it to curate (set NGIT_ARCHIVE_READ_ONLY=false to host as well)");
+  return std::nullopt;
+}
+
 Result<void, ConfigError> check_consistency(Config& config) {
   if (config.domain.text.empty())
     config.domain = domain_of(config.bind_address, config.bind_address.port);
@@ -130,6 +156,7 @@ Result<void, ConfigError> check_consistency(Config& config) {
                            "\": expected at most NGIT_SYNC_DAILY_RESYNC_MAX_SECS (" +
                            std::to_string(config.sync_daily_resync_max_secs) + ")"};
   }
+  if (auto error = check_archive_options(config)) return *error;
   if (config.sync_base_backoff_secs > config.sync_max_backoff_secs) {
     return ConfigError{config_errc::inconsistent_options,
                        "invalid NGIT_SYNC_BASE_BACKOFF_SECS \"" +
@@ -192,6 +219,12 @@ Result<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& ar
     }
   }
   if (auto consistent = check_consistency(loaded.config); !consistent) return consistent.error();
+  // An identifier alone archives that name under every owner: anyone can claim it.
+  for (const auto& rule : loaded.config.archive_whitelist)
+    if (!rule.owner && rule.identifier)
+      loaded.warnings.push_back("NGIT_ARCHIVE_WHITELIST entry \"" + *rule.identifier +
+                                "\" names no owner: any author's repository of that name is "
+                                "archived");
   return loaded;
 }
 

@@ -87,6 +87,14 @@ struct Config {
   std::set<nostr::Pubkey> event_blacklist;
   std::vector<policy::RepositoryRule> repository_whitelist;
   std::vector<policy::RepositoryRule> repository_blacklist;
+  // GRASP-05 archives (docs/policy.md "Archives").
+  bool archive_all = false;
+  std::vector<policy::RepositoryRule> archive_whitelist;
+  std::vector<HostPort> archive_grasp_services;
+  /// NGIT_ARCHIVE_READ_ONLY as given; unset = in effect iff an archive source is set.
+  std::optional<bool> archive_read_only_option;
+  /// Whether read-only is in effect (check_consistency derives it).
+  bool archive_read_only = false;
 
   // Git hosting.
   std::string git_data_path;

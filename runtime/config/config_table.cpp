@@ -78,6 +78,24 @@ constexpr std::string_view repository_list_expected =
 // sync uses.
 constexpr std::string_view relay_list_expected = "expected comma separated ws:// or wss:// URLs";
 
+std::optional<HostPort> service_item(std::string_view item) {
+  return parse_host_port(item);
+}
+
+constexpr std::string_view service_list_expected =
+    "expected comma separated host or host:port entries (no scheme, path or user)";
+
+Expectation archive_read_only_setter(Config& config, std::string_view text) {
+  if (text.empty()) {
+    config.archive_read_only_option.reset();
+    return std::nullopt;
+  }
+  auto value = parse_bool(text);
+  if (!value) return "expected true or false (or empty: true iff an archive source is set)";
+  config.archive_read_only_option = *value;
+  return std::nullopt;
+}
+
 Expectation acceptance_policy_setter(Config& config, std::string_view text) {
   auto mode = parse_acceptance_mode(text);
   if (!mode) return "expected grasp01 or open";
@@ -338,6 +356,25 @@ std::vector<OptionSpec> policy_options() {
        "Comma separated repositories refused (npub, npub/identifier or identifier); wins over "
        "the whitelist.",
        list_option(&C::repository_blacklist, parse_repository_rule, repository_list_expected)},
+      {"archive_all", "NGIT_ARCHIVE_ALL", "--archive-all", "bool", "false",
+       "GRASP-05: accept every repository announcement as an archive (a mirror of a repository "
+       "hosted elsewhere: its events are synced and its git data fetched). Anyone can then make "
+       "this server store a repository.",
+       bool_option(&C::archive_all)},
+      {"archive_whitelist", "NGIT_ARCHIVE_WHITELIST", "--archive-whitelist", "list", "",
+       "GRASP-05: comma separated repositories accepted as archives (npub, npub/identifier or "
+       "identifier; an identifier alone matches every owner).",
+       list_option(&C::archive_whitelist, parse_repository_rule, repository_list_expected)},
+      {"archive_grasp_services", "NGIT_ARCHIVE_GRASP_SERVICES", "--archive-grasp-services", "list",
+       "",
+       "GRASP-05: comma separated GRASP services (host or host:port); an announcement with a "
+       "clone URL https://<service>/<its npub>/<identifier>.git is accepted as an archive.",
+       list_option(&C::archive_grasp_services, service_item, service_list_expected)},
+      {"archive_read_only", "NGIT_ARCHIVE_READ_ONLY", "--archive-read-only", "bool", "",
+       "GRASP-05: host nothing, only archive: an announcement that lists this service but that "
+       "no archive rule takes is refused. Empty: true when an archive source (NGIT_ARCHIVE_ALL, "
+       "NGIT_ARCHIVE_WHITELIST or NGIT_ARCHIVE_GRASP_SERVICES) is set.",
+       archive_read_only_setter},
   };
 }
 

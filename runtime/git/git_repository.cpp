@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "messages/nostr/nip19.hpp"
+#include "messages/relay_url.hpp"
 
 namespace graspd::runtime::git {
 
@@ -35,32 +36,6 @@ constexpr std::string_view repository_config =
     "\tallowTipSHA1InWant = true\n"
     "\tallowReachableSHA1InWant = true\n"
     "\tallowFilter = true\n";
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/// Percent-decodes once; nullopt on a malformed escape.
-std::optional<std::string> percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size()) return std::nullopt;
-    int hi = hex_digit(text[i + 1]);
-    int lo = hex_digit(text[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
 
 /// A real directory (lstat: a symlink is not one).
 bool is_real_directory(const fs::path& path) {

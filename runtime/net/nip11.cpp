@@ -16,6 +16,63 @@ void write_string(rapidjson::Writer<rapidjson::StringBuffer>& writer, const std:
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 
+bool any_archive_source(const Config& config) {
+  return config.archive_all || !config.archive_whitelist.empty() ||
+         !config.archive_grasp_services.empty();
+}
+
+std::string service_list(const Config& config) {
+  std::string out;
+  for (const auto& service : config.archive_grasp_services) {
+    if (!out.empty()) out += ", ";
+    out += service.port ? service.host + ":" + std::to_string(*service.port) : service.host;
+  }
+  return out;
+}
+
+/// What the archive rules take, as a phrase ("all repositories found on network", ...).
+std::string archived_repositories(const Config& config) {
+  if (config.archive_all) return "all repositories found on network";
+  if (!config.archive_whitelist.empty()) return "whitelisted repositories and maintainers";
+  return "repositories hosted on " + service_list(config);
+}
+
+/// NIP-11 `curation` (GRASP-01): ngit-grasp's sentences where it has one (clients compare them),
+/// and one wherever a list or an archive rule curates, which ngit-grasp leaves out.
+std::string curation_text(const Config& config) {
+  std::vector<std::string> parts;
+  const bool archives = any_archive_source(config);
+  if (archives && config.archive_read_only)
+    parts.push_back("Read-only sync of " + archived_repositories(config));
+  else if (archives)
+    parts.push_back(
+        (config.repository_whitelist.empty()
+             ? std::string("Accepts repositories that list this service")
+             : std::string("Accepts only whitelisted repositories and maintainers that list this "
+                           "service")) +
+        ", and archives " + archived_repositories(config));
+  else if (!config.repository_whitelist.empty())
+    parts.push_back("Accepts only whitelisted repositories and maintainers that list this service");
+  if (!config.repository_blacklist.empty())
+    parts.push_back("Refuses the repositories on its blacklist");
+  if (!config.event_blacklist.empty()) parts.push_back("Refuses events of blacklisted authors");
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : ". ") + part;
+  return out;
+}
+
+/// The archive rules in force, for repo_acceptance_criteria; empty without any.
+std::string archive_criteria(const Config& config) {
+  if (!any_archive_source(config)) return "";
+  std::string out =
+      " Also accepted, as archives (GRASP-05: events synced, git data fetched from "
+      "their clone URLs, no push taken): announcements of " +
+      archived_repositories(config) + ".";
+  if (config.archive_read_only)
+    out += " Read-only: an announcement listing this service that is not archived is refused.";
+  return out;
+}
+
 }  // namespace
 
 RelayInformation relay_information(const Config& config) {
@@ -33,6 +90,8 @@ RelayInformation relay_information(const Config& config) {
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");
   // The Sync+ overlay extends the GRASP-02 manager: it runs only with it.
   if (config.sync_enabled && config.sync_plus_enabled) info.supported_grasps.push_back("GRASP-03");
+  if (config.acceptance_policy == AcceptanceMode::grasp01 && any_archive_source(config))
+    info.supported_grasps.push_back("GRASP-05");
   if (config.acceptance_policy == AcceptanceMode::open)
     info.repo_acceptance_criteria = "Stores every valid event (open relay mode).";
   else
@@ -46,7 +105,9 @@ RelayInformation relay_information(const Config& config) {
         config.domain.text +
         "/<npub>/<identifier>.git, created when the announcement is accepted; a push is accepted "
         "only when the repository's branches and tags afterwards equal the newest state event "
-        "(kind 30618) of the owner or their maintainers.";
+        "(kind 30618) of the owner or their maintainers." +
+        archive_criteria(config);
+  if (config.acceptance_policy == AcceptanceMode::grasp01) info.curation = curation_text(config);
   auto limit = [&info](const char* key, std::uint64_t value) {
     info.limitation.emplace_back(key, static_cast<std::int64_t>(value));
   };
@@ -91,6 +152,10 @@ std::string nip11_json(const RelayInformation& info) {
   writer.EndArray();
   writer.Key("repo_acceptance_criteria");
   write_string(writer, info.repo_acceptance_criteria);
+  if (!info.curation.empty()) {
+    writer.Key("curation");
+    write_string(writer, info.curation);
+  }
   writer.Key("limitation");
   writer.StartObject();
   for (const auto& [key, value] : info.limitation) {

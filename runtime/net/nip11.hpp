@@ -20,6 +20,9 @@ struct RelayInformation {
   std::vector<int> supported_nips;            ///< only NIPs graspd really implements
   std::vector<std::string> supported_grasps;  ///< "GRASP-01", "GRASP-02" while sync runs
   std::string repo_acceptance_criteria;       ///< one true sentence about what is stored
+  /// How events are curated beyond spam prevention (GRASP-01: present whenever a curation list or
+  /// an archive rule is configured); empty = omitted.
+  std::string curation;
   std::vector<std::pair<std::string, std::int64_t>> limitation;  ///< in insertion order
 };
 

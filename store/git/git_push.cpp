@@ -300,6 +300,12 @@ PushDecision authorise_push(const std::vector<RefUpdate>& updates, const RefMap&
   };
   out.refs.reserve(updates.size());
   for (const auto& u : updates) out.refs.push_back(RefVerdict{u.ref, true, {}});
+  if (authority.archive) {
+    // An archive mirrors a repository hosted elsewhere: its git data only comes by fetch.
+    for (auto& verdict : out.refs) refuse(verdict, "read-only archive");
+    out.reason = first_refusal;
+    return out;
+  }
 
   bool touches_branches = false;
   std::set<std::string> seen;
@@ -412,6 +418,23 @@ std::set<Pubkey> maintainer_closure(const policy::StoreView& store, const Pubkey
     });
   }
   return members;
+}
+
+bool archived_repository(const policy::StoreView& store, const policy::PolicyConfig& config,
+                         const Pubkey& owner, std::string_view identifier) {
+  if (!config.archive.any_source()) return false;
+  nostr::Filter announcements;
+  announcements.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  announcements.authors = std::vector<Pubkey>{owner};
+  announcements.tags['d'] = {std::string(identifier)};
+  announcements.normalize();
+  std::optional<Event> newest;
+  store.scan({announcements}, [&](const Event& announcement) {
+    if (announcement.d_tag() == identifier && (!newest || newer(announcement, *newest)))
+      newest = announcement;
+    return true;
+  });
+  return newest && policy::is_archive(config, *newest);
 }
 
 PushAuthority push_authority(const policy::StoreView& store, const Pubkey& owner,

@@ -95,6 +95,8 @@ struct PushAuthority {
   std::optional<StateRefs> state;
   /// Commit (`c` tag) of each kind 1618/1619 event named by a pushed `refs/nostr/<id>`, by id.
   std::map<std::string, std::string> pr_commits;
+  /// The repository is a GRASP-05 archive (policy::is_archive): every ref is refused.
+  bool archive = false;
 };
 
 struct RefVerdict {
@@ -128,6 +130,12 @@ std::set<nostr::Pubkey> maintainer_closure(const policy::StoreView& store,
 /// commits of the PR events named by `pr_ids` (hex).
 PushAuthority push_authority(const policy::StoreView& store, const nostr::Pubkey& owner,
                              std::string_view identifier, const std::vector<std::string>& pr_ids);
+
+/// Whether `owner`'s repository `identifier` is a GRASP-05 archive here: its owner's newest
+/// announcement (stored or held, in `store`) is one (policy::is_archive). Without archive rules,
+/// false without a lookup.
+bool archived_repository(const policy::StoreView& store, const policy::PolicyConfig& config,
+                         const nostr::Pubkey& owner, std::string_view identifier);
 
 /// The branch HEAD should name after a push the state authorised (§5.9): the state's HEAD when it
 /// names one of its branches, else the only branch, else `main`, else `master`, else the first by

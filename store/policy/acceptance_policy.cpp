@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 
+#include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
 
 namespace graspd::policy {
@@ -141,25 +142,14 @@ std::string service_text(const HostPort& service) {
 }  // namespace
 
 const char* to_string(Rule rule) {
-  static constexpr std::array<const char*, rule_count> names = {"event_blacklisted",
-                                                                "announcement_lists_service",
-                                                                "announcement_maintainer",
-                                                                "announcement_not_listed",
-                                                                "announcement_bad_identifier",
-                                                                "repository_blacklisted",
-                                                                "repository_not_whitelisted",
-                                                                "state_maintainer",
-                                                                "state_unknown_repository",
-                                                                "state_not_maintainer",
-                                                                "related_backward_address",
-                                                                "related_backward_id",
-                                                                "related_forward",
-                                                                "related_orphan",
-                                                                "deletion_own_target",
-                                                                "deletion_no_own_target",
-                                                                "identity_eligible",
-                                                                "identity_not_eligible",
-                                                                "ephemeral"};
+  static constexpr std::array<const char*, rule_count> names = {
+      "event_blacklisted",        "announcement_lists_service",  "announcement_maintainer",
+      "announcement_not_listed",  "announcement_bad_identifier", "announcement_archived",
+      "announcement_read_only",   "repository_blacklisted",      "repository_not_whitelisted",
+      "state_maintainer",         "state_unknown_repository",    "state_not_maintainer",
+      "related_backward_address", "related_backward_id",         "related_forward",
+      "related_orphan",           "deletion_own_target",         "deletion_no_own_target",
+      "identity_eligible",        "identity_not_eligible",       "ephemeral"};
   return names[static_cast<std::size_t>(rule)];
 }
 
@@ -256,34 +246,75 @@ Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
   }
 }
 
-std::optional<Decision> AcceptancePolicy::repository_list_refusal(
+std::optional<Decision> AcceptancePolicy::repository_blacklist_refusal(
     const Pubkey& owner, std::string_view identifier) const {
-  auto covers = [&](const RepositoryRule& rule) { return rule.covers(owner, identifier); };
   const auto& black = config_.repository_blacklist;
-  if (std::any_of(black.begin(), black.end(), covers))
+  if (std::any_of(black.begin(), black.end(),
+                  [&](const RepositoryRule& rule) { return rule.covers(owner, identifier); }))
     return refuse(Rule::repository_blacklisted, "blocked: repository '" + std::string(identifier) +
                                                     "' is on this relay's repository blacklist");
+  return std::nullopt;
+}
+
+std::optional<Decision> AcceptancePolicy::repository_whitelist_refusal(
+    const Pubkey& owner, std::string_view identifier) const {
   const auto& white = config_.repository_whitelist;
-  if (!white.empty() && std::none_of(white.begin(), white.end(), covers))
+  if (!white.empty() && std::none_of(white.begin(), white.end(), [&](const RepositoryRule& rule) {
+        return rule.covers(owner, identifier);
+      }))
     return refuse(Rule::repository_not_whitelisted,
                   "blocked: repository '" + std::string(identifier) +
                       "' is not on this relay's repository whitelist");
   return std::nullopt;
 }
 
-bool AcceptancePolicy::lists_service(const Event& announcement) const {
+bool AcceptancePolicy::archived_here(const Pubkey& owner, std::string_view identifier) const {
+  const auto& archive = config_.archive;
+  if (archive.takes(owner, identifier)) return true;
+  if (archive.grasp_services.empty()) return false;
+  auto filter = announcements_named(identifier);
+  filter.authors = std::vector<Pubkey>{owner};
+  bool found = false;
+  auto visit = [&](const Event& announcement) {
+    found = archive.takes(announcement);
+    return !found;
+  };
+  view_.scan({filter}, visit);
+  if (!found && held_) held_->scan({filter}, visit);
+  return found;
+}
+
+std::optional<Decision> AcceptancePolicy::repository_list_refusal(
+    const Pubkey& owner, std::string_view identifier) const {
+  if (auto refusal = repository_blacklist_refusal(owner, identifier)) return refusal;
+  // The whitelist curates what is hosted; an archive is taken by the archive rules.
+  if (config_.repository_whitelist.empty() || archived_here(owner, identifier)) return std::nullopt;
+  return repository_whitelist_refusal(owner, identifier);
+}
+
+bool announcement_lists_service(const Event& announcement, const HostPort& service) {
   auto any_names_service = [&](std::string_view tag, std::string_view scheme_a,
                                std::string_view scheme_b) {
     for (auto value : flattened_values(announcement, tag)) {
       auto url = parse_url(value);
       if (url && (url->scheme == scheme_a || url->scheme == scheme_b) &&
-          url_names_host(*url, config_.service))
+          url_names_host(*url, service))
         return true;
     }
     return false;
   };
   return any_names_service(nip34::tag::clone, "http", "https") &&
          any_names_service(nip34::tag::relays, "ws", "wss");
+}
+
+bool is_archive(const PolicyConfig& config, const Event& announcement) {
+  const bool hosted =
+      announcement_lists_service(announcement, config.service) && !config.archive.read_only;
+  return !hosted && config.archive.takes(announcement);
+}
+
+bool AcceptancePolicy::lists_service(const Event& announcement) const {
+  return announcement_lists_service(announcement, config_.service);
 }
 
 const AcceptancePolicy::MaintainerSet& AcceptancePolicy::committed_maintainers(
@@ -332,15 +363,29 @@ void AcceptancePolicy::forget_maintainers(const Event& committed) {
   }
 }
 
+// Order (docs/policy.md "Archives"): the blacklist wins over everything; a listing announcement is
+// hosted unless read-only, if the whitelist allows; then the archive rules; then, whitelist
+// permitting, the maintainer exception. A listing announcement no rule takes while read-only is
+// refused as such.
 Decision AcceptancePolicy::evaluate_announcement(const Event& ev) const {
   auto identifier = ev.d_tag();
   if (!is_valid_identifier(identifier))
     return refuse(Rule::announcement_bad_identifier,
                   "invalid: repository identifier (d tag) must not be empty, '.', '..' or contain "
                   "'/', '\\' or NUL");
-  if (auto refusal = repository_list_refusal(ev.pubkey, identifier)) return *refusal;
-  if (lists_service(ev)) return accept(Rule::announcement_lists_service);
+  if (auto refusal = repository_blacklist_refusal(ev.pubkey, identifier)) return *refusal;
+  const bool listed = lists_service(ev);
+  if (listed && !config_.archive.read_only) {
+    if (auto refusal = repository_whitelist_refusal(ev.pubkey, identifier)) return *refusal;
+    return accept(Rule::announcement_lists_service);
+  }
+  if (config_.archive.takes(ev)) return accept(Rule::announcement_archived);
+  if (auto refusal = repository_whitelist_refusal(ev.pubkey, identifier)) return *refusal;
   if (in_maintainer_set(ev.pubkey, identifier)) return accept(Rule::announcement_maintainer);
+  if (listed)
+    return refuse(Rule::announcement_read_only,
+                  "blocked: read-only archive: " + nostr::encode_npub(ev.pubkey) + "/" +
+                      std::string(identifier) + " is not archived here");
   return wait_for(Rule::announcement_not_listed,
                   "blocked: repository '" + std::string(identifier) + "' does not list " +
                       service_text(config_.service) +

@@ -17,6 +17,7 @@
 #include "messages/nostr/filter.hpp"
 #include "messages/relay_url.hpp"
 #include "messages/store_messages.hpp"
+#include "store/policy/archive_rules.hpp"
 #include "store/policy/pending_events.hpp"
 #include "store/policy/repository_rule.hpp"
 #include "store/policy/retry_cache.hpp"
@@ -48,6 +49,8 @@ enum class Rule : std::uint8_t {
   announcement_maintainer,
   announcement_not_listed,
   announcement_bad_identifier,
+  announcement_archived,
+  announcement_read_only,
   repository_blacklisted,
   repository_not_whitelisted,
   state_maintainer,
@@ -144,9 +147,28 @@ struct PolicyConfig {
   /// NGIT_DOMAIN: announcements must list it in their clone and relays tags.
   HostPort service;
   std::set<nostr::Pubkey> event_blacklist;
+  /// Gates the hosting rule and the maintainer exception, not the archive rules.
   std::vector<RepositoryRule> repository_whitelist;
+  /// Wins over every rule.
   std::vector<RepositoryRule> repository_blacklist;
+  /// GRASP-05: announcements accepted as archives; read-only refuses hosting.
+  ArchiveRules archive;
 };
+
+/// Whether `announcement` lists `service` in both its clone (http/https) and relays (ws/wss) tags,
+/// by parsed host and port.
+bool announcement_lists_service(const nostr::Event& announcement, const HostPort& service);
+
+/// Whether the repository of `announcement` (its owner's newest) is an archive here rather than
+/// hosted: no hosting rule takes it (it does not list this service, or read-only is in effect)
+/// and an archive rule does. Archives take no push (docs/policy.md "Archives").
+bool is_archive(const PolicyConfig& config, const nostr::Event& announcement);
+
+/// Whether an announcement accepted under `rule` gets a repository here (created before it is
+/// stored or held): a hosted one, or an archive.
+inline bool creates_repository(Rule rule) {
+  return rule == Rule::announcement_lists_service || rule == Rule::announcement_archived;
+}
 
 /// Keys events wait on in the retry cache. One place builds them so the
 /// producer (evaluate) and the consumer (on_committed) cannot disagree.
@@ -220,6 +242,13 @@ class AcceptancePolicy {
   Decision evaluate_deletion(const nostr::Event& ev) const;
   Decision evaluate_identity(const nostr::Event& ev) const;
   Decision evaluate_related(const nostr::Event& ev) const;
+  std::optional<Decision> repository_blacklist_refusal(const nostr::Pubkey& owner,
+                                                       std::string_view identifier) const;
+  std::optional<Decision> repository_whitelist_refusal(const nostr::Pubkey& owner,
+                                                       std::string_view identifier) const;
+  /// Whether repository (owner, identifier) is an archive here: an archive rule takes it, by its
+  /// lists or by a stored or held announcement of it.
+  bool archived_here(const nostr::Pubkey& owner, std::string_view identifier) const;
   std::optional<Decision> repository_list_refusal(const nostr::Pubkey& owner,
                                                   std::string_view identifier) const;
   bool lists_service(const nostr::Event& announcement) const;

@@ -1627,5 +1627,116 @@ TEST_F(RefsNostrE2E, OneAddressPushesAtMostItsRateAndOthersStillPush) {
   EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
 }
 
+// -- GRASP-05 archives ---------------------------------------------------------
+
+class ArchiveE2E : public GitE2E {
+ protected:
+  /// An announcement of `d` by `key` cloned from `clone` (relays on its host), as published.
+  std::optional<nostr::RelayOk> announce_elsewhere(const std::string& d, const std::string& clone,
+                                                   std::uint8_t key = owner_key) {
+    return client_->publish(
+        make_event(30617, "", {{"d", d}, {"clone", clone}, {"relays", "wss://elsewhere.example"}},
+                   1700000000, key));
+  }
+  std::string nip11() {
+    return http_get(graspd_->port(), "/", {{"Accept", "application/nostr+json"}}).body;
+  }
+};
+
+TEST_F(ArchiveE2E, AGraspServiceIsArchivedByExactHostAndPathAndTheArchiveTakesNoPush) {
+  start({{"NGIT_ARCHIVE_GRASP_SERVICES", "git.example.com"}, {"NGIT_ARCHIVE_READ_ONLY", "false"}});
+  auto archived = announce_elsewhere("mirror", "https://git.example.com" + path("mirror"));
+  ASSERT_TRUE(archived);
+  EXPECT_TRUE(archived->accepted) << archived->message;
+  EXPECT_EQ(archived->message.rfind("purgatory:", 0), 0u) << "held until its git data arrives";
+  // Its repository exists here before the OK, empty.
+  EXPECT_EQ(git("ls-remote " + url("mirror")).exit_code, 0);
+  // Look-alike hosts, a path under the host, another key's path: not archives.
+  for (const std::string& clone :
+       {"https://git.example.com.evil.net" + path("a"),
+        std::string("https://evil.net/git.example.com/a.git"),
+        "https://evil.net/git.example.com" + path("a"),
+        "https://git.example.com" + path("a", owner_key + 1), "https://github.com" + path("a")}) {
+    auto refused = announce_elsewhere("a", clone);
+    ASSERT_TRUE(refused);
+    EXPECT_FALSE(refused->accepted) << clone;
+    EXPECT_EQ(refused->message.rfind("blocked:", 0), 0u) << refused->message;
+  }
+  EXPECT_FALSE(fs::exists(dir_.path() / "git" / npub() / "a.git"));
+  // A maintainer's state naming the commit does not open an archive to pushes.
+  auto id = commit("first");
+  publish_state({{"refs/heads/main", id}}, 1700000100, "mirror");
+  EXPECT_EQ(git("remote add origin " + url("mirror"), work() + "/local").exit_code, 0);
+  auto pushed = git("push origin main", work() + "/local");
+  EXPECT_NE(pushed.exit_code, 0) << pushed.output;
+  EXPECT_NE(pushed.output.find("read-only archive"), std::string::npos) << pushed.output;
+  EXPECT_EQ(trim(remote_refs("mirror")), "");
+  // Not read-only: a repository listing this service is still hosted and takes its push.
+  announce("hosted");
+  auto hosted = commit("hosted", "hosted-local");
+  publish_state({{"refs/heads/main", hosted}}, 1700000200, "hosted");
+  EXPECT_EQ(git("push -q " + url("hosted") + " main", work() + "/hosted-local").exit_code, 0);
+  auto info = nip11();
+  EXPECT_NE(info.find("\"GRASP-05\""), std::string::npos) << info;
+  EXPECT_NE(info.find("\"curation\":\"Accepts repositories that list this service, and archives "
+                      "repositories hosted on git.example.com\""),
+            std::string::npos)
+      << info;
+}
+
+TEST_F(ArchiveE2E, ReadOnlyRefusesAListingAnnouncementNoArchiveRuleTakes) {
+  start({{"NGIT_ARCHIVE_WHITELIST", npub() + "/kept"}});
+  announce("kept");  // listing this service, and whitelisted: archived, not hosted
+  auto refused = client_->publish(
+      make_event(30617, "", {{"d", "other"}, {"clone", url("other")}, {"relays", "ws://" + host()}},
+                 1700000000, owner_key));
+  ASSERT_TRUE(refused);
+  EXPECT_FALSE(refused->accepted);
+  EXPECT_EQ(refused->message,
+            "blocked: read-only archive: " + npub() + "/other is not archived here");
+  auto id = commit("first");
+  publish_state({{"refs/heads/main", id}}, 1700000100, "kept");
+  auto pushed = git("push " + url("kept") + " main", work() + "/local");
+  EXPECT_NE(pushed.exit_code, 0);
+  EXPECT_NE(pushed.output.find("read-only archive"), std::string::npos) << pushed.output;
+  EXPECT_NE(nip11().find("Read-only sync of whitelisted repositories and maintainers"),
+            std::string::npos);
+}
+
+// GRASP-05 §13.14: a read-only ARCHIVE_ALL node that syncs from a source finds the repository
+// there (layer 1), archives it, fetches its state's commit from the source's clone URL and serves
+// it; nothing was published to the archive node itself.
+TEST_F(ArchiveE2E, AnArchiveFollowsARepositoryHostedOnAnotherNode) {
+  auto source = start_node_b({{"NGIT_SYNC_ENABLED", "false"}});
+  ASSERT_TRUE(source.client);
+  start({{"NGIT_ARCHIVE_ALL", "true"},
+         {"NGIT_SYNC_ENABLED", "true"},
+         {"NGIT_SYNC_BOOTSTRAP_RELAY_URL", source.process->relay_url()},
+         {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
+         {"NGIT_SYNC_BATCH_WINDOW_MS", "100"}});
+  const std::string source_url = "http://" + source.host + path();
+  auto announcement = make_event(
+      30617, "", {{"d", "repo"}, {"clone", source_url}, {"relays", "ws://" + source.host}},
+      1700000000, owner_key);
+  auto first = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", first}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  for (const auto* event : {&announcement, &state}) {
+    auto ok = source.client->publish(*event);
+    ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no answer");
+  }
+  auto pushed = git("push " + source_url + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs().find(first + "\trefs/heads/main") != std::string::npos; }, 30s))
+      << remote_refs() << graspd_->stderr_text();
+  EXPECT_TRUE(
+      wait_until([&] { return served(30617) == std::vector<nostr::EventId>{announcement.id}; }));
+  EXPECT_TRUE(wait_until([&] { return served(30618) == std::vector<nostr::EventId>{state.id}; }));
+  source.client.reset();
+  EXPECT_EQ(source.process->stop(), 0) << source.process->stderr_text();
+}
+
 }  // namespace
 }  // namespace graspd::test

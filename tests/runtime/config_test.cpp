@@ -162,6 +162,53 @@ TEST(Config, CrossOptionChecks) {
             std::string::npos);
 }
 
+TEST(Config, ArchiveOptionsFollowNgitGraspsNamesDefaultsAndFatalCombinations) {
+  auto none = load_ok({}, {});
+  EXPECT_FALSE(none.archive_all);
+  EXPECT_FALSE(none.archive_read_only);
+  // Read-only is in effect as soon as an archive source is set, unless turned off.
+  EXPECT_TRUE(load_ok({}, {{"NGIT_ARCHIVE_ALL", "true"}}).archive_read_only);
+  auto services =
+      load_ok({}, {{"NGIT_ARCHIVE_GRASP_SERVICES", "git.example.com, Other.Example:8443"},
+                   {"NGIT_ARCHIVE_READ_ONLY", "false"}});
+  EXPECT_FALSE(services.archive_read_only);
+  ASSERT_EQ(services.archive_grasp_services.size(), 2u);
+  EXPECT_EQ(services.archive_grasp_services[1], (HostPort{"other.example", 8443}));
+  // Entries are hosts: a scheme, a path or a user is refused, naming the option and the item.
+  for (const auto& bad : {"https://git.example.com", "git.example.com/x", "me@git.example.com"}) {
+    auto message = load_error({}, {{"NGIT_ARCHIVE_GRASP_SERVICES", bad}});
+    EXPECT_NE(message.find("NGIT_ARCHIVE_GRASP_SERVICES"), std::string::npos) << message;
+    EXPECT_NE(message.find(bad), std::string::npos) << message;
+  }
+  // ngit-grasp's fatal combinations, each naming the option to change.
+  EXPECT_NE(
+      load_error({}, {{"NGIT_ARCHIVE_GRASP_SERVICES", "g.example"}, {"NGIT_ARCHIVE_ALL", "true"}})
+          .find("NGIT_ARCHIVE_GRASP_SERVICES"),
+      std::string::npos);
+  EXPECT_NE(load_error({}, {{"NGIT_ARCHIVE_GRASP_SERVICES", "g.example"},
+                            {"NGIT_ARCHIVE_WHITELIST", "repo"}})
+                .find("NGIT_ARCHIVE_GRASP_SERVICES"),
+            std::string::npos);
+  EXPECT_NE(load_error({}, {{"NGIT_ARCHIVE_READ_ONLY", "true"}}).find("NGIT_ARCHIVE_READ_ONLY"),
+            std::string::npos);
+  EXPECT_NE(load_error({}, {{"NGIT_ARCHIVE_ALL", "true"}, {"NGIT_REPOSITORY_WHITELIST", "repo"}})
+                .find("NGIT_REPOSITORY_WHITELIST"),
+            std::string::npos);
+  // Hosting beside archives may keep its whitelist.
+  EXPECT_EQ(load_ok({}, {{"NGIT_ARCHIVE_ALL", "true"},
+                         {"NGIT_ARCHIVE_READ_ONLY", "false"},
+                         {"NGIT_REPOSITORY_WHITELIST", "repo"}})
+                .repository_whitelist.size(),
+            1u);
+}
+
+TEST(Config, AnArchiveWhitelistEntryWithoutOwnerIsWarnedAbout) {
+  auto loaded = load_config({}, lookup({{"NGIT_ARCHIVE_WHITELIST", "popular"}}));
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded.value().warnings.size(), 1u);
+  EXPECT_NE(loaded.value().warnings[0].find("popular"), std::string::npos);
+}
+
 TEST(Config, ListsAreSplitTrimmedAndValidated) {
   auto config = load_ok({}, {{"NGIT_REPOSITORY_BLACKLIST", " a, b ,,c "},
                              {"NGIT_SYNC_PLUS_FALLBACK_RELAYS", "wss://one.example,ws://two:7"}});

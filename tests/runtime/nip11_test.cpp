@@ -49,6 +49,50 @@ TEST(Nip11, Grasp03OnlyWhileSyncPlusRuns) {
   EXPECT_EQ(grasps({{"NGIT_SYNC_ENABLED", "false"}}), (std::vector<std::string>{"GRASP-01"}));
 }
 
+TEST(Nip11, ArchivesAddGrasp05AndEveryCurationRuleIsAdvertised) {
+  auto document_of = [](const std::map<std::string, std::string>& env) {
+    return parse(build_nip11_document(config_with(env)));
+  };
+  auto grasps = [](const rapidjson::Document& document) {
+    std::vector<std::string> out;
+    for (const auto& grasp : document["supported_grasps"].GetArray())
+      out.emplace_back(grasp.GetString());
+    return out;
+  };
+  auto curation = [](const rapidjson::Document& document) {
+    return document.HasMember("curation") ? std::string(document["curation"].GetString())
+                                          : std::string("(none)");
+  };
+  auto plain = document_of({});
+  EXPECT_EQ(curation(plain), "(none)");
+  auto all = document_of({{"NGIT_ARCHIVE_ALL", "true"}});
+  EXPECT_EQ(grasps(all),
+            (std::vector<std::string>{"GRASP-01", "GRASP-02", "GRASP-03", "GRASP-05"}));
+  EXPECT_EQ(curation(all), "Read-only sync of all repositories found on network");
+  EXPECT_EQ(curation(document_of({{"NGIT_ARCHIVE_WHITELIST", npub}})),
+            "Read-only sync of whitelisted repositories and maintainers");
+  // ngit-grasp omits it here although the relay curates; graspd says what it archives.
+  EXPECT_EQ(curation(document_of({{"NGIT_ARCHIVE_GRASP_SERVICES", "a.example,b.example:8443"}})),
+            "Read-only sync of repositories hosted on a.example, b.example:8443");
+  EXPECT_EQ(curation(document_of({{"NGIT_REPOSITORY_WHITELIST", "repo"}})),
+            "Accepts only whitelisted repositories and maintainers that list this service");
+  EXPECT_EQ(curation(document_of({{"NGIT_REPOSITORY_WHITELIST", "repo"},
+                                  {"NGIT_ARCHIVE_ALL", "true"},
+                                  {"NGIT_ARCHIVE_READ_ONLY", "false"}})),
+            "Accepts only whitelisted repositories and maintainers that list this service, and "
+            "archives all repositories found on network");
+  EXPECT_EQ(curation(document_of({{"NGIT_REPOSITORY_BLACKLIST", "spam"}})),
+            "Refuses the repositories on its blacklist");
+  EXPECT_EQ(curation(document_of({{"NGIT_EVENT_BLACKLIST", npub}})),
+            "Refuses events of blacklisted authors");
+  std::string criteria = all["repo_acceptance_criteria"].GetString();
+  EXPECT_NE(criteria.find("as archives"), std::string::npos) << criteria;
+  EXPECT_EQ(grasps(document_of({{"NGIT_ACCEPTANCE_POLICY", "open"}, {"NGIT_ARCHIVE_ALL", "true"}}))
+                .size(),
+            2u)
+      << "an open relay applies no GRASP-01 policy, so no archive rule either";
+}
+
 TEST(Nip11, DocumentFromDefaults) {
   auto document = parse(build_nip11_document(config_with({})));
   ASSERT_TRUE(document.IsObject());

@@ -1,0 +1,42 @@
+// GRASP-05 archive rules (NGIT_ARCHIVE_*, docs/policy.md "Archives"): which announcements that do
+// not list this service are still accepted, as archives of repositories hosted elsewhere, and
+// whether announcements that do list it are refused (read-only). The configuration parses the
+// options into ArchiveRules; the policy only asks takes().
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "messages/nostr/event.hpp"
+#include "messages/relay_url.hpp"
+#include "store/policy/repository_rule.hpp"
+
+namespace graspd::policy {
+
+struct ArchiveRules {
+  /// NGIT_ARCHIVE_ALL: every announcement is archived.
+  bool all = false;
+  /// NGIT_ARCHIVE_WHITELIST: these repositories are archived.
+  std::vector<RepositoryRule> whitelist;
+  /// NGIT_ARCHIVE_GRASP_SERVICES: repositories hosted on these GRASP services are archived.
+  std::vector<HostPort> grasp_services;
+  /// NGIT_ARCHIVE_READ_ONLY (in effect): announcements listing this service are archived or
+  /// refused, never hosted.
+  bool read_only = false;
+
+  bool any_source() const { return all || !whitelist.empty() || !grasp_services.empty(); }
+  /// Whether an archive rule takes `announcement` (kind 30617): ARCHIVE_ALL, the whitelist by its
+  /// author and `d`, or a clone URL on a listed GRASP service (grasp_clone_url_on).
+  bool takes(const nostr::Event& announcement) const;
+  /// The same for a repository whose announcement is not at hand: ARCHIVE_ALL or the whitelist.
+  bool takes(const nostr::Pubkey& owner, std::string_view identifier) const;
+};
+
+/// True when `clone_url` is the one place `service` hosts repository `identifier` of `owner`:
+/// an http(s) URL whose host[:port] is the service's (parsed, case-insensitive, default ports
+/// elided: never a substring, so "git.example.com.evil.net" and "evil.net/git.example.com" are
+/// not it) and whose path is exactly `/<owner's npub>/<identifier, percent-encoded or not>.git`.
+bool grasp_clone_url_on(std::string_view clone_url, const HostPort& service,
+                        const nostr::Pubkey& owner, std::string_view identifier);
+
+}  // namespace graspd::policy
