@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "messages/nostr/event.hpp"
+
 namespace graspd {
 
 std::string ascii_lowercase(std::string_view text) {
@@ -215,17 +217,6 @@ std::optional<std::string> untrusted_relay_key(std::string_view url) {
   return canonical_relay_url(url);
 }
 
-namespace {
-
-int escape_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
 std::optional<std::string> percent_decode(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -235,8 +226,8 @@ std::optional<std::string> percent_decode(std::string_view text) {
       continue;
     }
     if (i + 2 >= text.size()) return std::nullopt;
-    int hi = escape_digit(text[i + 1]);
-    int lo = escape_digit(text[i + 2]);
+    int hi = nostr::hex_digit_value(text[i + 1]);
+    int lo = nostr::hex_digit_value(text[i + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;

@@ -25,20 +25,18 @@ std::string to_hex(const std::uint8_t* data, std::size_t size) {
   return out;
 }
 
-namespace {
-int hex_value(char c) {
+int hex_digit_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-}  // namespace
 
 bool from_hex(std::string_view hex, std::uint8_t* out, std::size_t size) {
   if (hex.size() != size * 2) return false;
   for (std::size_t i = 0; i < size; ++i) {
-    int hi = hex_value(hex[2 * i]);
-    int lo = hex_value(hex[2 * i + 1]);
+    int hi = hex_digit_value(hex[2 * i]);
+    int lo = hex_digit_value(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
     out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }

@@ -66,6 +66,8 @@ std::string to_hex(const std::array<std::uint8_t, N>& bytes) {
   return to_hex(bytes.data(), N);
 }
 /// Parses exactly 2*N lowercase-or-uppercase hex digits; false on anything else.
+/// The value of one hex digit (either case); -1 for any other character.
+int hex_digit_value(char c);
 bool from_hex(std::string_view hex, std::uint8_t* out, std::size_t size);
 template <std::size_t N>
 bool from_hex(std::string_view hex, std::array<std::uint8_t, N>& out) {

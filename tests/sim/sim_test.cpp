@@ -20,6 +20,15 @@ class Sim : public ::testing::Test {
   Sim() { log::set_level(log::Level::warn); }
 };
 
+/// `count` relays holding what each action of a parsed scenario published to them (oracle tests).
+std::vector<SimRelay> relays_holding(const std::vector<Action>& actions, std::size_t count) {
+  std::vector<SimRelay> relays(count);
+  for (std::size_t i = 0; i < relays.size(); ++i) relays[i].url = relay_url(i);
+  for (const auto& a : actions)
+    for (auto r : a.relays) relays[r].events[a.event->id] = {*a.event, ""};
+  return relays;
+}
+
 std::string scenario_text() {
   return R"({"nodes": 2, "relays": 2, "seconds": 1200, "actions": [
     {"at": 0, "do": "announce", "repo": "demo", "nodes": [0, 1], "relays": [0, 1], "to": [0]},
@@ -172,10 +181,7 @@ TEST_F(Sim, OracleStoresNothingOfARepositoryWhoseGitDataNeverArrives) {
     {"at": 5, "do": "issue", "repo": "found", "to": [1]}
   ]})",
                               options, actions));
-  std::vector<SimRelay> relays(2);
-  for (std::size_t i = 0; i < relays.size(); ++i) relays[i].url = relay_url(i);
-  for (const auto& a : actions)
-    for (auto r : a.relays) relays[r].events[a.event->id] = {*a.event, ""};
+  auto relays = relays_holding(actions, 2);
   std::vector<const SimRelay*> view{&relays[0], &relays[1]};
   policy::PolicyConfig config;
   config.service = HostPort{node_host(0), std::nullopt};
@@ -225,10 +231,7 @@ TEST_F(Sim, OracleFollowsThePolicyAndTheReachableRelays) {
     {"at": 5, "do": "issue", "repo": "other", "to": [0]}
   ]})",
                               options, actions));
-  std::vector<SimRelay> relays(3);
-  for (std::size_t i = 0; i < relays.size(); ++i) relays[i].url = relay_url(i);
-  for (const auto& a : actions)
-    for (auto r : a.relays) relays[r].events[a.event->id] = {*a.event, ""};
+  auto relays = relays_holding(actions, 3);
   std::vector<const SimRelay*> view{&relays[0], &relays[1], &relays[2]};
   policy::PolicyConfig config;
   config.service = HostPort{node_host(0), std::nullopt};
