@@ -505,14 +505,19 @@ TEST_F(GitE2E, StatesAreAppliedFromObjectsHereOrFetchedFromAnotherCloneUrl) {
 
 /// A loopback TCP port that accepts connections into its backlog and never answers: a git peer that
 /// stalls. Closed with the object.
+/// A loopback port held for the test's life: listening, it accepts and never answers (a stalling
+/// host); not listening, every connection is refused (a bound port that does not listen answers a
+/// SYN with a reset), and no other process can take the port meanwhile, as one could take a port
+/// that was bound and closed again.
 struct StallingPeer {
-  StallingPeer() {
+  explicit StallingPeer(bool listens = true) {
     fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t size = sizeof address;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd, 16) != 0 ||
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
+        (listens && ::listen(fd, 16) != 0) ||
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0)
       return;
     port = ntohs(address.sin_port);
@@ -521,12 +526,6 @@ struct StallingPeer {
   int fd = -1;
   std::uint16_t port = 0;
 };
-
-/// A loopback port nothing listens on (connections are refused).
-std::uint16_t refusing_port() {
-  StallingPeer bound;  // bound, then closed: the port is free again
-  return bound.port;
-}
 
 TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
   const std::vector<std::pair<std::string, std::string>> env{
@@ -546,10 +545,11 @@ TEST_F(GitE2E, AStallingOrRefusingHostDoesNotHoldUpAFetchFromAGoodOne) {
     return make_event(30618, "", {{"d", d}, {"refs/heads/main", id}}, 1700000100, owner_key);
   };
   StallingPeer stalling;
+  StallingPeer refusing{false};
   ASSERT_NE(stalling.port, 0);
+  ASSERT_NE(refusing.port, 0);
   const std::string stalling_url = "http://127.0.0.1:" + std::to_string(stalling.port) + path("s");
-  const std::string refusing_url =
-      "http://127.0.0.1:" + std::to_string(refusing_port()) + path("r");
+  const std::string refusing_url = "http://127.0.0.1:" + std::to_string(refusing.port) + path("r");
   const std::string nowhere(40, 'e');  // a commit no host has
 
   // On B: one repository whose only other clone URL refuses connections, one whose stalls.
