@@ -47,11 +47,11 @@
 // Every child process is killed and the temporary directory removed on every exit path.
 import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, killNode, nodeEnvironment, sleep, spawnNode, startHaproxy as spawnHaproxy, waitFor, waitForHealthy }
+import { cleanupOnExit, freePort, killNode, nodeEnvironment, sleep, spawnNode, startHaproxy as spawnHaproxy, waitFor, waitForHealthy }
   from './nodes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -109,17 +109,9 @@ const now = () => performance.timeOrigin + performance.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s]`, ...a);
 const problem = (what) => { problems.push(what); log(`PROBLEM ${what}`); };
 
-let cleaned = false;
-function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) { try { c.kill('SIGKILL'); } catch {} }
-  try { rmSync(tmp, { recursive: true, force: true }); } catch {}
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => { log(`stopped by ${sig}`); cleanup(); process.exit(1); });
-process.on('uncaughtException', (e) => { console.error(`load.mjs: ${e.stack || e}`); cleanup(); process.exit(1); });
-process.on('unhandledRejection', (e) => { console.error(`load.mjs: ${e?.stack || e}`); cleanup(); process.exit(1); });
+const cleanup = cleanupOnExit(children, tmp, {
+  signals: ['SIGINT', 'SIGTERM', 'SIGHUP'], log, report: (e) => console.error(`load.mjs: ${e}`),
+});
 setTimeout(() => { console.error(`load.mjs: not finished within --timeout ${opt.timeout} s`); cleanup(); process.exit(1); },
   opt.timeout * 1000).unref();
 

@@ -7,7 +7,7 @@
 // `child` is its graspd process, `stderr` ({ text }) the end of what graspd wrote there. The callers
 // own the set of child processes they kill on exit, and decide what a node that does not start means.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
@@ -127,4 +127,24 @@ export function startHaproxy(binary, { balancer, addresses, dir, children, out =
   children.add(haproxy);
   tail([haproxy.stdout, haproxy.stderr], 1_000_000, out, onData);
   return haproxy;
+}
+
+/**
+ * Kills every child and removes `dir` once, on exit, on `signals` and on an uncaught error
+ * (reported through `report(text)`); returns that cleanup for the caller's own exits.
+ */
+export function cleanupOnExit(children, dir, { signals = ['SIGINT', 'SIGTERM'], log, report }) {
+  let cleaned = false;
+  const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) { try { c.kill('SIGKILL'); } catch {} }
+    try { rmSync(dir, { recursive: true, force: true }); } catch {}
+  };
+  const die = () => { cleanup(); process.exit(1); };
+  process.on('exit', cleanup);
+  for (const sig of signals) process.on(sig, () => { log(`stopped by ${sig}`); die(); });
+  process.on('uncaughtException', (e) => { report(e.stack || e); die(); });
+  process.on('unhandledRejection', (e) => { report(e?.stack || e); die(); });
+  return cleanup;
 }

@@ -21,11 +21,12 @@
 // directory removed on every exit path.
 import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, killNode, nodeEnvironment, sleep, spawnNode, startHaproxy, waitFor, waitForHealthy }
+import { cleanupOnExit, freePort, killNode, nodeEnvironment, sleep, spawnNode, startHaproxy, waitFor,
+  waitForHealthy }
   from '../../deploy/cluster/nodes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,17 +65,9 @@ const log = (...a) => console.log(`[${secs()} s]`, ...a);
 function pass(what) { log(`ok ${what}`); }
 function fail(what) { failures.push(what); log(`FAIL ${what}`); }
 
-let cleaned = false;
-function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) { try { c.kill('SIGKILL'); } catch {} }
-  try { rmSync(tmp, { recursive: true, force: true }); } catch {}
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { log(`stopped by ${sig}`); cleanup(); process.exit(1); });
-process.on('uncaughtException', (e) => { console.log(`FAIL cluster_fault_test: ${e.stack || e}`); cleanup(); process.exit(1); });
-process.on('unhandledRejection', (e) => { console.log(`FAIL cluster_fault_test: ${e?.stack || e}`); cleanup(); process.exit(1); });
+const cleanup = cleanupOnExit(children, tmp, {
+  log, report: (e) => console.log(`FAIL cluster_fault_test: ${e}`),
+});
 // Below ctest's TIMEOUT 240, so that the failure is ours, with the logs, and the children die.
 setTimeout(() => { fail('the whole test did not finish within 225 s'); finish(); }, 225_000);
 
