@@ -19,7 +19,7 @@ namespace graspd::nostr::nip34 {
 // Found by argument-dependent lookup, so beside the type.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RepositoryRef& x) {
-  return f(caf::meta::type_name("RepositoryRef"), x.owner, x.identifier);
+  return f(caf::meta::type_name("RepositoryRef"), x.owner, x.identifier, x.space);
 }
 
 }  // namespace graspd::nostr::nip34
@@ -100,6 +100,21 @@ struct PrRefChange {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PrRefChange& x) {
   return f(caf::meta::type_name("PrRefChange"), x.repository, x.id, x.commit);
+}
+
+/// GRASP-06 (docs/policy.md "Pull request submissions"): a pull request whose commit is in
+/// submission area `from` was released or stored; its commit is copied into each repository of
+/// `to` (hosted here, `a`-tagged by it) and `refs/nostr/<id>` created there at it.
+struct PrMirror {
+  RepositoryRef from;
+  nostr::EventId id{};
+  std::string commit;
+  std::vector<RepositoryRef> to;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PrMirror& x) {
+  return f(caf::meta::type_name("PrMirror"), x.from, x.id, x.commit, x.to);
 }
 
 /// A pushed `refs/nostr/<id>` ref and the commit it now names.

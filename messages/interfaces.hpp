@@ -123,6 +123,9 @@ using git_host_actor = caf::typed_actor<
     // refs; delete placeholders' refs (answered with those left).
     caf::reacts_to<PrHeld>, caf::reacts_to<PrCommitsCheck>, caf::reacts_to<PrRefChange>,
     caf::replies_to<PrRefsDelete>::with<std::vector<PrRefPushed>>,
+    // GRASP-06: copy a pull request's commit from its submission area into the repositories it
+    // tags here.
+    caf::reacts_to<PrMirror>,
     // INTERNAL, from the transport and git processes: a push applied (answered once the
     // subscribers were told: the push's HTTP answer ends after that, so what a client publishes
     // after its push is judged after the push's git data); git data found; a held pull

@@ -139,7 +139,9 @@ void look_for_pull_request(GitHostSelf self, const PrHeld& held) {
          author](std::vector<std::string> present) {
           if (!present.empty())
             return report_found(host, GitDataArrived{repository, {}, {}, present, {}});
-          caf::anon_send(host, atom::git_fetch::value, repository, commit, urls, author);
+          // A submission area gets git data only by its submitter's push.
+          if (!repository.is_pr_submissions())
+            caf::anon_send(host, atom::git_fetch::value, repository, commit, urls, author);
         });
 }
 
@@ -151,6 +153,17 @@ void check_commits(GitHostSelf self, PrCommitsCheck& check) {
         if (!present.empty())
           report_found(host, GitDataArrived{repository, {}, {}, std::move(present), {}});
       });
+}
+
+void mirror_pull_request(GitHostSelf self, const PrMirror& mirror) {
+  for (const auto& to : hosted_among(self, mirror.to))
+    self->state.pr_refs->mirror(mirror.from, to, nostr::to_hex(mirror.id), mirror.commit);
+}
+
+/// Submission areas left without refs go (GRASP-06); a scan at start finds those a crash left.
+void remove_empty_areas(GitHostSelf self, const std::vector<RepositoryRef>& areas) {
+  auto& st = self->state;
+  for (const auto& area : areas) st.pr_refs->remove_if_empty(area, st.locks);
 }
 
 void change_pr_ref(GitHostSelf self, const PrRefChange& change) {
@@ -166,6 +179,7 @@ caf::result<std::vector<PrRefPushed>> delete_pr_refs(GitHostSelf self, PrRefsDel
   auto ticket = st.next_deletion++;
   auto promise = self->make_response_promise<std::vector<PrRefPushed>>();
   st.deletions.emplace(ticket, promise);
+  st.deletion_repositories.emplace(ticket, request.repository);
   auto host = caf::actor_cast<git_host_actor>(self);
   st.pr_refs->delete_refs(request.repository, std::move(refs),
                           [host, ticket](std::vector<runtime::git::GitPrRefs::Ref> left) {
@@ -181,6 +195,12 @@ caf::result<std::vector<PrRefPushed>> delete_pr_refs(GitHostSelf self, PrRefsDel
 }
 
 void deletion_done(GitHostSelf self, std::uint64_t ticket, std::vector<PrRefPushed>& left) {
+  auto& st = self->state;
+  if (auto repository = st.deletion_repositories.find(ticket);
+      repository != st.deletion_repositories.end()) {
+    if (left.empty()) remove_empty_areas(self, {repository->second});
+    st.deletion_repositories.erase(repository);
+  }
   auto it = self->state.deletions.find(ticket);
   if (it == self->state.deletions.end()) return;
   it->second.deliver(std::move(left));
@@ -251,6 +271,8 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
   st.pr_refs = std::make_unique<runtime::git::GitPrRefs>(*config.io, config.repositories,
                                                          config.state_sync.git_binary);
   start_maintenance(self, config);
+  st.locks = config.locks;
+  if (config.pr_submissions) remove_empty_areas(self, st.repositories->pr_submission_areas());
   return {
       [=](RepoAnnounced& announced) { return create_repository(self, *announced.announcement); },
       [=](RepoWithdrawn& withdrawn) { remove_repository(self, *withdrawn.announcement); },
@@ -263,13 +285,15 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
       [=](PrCommitsCheck& check) { check_commits(self, check); },
       [=](PrRefChange& change) { change_pr_ref(self, change); },
       [=](PrRefsDelete& request) { return delete_pr_refs(self, request); },
+      [=](PrMirror& mirror) { mirror_pull_request(self, mirror); },
       [=](atom::git_deleted, std::uint64_t ticket, std::vector<PrRefPushed>& left) {
         deletion_done(self, ticket, left);
       },
       [=](atom::git_pushed, GitDataArrived& pushed) {
         // An authorised push restarts holds; its refs/nostr refs release or await PR events. The
-        // other repositories of its identifier follow it (§5.9).
-        self->state.state_sync->on_pushed(pushed.repository);
+        // other repositories of its identifier follow it (§5.9); a submission area has none.
+        if (!pushed.repository.is_pr_submissions())
+          self->state.state_sync->on_pushed(pushed.repository);
         publish(self, pushed);
         queue_maintenance(self, pushed.repository);
       },

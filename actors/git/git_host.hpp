@@ -69,6 +69,8 @@ struct GitHostConfig {
   boost::asio::io_context* io = nullptr;
   /// Metrics registry; may be null (tests).
   prometheus::Registry* registry = nullptr;
+  /// NGIT_GRASP06_ENABLE: submission areas left without refs are looked for at start.
+  bool pr_submissions = false;
 };
 
 struct GitHostState {
@@ -89,6 +91,9 @@ struct GitHostState {
   /// PrRefsDelete requests whose git work runs, by ticket: answered from this actor once the
   /// strand reports back (atom::git_deleted), never from the strand's thread.
   std::map<std::uint64_t, caf::typed_response_promise<std::vector<PrRefPushed>>> deletions;
+  /// The repository of each deletion under way (a submission area emptied by one goes).
+  std::map<std::uint64_t, RepositoryRef> deletion_repositories;
+  std::shared_ptr<runtime::git::RepositoryLocks> locks;
   std::uint64_t next_deletion = 0;
 
   /// Stops the git child processes this actor started.

@@ -117,6 +117,27 @@ void doom_ref(Self self, const RepositoryRef& repository, const nostr::EventId& 
   touched.insert(id);
 }
 
+/// The GRASP-06 submission area a PR event names as its clone, when that is on.
+std::optional<RepositoryRef> submission_area(Self self, const nostr::Event& ev) {
+  const auto& policy = self->state.config.policy;
+  if (!policy.pr_submissions) return std::nullopt;
+  auto identifier = policy::pr_submission_identifier(ev, policy.service);
+  if (!identifier) return std::nullopt;
+  return RepositoryRef{ev.pubkey, std::move(*identifier),
+                       nostr::nip34::RepositorySpace::pr_submissions};
+}
+
+/// GRASP-06 mirroring: a PR whose commit is in submission area `area` gets it copied, with its
+/// refs/nostr/<id>, into the repositories here it `a`-tags (skipped where none exists).
+void mirror_from_area(Self self, const RepositoryRef& area, const nostr::Event& pr,
+                      const std::string& commit) {
+  auto& st = self->state;
+  if (!st.config.git || !area.is_pr_submissions()) return;
+  self->send(st.config.git,
+             PrMirror{area, pr.id, commit,
+                      policy::pr_repositories(pr, st.config.purgatory.max_pr_repositories)});
+}
+
 /// Asks git hosting which of the repositories `ev` `a`-tags exist here, then calls `then` with
 /// them (none without git hosting). Awaited when `await` (an event being judged: the decision
 /// order holds), else answered later.
@@ -137,17 +158,20 @@ void hosted_repositories(Self self, const nostr::Event& ev, bool await, Then the
 
 /// A PR event with this id was accepted: its placeholders end. A ref naming its commit stays
 /// (true: the commit is here); one naming another commit is deleted (§7.4).
-bool settle_placeholders(Self self, const nostr::EventId& id, const std::optional<std::string>& c) {
+/// A ref pushed to a submission area is copied into the PR's repositories here (GRASP-06).
+bool settle_placeholders(Self self, const nostr::Event& pr, const std::optional<std::string>& c) {
   auto& st = self->state;
-  auto taken = st.placeholders->take(id);
+  auto taken = st.placeholders->take(pr.id);
   if (taken.empty()) return false;
   bool matched = false;
-  std::set<nostr::EventId> touched{id};
+  std::set<nostr::EventId> touched{pr.id};
   for (const auto& p : taken) {
-    if (c && p.commit == *c)
+    if (c && p.commit == *c) {
       matched = true;
-    else
-      doom_ref(self, p.repository, id, p.commit, touched);
+      mirror_from_area(self, p.repository, pr, *c);
+    } else {
+      doom_ref(self, p.repository, pr.id, p.commit, touched);
+    }
   }
   persist_placeholders(self, touched);
   hand_out_deletions(self);
@@ -172,9 +196,11 @@ void on_pr_ref(Self self, const RepositoryRef& repository, const PrRefPushed& re
   if (st.store->contains(ref.id)) return;  // the push was checked against it (§7.2)
   if (const auto* held = st.purgatory->find(ref.id)) {
     if (held->kind != policy::HeldKind::pull_request) return;
-    if (policy::pr_commit(*held->event) == ref.commit)
-      released.push_back(st.purgatory->release_pull_request(ref.id));
-    else
+    if (policy::pr_commit(*held->event) == ref.commit) {
+      auto pr = st.purgatory->release_pull_request(ref.id);
+      mirror_from_area(self, repository, *pr, ref.commit);
+      released.push_back(std::move(pr));
+    } else
       doom_ref(self, repository, ref.id, ref.commit, touched);
     return;
   }
@@ -195,13 +221,13 @@ void hold_in(Self self, Submission submission, policy::Decision decision,
   auto commit = policy::pr_commit(*ev);
   // Nothing here could ever release it: stored as without purgatory (as a state, decision 6).
   if (repositories.empty()) {
-    settle_placeholders(self, ev->id, commit);
+    settle_placeholders(self, *ev, commit);
     return store_accepted(self, std::move(submission), std::move(decision));
   }
   if (!commit)
     return submission.reply(
         AcceptanceVerdict{false, std::string(policy::pr_without_commit_message), {}});
-  if (settle_placeholders(self, ev->id, commit))  // its ref names the commit
+  if (settle_placeholders(self, *ev, commit))  // its ref names the commit
     return store_accepted(self, std::move(submission), std::move(decision));
   auto result = st.purgatory->hold(ev, policy::HeldKind::pull_request, st.config.unix_now(),
                                    submission.source);
@@ -224,6 +250,9 @@ void hold_pull_request(Self self, Submission submission, policy::Decision decisi
   hosted_repositories(self, *event, true,
                       [self, submission = std::move(submission),
                        decision = std::move(decision)](std::vector<RepositoryRef> hosted) mutable {
+                        // Its submission area releases it too (a push there), made or not yet.
+                        if (auto area = submission_area(self, *submission.event))
+                          hosted.push_back(std::move(*area));
                         hold_in(self, std::move(submission), std::move(decision),
                                 std::move(hosted));
                       });
@@ -281,6 +310,7 @@ void resume_pull_requests(Self self) {
   });
   for (auto& ev : held)
     hosted_repositories(self, *ev, false, [self, ev](std::vector<RepositoryRef> hosted) {
+      if (auto area = submission_area(self, *ev)) hosted.push_back(std::move(*area));
       self->send(self->state.config.git, PrHeld{ev, std::move(hosted)});
     });
 }

@@ -44,10 +44,19 @@ std::vector<std::string> tag_values(const Event& ev, std::string_view name,
 /// The keys an announcement lists as maintainers (valid 64-hex values only), in tag order.
 std::vector<Pubkey> listed_maintainers(const Event& announcement);
 
-/// A repository here: <owner>/<identifier>.git, the identifier being the announcement's `d`.
+/// Which kind of repository a RepositoryRef names: one hosted for its announcement, or a GRASP-06
+/// pull-request submission area (`/prs/<submitter npub>/<identifier>.git`), which holds only the
+/// `refs/nostr/<id>` refs strangers pushed for their pull requests and is never announced.
+enum class RepositorySpace : std::uint8_t { hosted, pr_submissions };
+
+/// A repository here: <owner>/<identifier>.git, the identifier being the announcement's `d`; in
+/// the pr_submissions space the owner is the submitter.
 struct RepositoryRef {
   Pubkey owner{};
   std::string identifier;
+  RepositorySpace space = RepositorySpace::hosted;
+
+  bool is_pr_submissions() const { return space == RepositorySpace::pr_submissions; }
 
   friend bool operator==(const RepositoryRef&, const RepositoryRef&) = default;
   friend auto operator<=>(const RepositoryRef&, const RepositoryRef&) = default;

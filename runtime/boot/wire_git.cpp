@@ -16,6 +16,7 @@
 #include "runtime/ops/log.hpp"
 #include "runtime/ops/metrics.hpp"
 #include "store/git/git_push.hpp"
+#include "store/git/pr_submissions.hpp"
 #include "store/lmdb/store_view.hpp"
 
 namespace graspd::boot {
@@ -39,6 +40,7 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config,
   out.pushes_per_minute_per_ip = config.git_pushes_per_minute_per_ip;
   out.domain = config.domain.text;
   out.nip11 = runtime::build_nip11_document(config);
+  out.pr_submissions = config.grasp06_enable;
   out.git_binary = std::move(git_binary);
   return out;
 }
@@ -102,12 +104,15 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   host_config.process_slots = process_slots;
   host_config.io = &services.io;
   host_config.registry = &services.metrics.registry();
+  host_config.pr_submissions = config.grasp06_enable;
   auto host = spawn_git_host(services.system, std::move(host_config));
   runtime::git::GitHttpHooks hooks;
   hooks.pushed = push_reporter(host);
-  hooks.authority = [view, policy = policy_config(config)](const nostr::Pubkey& owner,
-                                                           const std::string& identifier,
+  hooks.authority = [view, policy = policy_config(config)](const RepositoryRef& repository,
                                                            const std::vector<std::string>& pr_ids) {
+    if (repository.is_pr_submissions())
+      return git::submission_authority(*view, policy.service, repository, pr_ids);
+    const auto& [owner, identifier, space] = repository;
     auto authority = git::push_authority(*view, owner, identifier, pr_ids);
     authority.archive = git::archived_repository(*view, policy, owner, identifier);
     return authority;

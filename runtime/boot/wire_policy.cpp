@@ -22,6 +22,7 @@ policy::PolicyConfig policy_config(const runtime::Config& config) {
   out.archive.whitelist = config.archive_whitelist;
   out.archive.grasp_services = config.archive_grasp_services;
   out.archive.read_only = config.archive_read_only;
+  out.pr_submissions = config.grasp06_enable;
   return out;
 }
 

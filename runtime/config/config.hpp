@@ -95,6 +95,9 @@ struct Config {
   std::optional<bool> archive_read_only_option;
   /// Whether read-only is in effect (check_consistency derives it).
   bool archive_read_only = false;
+  /// NGIT_GRASP06_ENABLE: pull-request submission areas (docs/policy.md "Pull request
+  /// submissions").
+  bool grasp06_enable = false;
 
   // Git hosting.
   std::string git_data_path;

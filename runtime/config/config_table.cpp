@@ -229,6 +229,12 @@ std::vector<OptionSpec> policy_options() {
        "no archive rule takes is refused. Empty: true when an archive source (NGIT_ARCHIVE_ALL, "
        "NGIT_ARCHIVE_WHITELIST or NGIT_ARCHIVE_GRASP_SERVICES) is set.",
        archive_read_only_setter},
+      {"grasp06_enable", "NGIT_GRASP06_ENABLE", "--grasp06-enable", "bool", "false",
+       "GRASP-06: serve pull-request submission areas at /prs/<npub>/<identifier>.git, where "
+       "anyone "
+       "may push refs/nostr/<event id> for a pull request, and accept pull requests whose clone "
+       "is such an area even when their repository is not here.",
+       bool_option(&C::grasp06_enable)},
   };
 }
 

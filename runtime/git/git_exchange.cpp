@@ -47,12 +47,16 @@ void Exchange::start() {
   if (!parsed.target)
     return respond_text(parsed.status, parsed.status == 400 ? "bad request\n" : "not found\n");
   target = std::move(*parsed.target);
+  if (target.repository.is_pr_submissions() && !shared_->options.pr_submissions)
+    return respond_text(404, "not found\n");
   // §2.3: NIP-11 before the repository page.
   if (target.endpoint == GitEndpoint::page && !shared_->options.nip11.empty() &&
       accept_.find("application/nostr+json") != std::string::npos &&
       (method_ == http::verb::get || method_ == http::verb::head))
     return respond(200, "application/nostr+json", shared_->options.nip11);
-  if (!shared_->repositories.exists(target.repository)) {
+  // An unknown submission area answers as an empty repository (GRASP-06): nothing is made on
+  // disk until a push to it is accepted.
+  if (!target.repository.is_pr_submissions() && !shared_->repositories.exists(target.repository)) {
     if (target.endpoint == GitEndpoint::page) return respond_page(404);
     return respond_text(404, "repository not found\n");
   }

@@ -339,8 +339,14 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::optional<std::string> nostr_refs_over(const ::graspd::git::RefMap& current) const;
 
   /// Only pushes that move branches or tags take the lock: anyone may push refs/nostr refs, and
-  /// such a push must not hold up the maintainers' (git's own old-id check keeps them safe).
+  /// such a push must not hold up the maintainers' (git's own old-id check keeps them safe). Every
+  /// push to a submission area takes it: its check (the ref is not there yet) and its write are
+  /// one step, and the area is never removed while a push to it runs.
   bool needs_push_lock() const;
+
+  /// The directory git serves for this request: the repository, or, for a submission area that
+  /// does not exist (yet), the empty repository.
+  std::string repository_path() const;
 
   void list_refs();
 

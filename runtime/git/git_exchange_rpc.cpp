@@ -2,6 +2,7 @@
 #include "runtime/git/git_exchange.hpp"
 
 #include "messages/nostr/nip34.hpp"
+#include "store/git/pr_submissions.hpp"
 
 namespace graspd::runtime::git {
 
@@ -20,8 +21,8 @@ void Exchange::start_info_refs() {
   // As `git http-backend`: the service line for v0, none for protocol v2 (§3.2).
   if (!v2) prefix_ = pkt_line("# service=" + target.service + "\n") + "0000";
   with_slot([this] {
-    auto path = shared_->repositories.path_of(target.repository).string();
-    if (!spawn({target.service.substr(4), "--stateless-rpc", "--advertise-refs", path}, true))
+    if (!spawn({target.service.substr(4), "--stateless-rpc", "--advertise-refs", repository_path()},
+               true))
       return respond_text(500, "git failed\n");
     beast::error_code ignored;
     child_->in.close(ignored);
@@ -45,8 +46,7 @@ void Exchange::start_rpc() {
   if (target.endpoint != GitEndpoint::upload_pack) return read_commands();
   read_ahead([self = shared_from_this()] {
     self->with_slot([self] {
-      auto path = self->shared_->repositories.path_of(self->target.repository).string();
-      if (!self->spawn({"upload-pack", "--stateless-rpc", path}, true))
+      if (!self->spawn({"upload-pack", "--stateless-rpc", self->repository_path()}, true))
         return self->respond_text(500, "git failed\n");
       auto head = std::make_shared<std::string>(std::move(self->head_));
       self->head_.clear();
@@ -191,7 +191,15 @@ void Exchange::refuse_invalid(const std::string& reason) {
   refuse_push();
 }
 
+std::string Exchange::repository_path() const {
+  const auto& repositories = shared_->repositories;
+  if (target.repository.is_pr_submissions() && !repositories.exists(target.repository))
+    return repositories.empty_repository().string();
+  return repositories.path_of(target.repository).string();
+}
+
 bool Exchange::needs_push_lock() const {
+  if (target.repository.is_pr_submissions()) return true;
   return std::any_of(commands_.updates.begin(), commands_.updates.end(), [](const auto& u) {
     return u.ref.rfind(nostr::nip34::refs_nostr_prefix, 0) != 0;
   });
@@ -219,7 +227,7 @@ void Exchange::on_commands(::graspd::git::CommandList list) {
 }
 
 void Exchange::list_refs() {
-  auto path = shared_->repositories.path_of(target.repository).string();
+  auto path = repository_path();
   if (!spawn({"--git-dir=" + path, "for-each-ref", "--format=%(objectname) %(refname)",
               "refs/heads", "refs/tags", "refs/nostr"},
              false))
@@ -266,12 +274,20 @@ void Exchange::on_refs(int code) {
     if (u.ref.rfind(nostr::nip34::refs_nostr_prefix, 0) == 0)
       pr_ids.push_back(u.ref.substr(nostr::nip34::refs_nostr_prefix.size()));
   ::graspd::git::PushAuthority authority;
-  if (shared_->hooks.authority)
-    authority =
-        shared_->hooks.authority(target.repository.owner, target.repository.identifier, pr_ids);
-  decision_ = ::graspd::git::authorise_push(commands_.updates, current, authority);
+  if (shared_->hooks.authority) authority = shared_->hooks.authority(target.repository, pr_ids);
+  decision_ = target.repository.is_pr_submissions()
+                  ? ::graspd::git::authorise_submission_push(commands_.updates, current, authority)
+                  : ::graspd::git::authorise_push(commands_.updates, current, authority);
   state_ = authority.state;
   if (!decision_.accepted) return refuse_push();
+  if (target.repository.is_pr_submissions()) {
+    // Made by its first accepted push, under the push lock (cleanup takes it too).
+    if (auto created = shared_->repositories.create(target.repository); !created) {
+      log::warn(log::components::git,
+                "cannot create a pull request area: ", created.error().message);
+      return respond_text(500, "git failed\n");
+    }
+  }
   auto path = shared_->repositories.path_of(target.repository).string();
   if (!spawn({"receive-pack", "--stateless-rpc", path}, false))
     return respond_text(500, "git failed\n");

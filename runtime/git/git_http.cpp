@@ -105,7 +105,9 @@ std::shared_ptr<ProcessSlots> make_process_slots(const GitHttpOptions& options) 
 }
 
 HttpHandoffPredicate GitHttp::predicate() const {
-  return [](std::string_view target) { return is_git_path(target); };
+  return [pr_submissions = shared_->options.pr_submissions](std::string_view target) {
+    return is_git_path(target, pr_submissions);
+  };
 }
 
 HttpHandoffHandler GitHttp::handler() {

@@ -70,12 +70,13 @@ struct GitHttpOptions {
   std::string git_binary;
   /// The NIP-11 document, served for `Accept: application/nostr+json` on a repository page (§2.3).
   std::string nip11;
+  /// NGIT_GRASP06_ENABLE: `/prs/<npub>/<identifier>.git` submission areas are served.
+  bool pr_submissions = false;
 };
 
 struct GitHttpHooks {
-  /// What the store says about a push to `owner`'s `identifier` (called on a network thread).
-  std::function<::graspd::git::PushAuthority(const nostr::Pubkey& owner,
-                                             const std::string& identifier,
+  /// What the store says about a push to `repository` (called on a network thread).
+  std::function<::graspd::git::PushAuthority(const RepositoryRef& repository,
                                              const std::vector<std::string>& pr_ids)>
       authority;
   /// A push was accepted and applied (called on a network thread after git finished), with its

@@ -225,6 +225,47 @@ void GitPrRefs::Impl::left_after_failure(const RepositoryRef& name, std::vector<
       });
 }
 
+void GitPrRefs::mirror(const RepositoryRef& from, const RepositoryRef& to,
+                       const std::string& id_hex, const std::string& commit) {
+  if (!is_event_id(id_hex) || !::graspd::git::is_object_id(commit)) return;
+  net::post(impl_->strand, [impl = impl_, from, to, id_hex, commit] {
+    const auto& repositories = impl->repositories;
+    if (impl->git_binary.empty() || !repositories.exists(from) || !repositories.exists(to)) return;
+    impl->add(to,
+              {"fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+               repositories.path_of(from).string(), commit},
+              "", [impl, to, id_hex, commit](Collected result) {
+                if (result.exit_code != 0) {
+                  log::warn(log::components::git, "copying a pull request's commit into ",
+                            to.identifier, " failed (", result.exit_code, "): ", result.err);
+                  return;
+                }
+                ++impl->counters.mirrored;
+                impl->update_ref(to,
+                                 {"update-ref", "-m", "graspd: PR event",
+                                  std::string(nostr::nip34::refs_nostr_prefix) + id_hex, commit,
+                                  ::graspd::git::zero_id},
+                                 impl->counters.refs_set);
+              });
+  });
+}
+
+void GitPrRefs::remove_if_empty(const RepositoryRef& area, std::shared_ptr<RepositoryLocks> locks) {
+  if (!area.is_pr_submissions()) return;
+  net::post(impl_->strand, [impl = impl_, area, locks = std::move(locks)] {
+    auto path = impl->repositories.path_of(area).string();
+    if (impl->git_binary.empty() || !impl->repositories.exists(area)) return;
+    // A push under way holds the lock and is about to add a ref: the area stays.
+    if (!locks->try_lock(path)) return;
+    impl->add(area, {"for-each-ref", "--count=1", "--format=%(refname)"}, "",
+              [impl, area, locks, path](Collected result) {
+                if (result.exit_code == 0 && result.out.empty() && impl->repositories.remove(area))
+                  ++impl->counters.areas_removed;
+                locks->unlock(path);
+              });
+  });
+}
+
 void GitPrRefs::stop() {
   net::post(impl_->strand, [impl = impl_] {
     impl->stopping = true;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/git/git_repository.hpp"
+#include "runtime/git/repository_locks.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -21,10 +22,12 @@ class io_context;
 namespace graspd::runtime::git {
 
 struct GitPrRefsCounters {
-  std::atomic<std::uint64_t> checks{0};        ///< cat-file runs
-  std::atomic<std::uint64_t> refs_set{0};      ///< refs/nostr refs created
-  std::atomic<std::uint64_t> refs_deleted{0};  ///< refs/nostr refs deleted
-  std::atomic<std::uint64_t> dropped{0};       ///< jobs not run (queue full)
+  std::atomic<std::uint64_t> checks{0};         ///< cat-file runs
+  std::atomic<std::uint64_t> refs_set{0};       ///< refs/nostr refs created
+  std::atomic<std::uint64_t> refs_deleted{0};   ///< refs/nostr refs deleted
+  std::atomic<std::uint64_t> dropped{0};        ///< jobs not run (queue full)
+  std::atomic<std::uint64_t> mirrored{0};       ///< PR commits copied from a submission area
+  std::atomic<std::uint64_t> areas_removed{0};  ///< submission areas left without refs, removed
 };
 
 class GitPrRefs {
@@ -54,6 +57,15 @@ class GitPrRefs {
   /// is gone. Never dropped: a refusal is an answer the caller retries. Thread-safe.
   void delete_refs(const RepositoryRef& name, std::vector<Ref> refs,
                    std::function<void(std::vector<Ref> left)> done);
+
+  /// GRASP-06 mirroring: copies `commit` from submission area `from` into `to` (a local fetch by
+  /// id) and creates refs/nostr/<id_hex> there at it unless that ref exists.
+  void mirror(const RepositoryRef& from, const RepositoryRef& to, const std::string& id_hex,
+              const std::string& commit);
+
+  /// Removes submission area `area` when it has no ref left; never while a push to it runs (the
+  /// push lock, taken from `locks` before the refs are listed and held until the area is gone).
+  void remove_if_empty(const RepositoryRef& area, std::shared_ptr<RepositoryLocks> locks);
 
   /// Drops queued work; running processes end on their own (short timeouts).
   void stop();

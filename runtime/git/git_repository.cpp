@@ -50,6 +50,20 @@ bool write_file(const fs::path& path, std::string_view content) {
   return static_cast<bool>(out);
 }
 
+/// Writes a new bare repository's directories and files (what `git init --bare` writes) at `path`,
+/// which must not exist; says what failed, if anything.
+std::optional<std::string> lay_out_repository(const fs::path& path) {
+  std::error_code ec;
+  for (const char* dir :
+       {"", "objects", "objects/info", "objects/pack", "refs", "refs/heads", "refs/tags", "info"})
+    if (!fs::create_directory(path / dir, ec) || ec) return "cannot lay out the repository";
+  if (!write_file(path / "HEAD", "ref: refs/heads/main\n") ||
+      !write_file(path / "config", repository_config) ||
+      !write_file(path / "description", "Hosted by graspd.\n"))
+    return "cannot write the repository files";
+  return std::nullopt;
+}
+
 std::string random_suffix() {
   static std::atomic<std::uint64_t> counter{0};
   std::random_device device;
@@ -68,8 +82,9 @@ bool is_valid_identifier(std::string_view identifier) {
   return true;
 }
 
-bool is_git_path(std::string_view target) {
-  return target.rfind("/npub1", 0) == 0;
+bool is_git_path(std::string_view target, bool pr_submissions) {
+  return target.rfind("/npub1", 0) == 0 ||
+         (pr_submissions && target.rfind(pr_submissions_prefix, 0) == 0);
 }
 
 GitTargetParse parse_git_target(std::string_view target) {
@@ -79,6 +94,11 @@ GitTargetParse parse_git_target(std::string_view target) {
   auto query =
       query_at == std::string_view::npos ? std::string_view{} : target.substr(query_at + 1);
   if (path.empty() || path.front() != '/') return out;
+  auto space = RepositorySpace::hosted;
+  if (path.rfind(pr_submissions_prefix, 0) == 0) {
+    space = RepositorySpace::pr_submissions;
+    path.remove_prefix(pr_submissions_prefix.size() - 1);  // keeps the '/' before the npub
+  }
   path.remove_prefix(1);
   auto slash = path.find('/');
   if (slash == std::string_view::npos) return out;
@@ -101,9 +121,10 @@ GitTargetParse parse_git_target(std::string_view target) {
   if (!is_valid_identifier(*decoded)) return out;
 
   GitTarget result;
-  result.repository = RepositoryRef{*owner, std::move(*decoded)};
+  result.repository = RepositoryRef{*owner, std::move(*decoded), space};
   if (rest.empty()) {
-    if (!query.empty()) return out;
+    // A submission area has no page (GRASP-06 serves only the two git services).
+    if (!query.empty() || space == RepositorySpace::pr_submissions) return out;
     result.endpoint = GitEndpoint::page;
   } else if (rest == "/info/refs") {
     // Only the smart protocol: exactly one `service=` parameter naming one of the two services.
@@ -147,15 +168,27 @@ void Repositories::prepare() const {
       throw std::runtime_error("cannot create git data directory " + dir.string() + ": " +
                                error.message());
   }
+  if (is_real_directory(empty_repository())) return;
+  auto temporary = root_ / (".creating-" + random_suffix());
+  auto failure = lay_out_repository(temporary);
+  if (!failure && ::rename(temporary.c_str(), empty_repository().c_str()) != 0 &&
+      !is_real_directory(empty_repository()))
+    failure = std::string("rename: ") + std::strerror(errno);
+  fs::remove_all(temporary, error);
+  if (failure)
+    throw std::runtime_error("cannot create " + empty_repository().string() + ": " + *failure);
 }
 
 fs::path Repositories::path_of(const RepositoryRef& name) const {
+  if (name.is_pr_submissions())
+    return pr_submissions_dir() / nostr::to_hex(name.owner) / (name.identifier + ".git");
   return root_ / nostr::encode_npub(name.owner) / (name.identifier + ".git");
 }
 
 bool Repositories::exists(const RepositoryRef& name) const {
   if (!is_valid_identifier(name.identifier)) return false;
   auto path = path_of(name);
+  if (name.is_pr_submissions() && !is_real_directory(pr_submissions_dir())) return false;
   return is_real_directory(path.parent_path()) && is_real_directory(path);
 }
 
@@ -168,24 +201,21 @@ Result<void, GitFailure> Repositories::create(const RepositoryRef& name) const {
   if (exists(name)) return {};
   auto final_path = path_of(name);
   auto owner_dir = final_path.parent_path();
+  if (name.is_pr_submissions()) {
+    auto area = pr_submissions_dir();
+    if (::mkdir(area.c_str(), 0755) != 0 && errno != EEXIST)
+      return fail("mkdir prs: " + std::string(std::strerror(errno)));
+    if (!is_real_directory(area)) return fail("prs is not a directory");
+  }
   if (::mkdir(owner_dir.c_str(), 0755) != 0 && errno != EEXIST)
     return fail("mkdir " + owner_dir.filename().string() + ": " + std::strerror(errno));
   if (!is_real_directory(owner_dir)) return fail("owner directory is not a directory");
   // Temporary names never end in ".git", so they cannot be taken for a repository.
   auto temporary = owner_dir / (".creating-" + random_suffix());
   std::error_code ec;
-  for (const char* dir :
-       {"", "objects", "objects/info", "objects/pack", "refs", "refs/heads", "refs/tags", "info"}) {
-    if (!fs::create_directory(temporary / dir, ec) || ec) {
-      fs::remove_all(temporary, ec);
-      return fail("cannot lay out the repository");
-    }
-  }
-  if (!write_file(temporary / "HEAD", "ref: refs/heads/main\n") ||
-      !write_file(temporary / "config", repository_config) ||
-      !write_file(temporary / "description", "Hosted by graspd.\n")) {
+  if (auto failure = lay_out_repository(temporary)) {
     fs::remove_all(temporary, ec);
-    return fail("cannot write the repository files");
+    return fail(*failure);
   }
   if (::rename(temporary.c_str(), final_path.c_str()) != 0) {
     int why = errno;
@@ -231,6 +261,22 @@ std::size_t Repositories::count() const {
     }
   }
   return n;
+}
+
+std::vector<RepositoryRef> Repositories::pr_submission_areas() const {
+  std::vector<RepositoryRef> out;
+  std::error_code ec;
+  for (const auto& submitter : fs::directory_iterator(pr_submissions_dir(), ec)) {
+    nostr::Pubkey owner;
+    if (!nostr::from_hex(submitter.path().filename().string(), owner)) continue;
+    for (const auto& repo : fs::directory_iterator(submitter.path(), ec)) {
+      auto name = repo.path().filename().string();
+      if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".git") != 0) continue;
+      RepositoryRef area{owner, name.substr(0, name.size() - 4), RepositorySpace::pr_submissions};
+      if (exists(area)) out.push_back(std::move(area));
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> Repositories::git_environment() const {

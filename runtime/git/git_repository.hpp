@@ -26,6 +26,7 @@ inline constexpr std::size_t max_identifier_bytes = 250;
 bool is_valid_identifier(std::string_view identifier);
 
 using nostr::nip34::RepositoryRef;
+using nostr::nip34::RepositorySpace;
 
 enum class GitEndpoint { page, info_refs, upload_pack, receive_pack };
 
@@ -43,11 +44,16 @@ struct GitTargetParse {
   unsigned status = 404;
 };
 
-/// True when the request path's first segment looks like an npub: such requests belong to git
-/// hosting (every answer, errors included, comes from its handler).
-bool is_git_path(std::string_view target);
+/// The path prefix of GRASP-06 pull-request submissions (`/prs/<npub>/<identifier>.git/...`), and
+/// the directory under NGIT_GIT_DATA_PATH that holds them (`prs/<submitter hex>/<identifier>.git`).
+inline constexpr std::string_view pr_submissions_prefix = "/prs/";
 
-/// §2.2: segment 1 decodes as an npub; segment 2 is percent-decoded once, ends in `.git` (stripped
+/// True when the request path's first segment looks like an npub, or is `prs` while GRASP-06 is
+/// on: such requests belong to git hosting (every answer, errors included, comes from its handler).
+bool is_git_path(std::string_view target, bool pr_submissions = false);
+
+/// §2.2: segment 1 decodes as an npub (after a `/prs/` prefix: the pr_submissions space, which has
+/// no page); segment 2 is percent-decoded once, ends in `.git` (stripped
 /// exactly once) and the rest is a valid identifier; the rest of the path is nothing (the
 /// repository page), `/info/refs?service=git-upload-pack|git-receive-pack`, `/git-upload-pack` or
 /// `/git-receive-pack`. Everything else (dumb HTTP, other services) is 404.
@@ -63,7 +69,8 @@ class Repositories {
   /// `.hooks` (an empty core.hooksPath). Throws std::runtime_error when it cannot.
   void prepare() const;
 
-  /// `<root>/<npub>/<identifier>.git`; the identifier must be valid.
+  /// `<root>/<npub>/<identifier>.git`, or `<root>/prs/<hex>/<identifier>.git` for a submission
+  /// area; the identifier must be valid.
   std::filesystem::path path_of(const RepositoryRef& name) const;
 
   /// True when the repository exists as a real directory, reached without following a symlink.
@@ -80,12 +87,20 @@ class Repositories {
   /// Points HEAD at refs/heads/<branch> (written to a temporary file, then renamed).
   bool set_head(const RepositoryRef& name, std::string_view branch) const;
 
+  /// The submission areas on disk (`prs/<hex>/<identifier>.git`).
+  std::vector<RepositoryRef> pr_submission_areas() const;
+
   /// Number of repositories on disk (directories `<npub>/<id>.git`).
   std::size_t count() const;
 
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path home_dir() const { return root_ / ".home"; }
   std::filesystem::path hooks_dir() const { return root_ / ".hooks"; }
+  /// GRASP-06 submission areas, one directory per submitter (hex), made on the first push.
+  std::filesystem::path pr_submissions_dir() const { return root_ / "prs"; }
+  /// An empty bare repository made by prepare() and never written: what an unknown submission
+  /// area serves (both services advertise no ref, so a first push can start).
+  std::filesystem::path empty_repository() const { return root_ / ".empty.git"; }
   /// The environment of every git process graspd runs (§9.7): PATH, HOME and XDG_CONFIG_HOME in
   /// `.home`, no system config, no terminal prompt, the C locale (git's messages are parsed).
   std::vector<std::string> git_environment() const;

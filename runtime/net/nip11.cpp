@@ -73,6 +73,17 @@ std::string archive_criteria(const Config& config) {
   return out;
 }
 
+/// GRASP-06's sentence for repo_acceptance_criteria; empty when it is off.
+std::string pr_submission_criteria(const Config& config) {
+  if (!config.grasp06_enable) return "";
+  return " Pull requests (GRASP-06): anyone may push refs/nostr/<event id> to " +
+         config.domain.text +
+         "/prs/<npub>/<identifier>.git (no other ref, no deletion, no move), and a pull request "
+         "(kind 1618/1619) signed by that npub whose clone tag names that URL is accepted even "
+         "when its repository is not here; it is served once its commit is pushed, and copied as "
+         "refs/nostr/<id> into the repositories here it tags.";
+}
+
 }  // namespace
 
 RelayInformation relay_information(const Config& config) {
@@ -92,6 +103,8 @@ RelayInformation relay_information(const Config& config) {
   if (config.sync_enabled && config.sync_plus_enabled) info.supported_grasps.push_back("GRASP-03");
   if (config.acceptance_policy == AcceptanceMode::grasp01 && any_archive_source(config))
     info.supported_grasps.push_back("GRASP-05");
+  if (config.acceptance_policy == AcceptanceMode::grasp01 && config.grasp06_enable)
+    info.supported_grasps.push_back("GRASP-06");
   if (config.acceptance_policy == AcceptanceMode::open)
     info.repo_acceptance_criteria = "Stores every valid event (open relay mode).";
   else
@@ -106,7 +119,7 @@ RelayInformation relay_information(const Config& config) {
         "/<npub>/<identifier>.git, created when the announcement is accepted; a push is accepted "
         "only when the repository's branches and tags afterwards equal the newest state event "
         "(kind 30618) of the owner or their maintainers." +
-        archive_criteria(config);
+        archive_criteria(config) + pr_submission_criteria(config);
   if (config.acceptance_policy == AcceptanceMode::grasp01) info.curation = curation_text(config);
   auto limit = [&info](const char* key, std::uint64_t value) {
     info.limitation.emplace_back(key, static_cast<std::int64_t>(value));

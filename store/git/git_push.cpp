@@ -31,10 +31,6 @@ bool is_lower_hex(std::string_view text, std::size_t length) {
          });
 }
 
-std::string short_id(std::string_view id) {
-  return std::string(id.substr(0, 12));
-}
-
 bool is_branch_or_tag(std::string_view ref) {
   return ref.rfind("refs/heads/", 0) == 0 || ref.rfind("refs/tags/", 0) == 0;
 }
@@ -286,6 +282,10 @@ std::optional<std::string> head_branch(const StateRefs& state) {
   if (has("main")) return std::string("main");
   if (has("master")) return std::string("master");
   return branches.front();  // the map is sorted by name
+}
+
+std::string short_id(std::string_view id) {
+  return std::string(id.substr(0, 12));
 }
 
 PushDecision authorise_push(const std::vector<RefUpdate>& updates, const RefMap& current,

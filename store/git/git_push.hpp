@@ -76,6 +76,8 @@ bool rebase_satisfied_updates(CommandList& list, const RefMap& current);
 
 /// 40 lowercase hex digits.
 bool is_object_id(std::string_view text);
+/// The first 12 digits of an id, as push refusals name ids.
+std::string short_id(std::string_view id);
 /// `git check-ref-format` rules for a full ref name starting with `refs/`.
 bool is_valid_ref_name(std::string_view ref);
 
@@ -97,6 +99,8 @@ struct PushAuthority {
   std::map<std::string, std::string> pr_commits;
   /// The repository is a GRASP-05 archive (policy::is_archive): every ref is refused.
   bool archive = false;
+  /// For a GRASP-06 submission area: pushed ids whose PR event is for another area, and why.
+  std::map<std::string, std::string> pr_refusals;
 };
 
 struct RefVerdict {

@@ -142,14 +142,28 @@ std::string service_text(const HostPort& service) {
 }  // namespace
 
 const char* to_string(Rule rule) {
-  static constexpr std::array<const char*, rule_count> names = {
-      "event_blacklisted",        "announcement_lists_service",  "announcement_maintainer",
-      "announcement_not_listed",  "announcement_bad_identifier", "announcement_archived",
-      "announcement_read_only",   "repository_blacklisted",      "repository_not_whitelisted",
-      "state_maintainer",         "state_unknown_repository",    "state_not_maintainer",
-      "related_backward_address", "related_backward_id",         "related_forward",
-      "related_orphan",           "deletion_own_target",         "deletion_no_own_target",
-      "identity_eligible",        "identity_not_eligible",       "ephemeral"};
+  static constexpr std::array<const char*, rule_count> names = {"event_blacklisted",
+                                                                "announcement_lists_service",
+                                                                "announcement_maintainer",
+                                                                "announcement_not_listed",
+                                                                "announcement_bad_identifier",
+                                                                "announcement_archived",
+                                                                "announcement_read_only",
+                                                                "repository_blacklisted",
+                                                                "repository_not_whitelisted",
+                                                                "state_maintainer",
+                                                                "state_unknown_repository",
+                                                                "state_not_maintainer",
+                                                                "related_backward_address",
+                                                                "related_backward_id",
+                                                                "related_forward",
+                                                                "related_orphan",
+                                                                "related_pr_submission",
+                                                                "deletion_own_target",
+                                                                "deletion_no_own_target",
+                                                                "identity_eligible",
+                                                                "identity_not_eligible",
+                                                                "ephemeral"};
   return names[static_cast<std::size_t>(rule)];
 }
 
@@ -242,8 +256,19 @@ Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
     case KindGroup::identity:
       return evaluate_identity(ev);
     default:
-      return evaluate_related(ev);
+      return evaluate_related_or_submission(ev);
   }
+}
+
+Decision AcceptancePolicy::evaluate_related_or_submission(const Event& ev) const {
+  auto decision = evaluate_related(ev);
+  // GRASP-06: a pull request for a repository not here, whose clone is its submission area here.
+  if (!decision.accepted() && config_.pr_submissions &&
+      (ev.kind == nostr::nip34::kind::pull_request ||
+       ev.kind == nostr::nip34::kind::pull_request_update) &&
+      pr_submission_identifier(ev, config_.service))
+    return accept(Rule::related_pr_submission);
+  return decision;
 }
 
 std::optional<Decision> AcceptancePolicy::repository_blacklist_refusal(

@@ -60,6 +60,7 @@ enum class Rule : std::uint8_t {
   related_backward_id,
   related_forward,
   related_orphan,
+  related_pr_submission,
   deletion_own_target,
   deletion_no_own_target,
   identity_eligible,
@@ -153,6 +154,9 @@ struct PolicyConfig {
   std::vector<RepositoryRule> repository_blacklist;
   /// GRASP-05: announcements accepted as archives; read-only refuses hosting.
   ArchiveRules archive;
+  /// NGIT_GRASP06_ENABLE: pull requests whose clone is their submission area here are accepted
+  /// even when they reference nothing here (pr_submission_identifier).
+  bool pr_submissions = false;
 };
 
 /// Whether `announcement` lists `service` in both its clone (http/https) and relays (ws/wss) tags,
@@ -242,6 +246,8 @@ class AcceptancePolicy {
   Decision evaluate_deletion(const nostr::Event& ev) const;
   Decision evaluate_identity(const nostr::Event& ev) const;
   Decision evaluate_related(const nostr::Event& ev) const;
+  /// evaluate_related, then GRASP-06's relaxation for pull requests it refuses.
+  Decision evaluate_related_or_submission(const nostr::Event& ev) const;
   std::optional<Decision> repository_blacklist_refusal(const nostr::Pubkey& owner,
                                                        std::string_view identifier) const;
   std::optional<Decision> repository_whitelist_refusal(const nostr::Pubkey& owner,

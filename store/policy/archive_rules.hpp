@@ -9,6 +9,7 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/relay_url.hpp"
+#include "store/policy/grasp_urls.hpp"
 #include "store/policy/repository_rule.hpp"
 
 namespace graspd::policy {
@@ -31,12 +32,5 @@ struct ArchiveRules {
   /// The same for a repository whose announcement is not at hand: ARCHIVE_ALL or the whitelist.
   bool takes(const nostr::Pubkey& owner, std::string_view identifier) const;
 };
-
-/// True when `clone_url` is the one place `service` hosts repository `identifier` of `owner`:
-/// an http(s) URL whose host[:port] is the service's (parsed, case-insensitive, default ports
-/// elided: never a substring, so "git.example.com.evil.net" and "evil.net/git.example.com" are
-/// not it) and whose path is exactly `/<owner's npub>/<identifier, percent-encoded or not>.git`.
-bool grasp_clone_url_on(std::string_view clone_url, const HostPort& service,
-                        const nostr::Pubkey& owner, std::string_view identifier);
 
 }  // namespace graspd::policy

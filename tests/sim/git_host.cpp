@@ -206,6 +206,8 @@ sim_git_host_actor::behavior_type sim_git_host(Self self, SimGitHostConfig confi
       [=](const PrCommitsCheck&) {},
       [=](const PrRefChange&) {},
       [=](const PrRefsDelete&) { return std::vector<PrRefPushed>{}; },
+      // GRASP-06 is off in the simulator: no submission area, nothing to mirror.
+      [=](const PrMirror&) {},
       [=](atom::git_pushed, const GitDataArrived& pushed) { on_data(self, pushed); },
       [=](atom::git_found, const GitDataArrived& found) { on_data(self, found); },
       [=](atom::git_fetch, const RepositoryRef&, const std::string&,
