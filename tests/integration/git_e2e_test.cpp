@@ -1738,5 +1738,205 @@ TEST_F(ArchiveE2E, AnArchiveFollowsARepositoryHostedOnAnotherNode) {
   EXPECT_EQ(source.process->stop(), 0) << source.process->stderr_text();
 }
 
+// GRASP-06 pull-request submission areas (docs/policy.md "Pull request submissions"): the
+// acceptance criteria of the GRASP-05/06 requirements, 1-12, with graspd's traversal and
+// placeholder-protection additions, through the real binary and the real git.
+class PrSubmissionE2E : public GitE2E {
+ protected:
+  static constexpr std::uint8_t contributor = 9;
+
+  void start_on(std::vector<std::pair<std::string, std::string>> extra = {}) {
+    extra.push_back({"NGIT_GRASP06_ENABLE", "true"});
+    start(std::move(extra));
+  }
+  std::string area_path(const std::string& d) const {
+    return "/prs/" + npub(contributor) + "/" + d + ".git";
+  }
+  std::string area_url(const std::string& d) const { return "http://" + host() + area_path(d); }
+  fs::path areas_dir() const { return dir_.path() / "git" / "prs"; }
+  std::string address(const std::string& d, std::uint8_t key = owner_key) const {
+    return "30617:" + nostr::to_hex(*nostr::pubkey_from_secret(secret_key(key))) + ":" + d;
+  }
+  /// A PR by the contributor for `d` (of owner_key), its clone `clone`.
+  nostr::Event pr(const std::string& d, const std::string& commit_id, const std::string& clone,
+                  std::int64_t created_at = 1700000200) {
+    return make_event(1618, "",
+                      {{"a", address(d)}, {"c", commit_id}, {"clone", clone}, {"subject", "x"}},
+                      created_at, contributor);
+  }
+  static std::string ref_of(const nostr::Event& ev) { return "refs/nostr/" + nostr::to_hex(ev.id); }
+  bool served_id(const nostr::EventId& id) {
+    auto reader = TestClient::connect(graspd_->port());
+    auto events =
+        reader ? reader->query("q", "{\"ids\":[\"" + nostr::to_hex(id) + "\"]}") : std::nullopt;
+    return events && events->size() == 1;
+  }
+  std::string nip11(std::uint16_t port) {
+    return http_get(port, "/", {{"Accept", "application/nostr+json"}}).body;
+  }
+};
+
+// Criteria 1 and 2: off, no GRASP-06 and /prs/ is 404; on, NIP-11 lists it.
+TEST_F(PrSubmissionE2E, OffTheEndpointIs404AndOnNip11ListsGrasp06) {
+  start_on();
+  auto off = start_node_b({});
+  ASSERT_TRUE(off.client);
+  auto probe = area_path("x") + "/info/refs?service=git-upload-pack";
+  EXPECT_EQ(http_get(off.process->port(), probe).status, 404);
+  EXPECT_EQ(nip11(off.process->port()).find("GRASP-06"), std::string::npos);
+  EXPECT_EQ(http_get(graspd_->port(), probe).status, 200);
+  auto info = nip11(graspd_->port());
+  EXPECT_NE(info.find("\"GRASP-06\""), std::string::npos) << info;
+  EXPECT_NE(info.find("/prs/<npub>/<identifier>.git"), std::string::npos) << info;
+  off.client.reset();
+  EXPECT_EQ(off.process->stop(), 0);
+}
+
+// Criteria 3-5, 17, 18: an unknown area clones empty and makes nothing on disk; a refs/nostr/<id>
+// push is taken once; other refs, bad ids, deletion and repointing are refused in git's report;
+// a path that decodes to another directory is 404.
+TEST_F(PrSubmissionE2E, AnAreaTakesOnlyANewRefsNostrRefAndNothingElse) {
+  start_on();
+  auto cloned = git("clone -q " + area_url("fresh-uuid") + " empty");
+  EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_EQ(trim(git("ls-remote " + area_url("fresh-uuid")).output), "");
+  EXPECT_FALSE(fs::exists(areas_dir())) << "nothing on disk for a clone";
+
+  auto first = commit("a change", "pr");
+  auto second = commit("another", "pr");
+  const std::string id_ref = "refs/nostr/" + std::string(64, 'a');
+  auto pushed = git("push " + area_url("repo") + " " + first + ":" + id_ref, work() + "/pr");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_TRUE(fs::is_directory(areas_dir() /
+                               nostr::to_hex(*nostr::pubkey_from_secret(secret_key(contributor))) /
+                               "repo.git"));
+  for (const std::string& refspec :
+       {std::string("HEAD:refs/heads/main"), std::string("HEAD:refs/nostr/abc"), ":" + id_ref,
+        "+" + second + ":" + id_ref}) {
+    auto refused = git("push " + area_url("repo") + " " + refspec, work() + "/pr");
+    EXPECT_NE(refused.exit_code, 0) << refspec << "\n" << refused.output;
+    EXPECT_NE(refused.output.find("[remote rejected]"), std::string::npos) << refused.output;
+    EXPECT_EQ(refused.output.find("not found"), std::string::npos) << refused.output;
+  }
+  EXPECT_EQ(trim(git("ls-remote " + area_url("repo")).output), first + "\t" + id_ref);
+
+  auto traversal = "/prs/" + npub(contributor) + "/..%2F..%2F" + npub(owner_key) +
+                   "%2Fx.git/info/refs?service=git-receive-pack";
+  EXPECT_EQ(http_get(graspd_->port(), traversal).status, 404);
+  EXPECT_EQ(http_get(graspd_->port(),
+                     "/prs/" + nostr::to_hex(*nostr::pubkey_from_secret(secret_key(contributor))) +
+                         "/x.git/info/refs?service=git-upload-pack")
+                .status,
+            404)
+      << "hex keys are not area names";
+  EXPECT_FALSE(fs::exists(dir_.path() / "git" / npub(owner_key)));
+}
+
+// Criteria 6-8 and the release: a PR for a repository that is nowhere here is taken when its
+// clone is its area here, held until its commit is pushed there, then served.
+TEST_F(PrSubmissionE2E, APullRequestForAnUnknownRepositoryIsHeldUntilItsPushToItsArea) {
+  start_on();
+  auto change = commit("a change", "pr");
+  auto elsewhere = client_->publish(
+      pr("nowhere", change, "https://other.example" + area_path("nowhere"), 1700000100));
+  ASSERT_TRUE(elsewhere);
+  EXPECT_FALSE(elsewhere->accepted) << "a clone on another host: the related-event rule stands";
+  auto no_commit = make_event(1618, "", {{"a", address("nowhere")}, {"clone", area_url("nowhere")}},
+                              1700000150, contributor);
+  auto invalid = client_->publish(no_commit);
+  ASSERT_TRUE(invalid);
+  EXPECT_FALSE(invalid->accepted);
+  EXPECT_EQ(invalid->message.rfind("invalid:", 0), 0u) << invalid->message;
+
+  auto event = pr("nowhere", change, area_url("nowhere"));
+  auto held = client_->publish(event);
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(held->accepted) << held->message;
+  EXPECT_EQ(held->message.rfind("purgatory:", 0), 0u) << held->message;
+  EXPECT_FALSE(served_id(event.id));
+  // Another commit for its id is refused; its own releases it.
+  auto other = commit("other", "pr");
+  auto wrong =
+      git("push " + area_url("nowhere") + " " + other + ":" + ref_of(event), work() + "/pr");
+  EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+  auto right =
+      git("push " + area_url("nowhere") + " " + change + ":" + ref_of(event), work() + "/pr");
+  ASSERT_EQ(right.exit_code, 0) << right.output;
+  EXPECT_TRUE(wait_until([&] { return served_id(event.id); }, 10s));
+}
+
+// Criteria 9-12: PRs tagging a repository hosted here are mirrored into it from their area,
+// whichever of push and event comes first; a PR pushed to the owner's URL never reaches an area;
+// an area refuses a commit other than its PR's.
+TEST_F(PrSubmissionE2E, PullRequestsAreMirroredIntoTheRepositoryTheyTag) {
+  start_on();
+  announce();
+  auto main_id = commit("one");
+  publish_state({{"refs/heads/main", main_id}}, 1700000100);
+  ASSERT_EQ(git("push -q " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return !served(30617).empty(); }, 10s));
+  auto owner_has = [&](const nostr::Event& ev, const std::string& commit_id) {
+    return remote_refs().find(commit_id + "\t" + ref_of(ev)) != std::string::npos;
+  };
+
+  // 9: event first, then the push to its area.
+  auto change = commit("change one", "pr");
+  auto first = pr("repo", change, area_url("repo"), 1700000200);
+  auto held = client_->publish(first);
+  ASSERT_TRUE(held && held->accepted);
+  EXPECT_EQ(held->message.rfind("purgatory:", 0), 0u) << held->message;
+  ASSERT_EQ(git("push -q " + area_url("repo") + " " + change + ":" + ref_of(first), work() + "/pr")
+                .exit_code,
+            0);
+  EXPECT_TRUE(wait_until([&] { return served_id(first.id); }, 10s));
+  EXPECT_TRUE(wait_until([&] { return owner_has(first, change); }, 10s)) << remote_refs();
+  ASSERT_EQ(git("fetch -q " + url() + " " + ref_of(first), work() + "/local").exit_code, 0);
+  EXPECT_EQ(git("cat-file -e " + change + "^{commit}", work() + "/local").exit_code, 0);
+
+  // 10: the push first, then the event: stored at once and mirrored.
+  auto change2 = commit("change two", "pr");
+  auto second = pr("repo", change2, area_url("repo"), 1700000300);
+  ASSERT_EQ(
+      git("push -q " + area_url("repo") + " " + change2 + ":" + ref_of(second), work() + "/pr")
+          .exit_code,
+      0);
+  auto stored = client_->publish(second);
+  ASSERT_TRUE(stored && stored->accepted);
+  EXPECT_EQ(stored->message, "");
+  EXPECT_TRUE(wait_until([&] { return owner_has(second, change2); }, 10s)) << remote_refs();
+
+  // 11: pushed to the owner's URL: nothing in any area.
+  auto change3 = commit("change three", "pr");
+  auto third = pr("repo", change3, url(), 1700000400);
+  ASSERT_EQ(git("push -q " + url() + " " + change3 + ":" + ref_of(third), work() + "/pr").exit_code,
+            0);
+  ASSERT_TRUE(client_->publish(third));
+  EXPECT_EQ(trim(git("ls-remote " + area_url("repo") + " " + ref_of(third)).output), "");
+
+  // 12: a PR naming B, commit A pushed to its ref in the area: refused, nothing there, not served.
+  auto b = commit("change B", "pr");
+  auto a = commit("change A", "pr");
+  auto fourth = pr("repo", b, area_url("repo"), 1700000500);
+  ASSERT_TRUE(client_->publish(fourth));
+  git("push -q " + area_url("repo") + " " + a + ":" + ref_of(fourth), work() + "/pr");
+  EXPECT_EQ(trim(git("ls-remote " + area_url("repo") + " " + ref_of(fourth)).output), "");
+  EXPECT_FALSE(served_id(fourth.id));
+}
+
+// A ref pushed to an area for a PR that never comes goes after the hold, and the area with it.
+TEST_F(PrSubmissionE2E, AnAreaWhosePlaceholderExpiredIsRemoved) {
+  start_on({{"NGIT_PURGATORY_HOLD_SECS", "4"}});
+  auto change = commit("never announced", "pr");
+  ASSERT_EQ(
+      git("push -q " + area_url("gone") + " " + change + ":refs/nostr/" + std::string(64, 'b'),
+          work() + "/pr")
+          .exit_code,
+      0);
+  const auto area =
+      areas_dir() / nostr::to_hex(*nostr::pubkey_from_secret(secret_key(contributor))) / "gone.git";
+  EXPECT_TRUE(wait_until([&] { return !fs::exists(area); }, 20s)) << graspd_->stderr_text();
+  EXPECT_EQ(trim(git("ls-remote " + area_url("gone")).output), "");
+}
+
 }  // namespace
 }  // namespace graspd::test

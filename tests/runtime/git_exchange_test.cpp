@@ -218,11 +218,11 @@ class GitExchangeTest : public ::testing::Test {
   /// Starts the relay's HTTP listener with git hosting behind it.
   void serve(GitHttpOptions options = {}) {
     GitHttpHooks hooks;
-    hooks.authority = [calls = calls_](const nostr::Pubkey& who, const std::string& identifier,
+    hooks.authority = [calls = calls_](const RepositoryRef& repository,
                                        const std::vector<std::string>& pr_ids) {
       std::lock_guard lock{calls->mutex};
-      EXPECT_EQ(who, owner());
-      calls->asked.emplace_back(identifier, pr_ids);
+      EXPECT_EQ(repository.owner, owner());
+      calls->asked.emplace_back(repository.identifier, pr_ids);
       return calls->authority;
     };
     hooks.pushed = [calls = calls_](const RepositoryRef& name,
