@@ -41,6 +41,7 @@ runtime::git::GitHttpOptions git_http_options(const runtime::Config& config,
   out.domain = config.domain.text;
   out.nip11 = runtime::build_nip11_document(config);
   out.pr_submissions = config.grasp06_enable;
+  out.pr_bytes_per_hour_per_ip = config.grasp06_max_bytes_per_ip;
   out.git_binary = std::move(git_binary);
   return out;
 }

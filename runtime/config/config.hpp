@@ -98,6 +98,7 @@ struct Config {
   /// NGIT_GRASP06_ENABLE: pull-request submission areas (docs/policy.md "Pull request
   /// submissions").
   bool grasp06_enable = false;
+  std::uint64_t grasp06_max_bytes_per_ip = 256ull << 20;
 
   // Git hosting.
   std::string git_data_path;

@@ -235,6 +235,12 @@ std::vector<OptionSpec> policy_options() {
        "may push refs/nostr/<event id> for a pull request, and accept pull requests whose clone "
        "is such an area even when their repository is not here.",
        bool_option(&C::grasp06_enable)},
+      {"grasp06_max_bytes_per_ip", "NGIT_GRASP06_MAX_BYTES_PER_IP", "--grasp06-max-bytes-per-ip",
+       "integer", "268435456",
+       "GRASP-06: bytes one client address may push to pull-request submission areas an hour "
+       "(refilled continuously; also the largest such push); past it, pushes to areas are refused "
+       "rate-limited. 0 = only NGIT_GIT_MAX_BODY_BYTES.",
+       uint_option(&C::grasp06_max_bytes_per_ip, 0, 1ull << 40)},
   };
 }
 

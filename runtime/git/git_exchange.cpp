@@ -354,7 +354,7 @@ void Exchange::next_decoded(BodyHandler handler) {
     if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) return handler(BodyError::bad, {});
     auto produced = decoded_.size() - z.avail_out;
     decoded_total_ += produced;
-    if (decoded_total_ > shared_->options.max_body_bytes) return handler(BodyError::too_large, {});
+    if (decoded_total_ > body_limit()) return handler(BodyError::too_large, {});
     if (produced > 0) return handler(BodyError::none, std::string_view(decoded_.data(), produced));
     if (rc == Z_BUF_ERROR && z.avail_in > 0) return handler(BodyError::bad, {});
   }

@@ -133,6 +133,28 @@ class PushRate {
   std::map<std::string, Bucket> buckets_;
 };
 
+/// Bytes each peer address may push to GRASP-06 submission areas: a budget of `per_hour` bytes,
+/// refilled at that rate. A push may start while some budget is left and is charged what it sent
+/// once applied, so one address stores at most its budget plus one push an hour. Budgets full again
+/// are forgotten when many are kept.
+class AreaBytes {
+ public:
+  explicit AreaBytes(std::uint64_t per_hour) : per_hour_(per_hour) {}
+  /// True when `ip` has budget left (always, with no budget configured).
+  bool available(const std::string& ip, std::chrono::steady_clock::time_point now);
+  void charge(const std::string& ip, std::uint64_t bytes,
+              std::chrono::steady_clock::time_point now);
+
+ private:
+  struct Budget {
+    double bytes = 0;
+    std::chrono::steady_clock::time_point at;
+  };
+  Budget& budget(const std::string& ip, std::chrono::steady_clock::time_point now);
+  std::uint64_t per_hour_;
+  std::map<std::string, Budget> budgets_;
+};
+
 struct GitHttp::Shared {
   Repositories repositories;
   GitHttpOptions options;
@@ -146,7 +168,8 @@ struct GitHttp::Shared {
   bool stopping = false;                           // guarded by mutex
   std::shared_ptr<ProcessSlots> slots;  // the process cap, shared with repository maintenance
   ConnectionLimiter connections;
-  PushRate push_rate;  // guarded by mutex
+  PushRate push_rate;    // guarded by mutex
+  AreaBytes area_bytes;  // guarded by mutex
 
   Shared(Repositories r, GitHttpOptions o, GitHttpHooks h, std::shared_ptr<RepositoryLocks> l,
          std::shared_ptr<ProcessSlots> s)
@@ -156,7 +179,8 @@ struct GitHttp::Shared {
         locks(std::move(l)),
         slots(s ? std::move(s) : make_process_slots(options)),
         connections(options.max_connections, options.max_connections_per_ip),
-        push_rate(options.pushes_per_minute_per_ip) {}
+        push_rate(options.pushes_per_minute_per_ip),
+        area_bytes(options.pr_bytes_per_hour_per_ip) {}
 
   /// A process slot for `ip` now (taken), or `on_slot` in line for one (queued), or full (503).
   /// The share is per client address, an IPv6 client's by its /64.
@@ -347,6 +371,10 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   /// The directory git serves for this request: the repository, or, for a submission area that
   /// does not exist (yet), the empty repository.
   std::string repository_path() const;
+
+  /// Largest body this request may send: NGIT_GIT_MAX_BODY_BYTES, and for a submission area no more
+  /// than an address's hourly budget for them either.
+  std::uint64_t body_limit() const;
 
   void list_refs();
 

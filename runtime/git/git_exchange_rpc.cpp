@@ -36,8 +36,9 @@ void Exchange::start_rpc() {
   auto expected = "application/x-" + target.service + "-request";
   if (!beast::iequals(content_type_, expected))
     return respond_text(415, "unsupported content type\n");
-  if (content_length_ && *content_length_ > shared_->options.max_body_bytes)
+  if (content_length_ && *content_length_ > body_limit())
     return respond_text(413, "request body too large\n");
+  parser_->body_limit(body_limit());
   result_type_ = "application/x-" + target.service + "-result";
   if (!prepare_decoding()) return;
   // The wall-clock limit covers reading the request too; no git process or lock is taken until
@@ -191,6 +192,38 @@ void Exchange::refuse_invalid(const std::string& reason) {
   refuse_push();
 }
 
+std::uint64_t Exchange::body_limit() const {
+  const auto& options = shared_->options;
+  if (!target.repository.is_pr_submissions() || options.pr_bytes_per_hour_per_ip == 0)
+    return options.max_body_bytes;
+  return std::min(options.max_body_bytes, options.pr_bytes_per_hour_per_ip);
+}
+
+bool AreaBytes::available(const std::string& ip, std::chrono::steady_clock::time_point now) {
+  return per_hour_ == 0 || budget(ip, now).bytes > 0;
+}
+
+void AreaBytes::charge(const std::string& ip, std::uint64_t bytes,
+                       std::chrono::steady_clock::time_point now) {
+  if (per_hour_ > 0) budget(ip, now).bytes -= static_cast<double>(bytes);
+}
+
+AreaBytes::Budget& AreaBytes::budget(const std::string& ip,
+                                     std::chrono::steady_clock::time_point now) {
+  const auto full = static_cast<double>(per_hour_);
+  auto refilled = [&](const Budget& b) {
+    auto hours = std::chrono::duration<double>(now - b.at).count() / 3600.0;
+    return std::min(full, b.bytes + hours * full);
+  };
+  constexpr std::size_t prune_at = 4096;
+  if (budgets_.size() >= prune_at)
+    std::erase_if(budgets_, [&](const auto& entry) { return refilled(entry.second) >= full; });
+  auto [it, added] = budgets_.try_emplace(ip, Budget{full, now});
+  it->second.bytes = refilled(it->second);
+  it->second.at = now;
+  return it->second;
+}
+
 std::string Exchange::repository_path() const {
   const auto& repositories = shared_->repositories;
   if (target.repository.is_pr_submissions() && !repositories.exists(target.repository))
@@ -220,6 +253,15 @@ void Exchange::on_commands(::graspd::git::CommandList list) {
   if (!allowed)
     return refuse_all("rate-limited: too many pushes from this address, retry in a minute",
                       shared_->counters.push_rate_refused, &GitMetrics::push_rate);
+  if (target.repository.is_pr_submissions()) {
+    std::lock_guard lock(shared_->mutex);
+    allowed = shared_->area_bytes.available(client_address_group(remote_ip_),
+                                            std::chrono::steady_clock::now());
+  }
+  if (!allowed)
+    return refuse_all(
+        "rate-limited: this address pushed its hourly share of pull request data, retry later",
+        shared_->counters.push_rate_refused, &GitMetrics::push_rate);
   with_slot([self = shared_from_this()] {
     if (!self->needs_push_lock()) return self->list_refs();
     self->wait_for_push_lock(0, [self] { self->list_refs(); });
@@ -329,6 +371,12 @@ void Exchange::drain_then(std::function<void()> next) {
 /// daemon knows its refs (refs/nostr placeholders, restarted holds) before the client does.
 void Exchange::report_push() {
   shared_->bump(shared_->counters.pushes_accepted, &GitMetrics::accepted);
+  if (target.repository.is_pr_submissions()) {
+    std::lock_guard lock(shared_->mutex);
+    shared_->area_bytes.charge(client_address_group(remote_ip_),
+                               std::max(body_received_, decoded_total_),
+                               std::chrono::steady_clock::now());
+  }
   if (state_) {
     if (auto branch = ::graspd::git::head_branch(*state_))
       shared_->repositories.set_head(target.repository, *branch);

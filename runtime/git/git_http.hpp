@@ -72,6 +72,9 @@ struct GitHttpOptions {
   std::string nip11;
   /// NGIT_GRASP06_ENABLE: `/prs/<npub>/<identifier>.git` submission areas are served.
   bool pr_submissions = false;
+  /// NGIT_GRASP06_MAX_BYTES_PER_IP: bytes one address may push to submission areas an hour (also
+  /// the largest such push). 0 = no bound beyond max_body_bytes.
+  std::uint64_t pr_bytes_per_hour_per_ip = 256ull << 20;
 };
 
 struct GitHttpHooks {

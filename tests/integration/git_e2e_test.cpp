@@ -1938,5 +1938,50 @@ TEST_F(PrSubmissionE2E, AnAreaWhosePlaceholderExpiredIsRemoved) {
   EXPECT_EQ(trim(git("ls-remote " + area_url("gone")).output), "");
 }
 
+// An attacker on another address fills areas with incompressible data: it is held to its hourly
+// byte budget (rate-limited past it), the disk under prs/ stays within twice that, and a
+// contributor on another address still pushes.
+TEST_F(PrSubmissionE2E, OneAddressPushesAtMostItsByteBudgetToAreas) {
+  constexpr std::uintmax_t budget = 300000;
+  start_on({{"NGIT_GRASP06_MAX_BYTES_PER_IP", std::to_string(budget)}});
+  ASSERT_EQ(git("init -q -b main big").exit_code, 0);
+  ASSERT_EQ(run(work() + "/big", "head -c 200000 /dev/urandom > blob").exit_code, 0);
+  ASSERT_EQ(git("add blob", work() + "/big").exit_code, 0);
+  ASSERT_EQ(git("commit -q -m big", work() + "/big").exit_code, 0);
+  auto big = trim(git("rev-parse HEAD", work() + "/big").output);
+  ASSERT_EQ(run(work() + "/big",
+                "git rev-list --objects HEAD | git pack-objects -q --stdout > ../big.pack")
+                .exit_code,
+            0);
+  std::ifstream in(work() + "/big.pack", std::ios::binary);
+  const std::string pack{std::istreambuf_iterator<char>(in), {}};
+  auto attack = [&](int n) {
+    auto ref = "refs/nostr/" + std::string(63, 'c') + std::to_string(n);
+    auto body = pkt(std::string(40, '0') + " " + big + " " + ref + std::string(1, '\0') +
+                    "report-status\n") +
+                "0000" + pack;
+    auto name = "attack" + std::to_string(n) + ".body";
+    std::ofstream(work() + "/" + name, std::ios::binary) << body;
+    return run(work(),
+               "curl -s --max-time 60 --interface 127.0.0.2 -H 'Content-Type: "
+               "application/x-git-receive-pack-request' --data-binary @" +
+                   name + " " + area_url("a" + std::to_string(n)) + "/git-receive-pack")
+        .output;
+  };
+  EXPECT_NE(attack(1).find("ok refs/nostr/"), std::string::npos);
+  EXPECT_NE(attack(2).find("ok refs/nostr/"), std::string::npos) << "budget left: it may start";
+  for (int n = 3; n <= 5; ++n) {
+    auto refused = attack(n);
+    EXPECT_NE(refused.find("rate-limited:"), std::string::npos) << refused;
+  }
+  EXPECT_LT(disk_use(areas_dir()).bytes, 2 * budget + 64 * 1024);
+  // Another address is not held to the attacker's budget.
+  auto change = commit("a small change", "pr");
+  auto pushed =
+      git("push " + area_url("mine") + " " + change + ":refs/nostr/" + std::string(64, 'd'),
+          work() + "/pr");
+  EXPECT_EQ(pushed.exit_code, 0) << pushed.output;
+}
+
 }  // namespace
 }  // namespace graspd::test
