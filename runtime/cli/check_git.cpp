@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "messages/nostr/nip19.hpp"
+#include "runtime/config/cluster_peers.hpp"
 #include "runtime/git/git_fetcher.hpp"
 #include "runtime/git/git_http.hpp"
 #include "runtime/git/git_repository.hpp"
@@ -85,11 +86,12 @@ class GitSession {
   GitSession(const git::Repositories& repositories, const std::string& git_binary)
       : runner_{io_.get_executor(), repositories, git_binary} {}
 
+  /// `max_file_bytes` > 0 limits the size of any file the command writes (a copied pack).
   std::optional<git::Collected> run(const std::string& path, std::vector<std::string> args,
-                                    std::string input = {}) {
+                                    std::string input = {}, std::uint64_t max_file_bytes = 0) {
     std::optional<git::Collected> result;
-    runner_.run(runner_.argv(path, std::move(args)), std::move(input), kLocalGitTimeout, 0,
-                [&result](git::Collected done) { result = std::move(done); });
+    runner_.run(runner_.argv(path, std::move(args)), std::move(input), kLocalGitTimeout,
+                max_file_bytes, [&result](git::Collected done) { result = std::move(done); });
     drive([&] { return result.has_value(); });
     return result;
   }
@@ -240,18 +242,26 @@ std::string ref_commands(const StateRefs& state, const RefMap& here) {
 struct RepairSettings {
   bool fetch_enabled = true;
   std::size_t urls_per_other_owner = 2;
+  /// Other repositories here with the identifier copied from, at most
+  /// (NGIT_GIT_STATE_MAX_SIBLINGS).
+  std::size_t max_siblings = 4;
+  /// The cluster peers' git bases (NGIT_SYNC_PEERS): fetched from first, as by the daemon.
+  std::vector<std::string> peer_git_bases;
   git::GitFetcherOptions fetcher;
   /// Longest time one repository's fetch may take, all clone URLs together.
   std::chrono::seconds deadline{600};
 };
 
 /// The daemon's fetch rules (NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES, NGIT_DOMAIN, NGIT_GIT_FETCH_*,
-/// NGIT_GIT_MAX_BODY_BYTES), but one round over the clone URLs within `deadline`: a command does
-/// not wait out the daemon's backoff between rounds.
+/// NGIT_GIT_MAX_BODY_BYTES, NGIT_SYNC_PEERS tried first and trusted whatever they resolve to), but
+/// one round over the clone URLs within `deadline`: a command does not wait out the daemon's
+/// backoff between rounds.
 RepairSettings repair_settings(const Config& config) {
   RepairSettings out;
   out.fetch_enabled = config.git_fetch_enabled;
   out.urls_per_other_owner = config.git_fetch_urls_per_other_owner;
+  out.max_siblings = config.git_state_max_siblings;
+  out.peer_git_bases = peer_git_bases(config);
   auto timeout = std::chrono::seconds(std::max<std::uint64_t>(config.git_fetch_timeout_secs, 1));
   // Room for a dead first clone URL and a good second one.
   out.deadline = 2 * timeout;
@@ -266,20 +276,50 @@ RepairSettings repair_settings(const Config& config) {
   fetcher.limits.host_skip = std::chrono::seconds(config.git_fetch_host_skip_secs);
   fetcher.limits.backoff_base = fetcher.limits.backoff_cap = out.deadline + std::chrono::seconds(1);
   fetcher.give_up_after = out.deadline;
+  for (const auto& base : out.peer_git_bases)
+    if (auto url = parse_url(base)) fetcher.trusted_hosts.insert(git::trusted_host_key(*url));
   return out;
+}
+
+/// Copies `ids` from other repositories here with the same identifier (§5.9, as the daemon's
+/// applier does) until none is missing; returns those still missing.
+std::vector<std::string> copy_from_siblings(GitSession& git, const RepairSettings& settings,
+                                            const Hosted& repository,
+                                            const std::vector<std::string>& siblings,
+                                            std::vector<std::string> ids) {
+  const auto hooks = "core.hooksPath=" + git.repositories().hooks_dir().string();
+  for (std::size_t i = 0; i < siblings.size() && i < settings.max_siblings && !ids.empty(); ++i) {
+    std::vector<std::string> args{"-c",           "protocol.allow=never",
+                                  "-c",           "protocol.file.allow=always",
+                                  "-c",           "uploadpack.allowAnySHA1InWant=true",
+                                  "-c",           hooks,
+                                  "fetch",        "--quiet",
+                                  "--no-tags",    "--no-write-fetch-head",
+                                  "--no-auto-gc", "--",
+                                  siblings[i]};
+    args.insert(args.end(), ids.begin(), ids.end());
+    git.run(repository.path, std::move(args), {}, settings.fetcher.max_fetch_bytes);
+    auto still = git.missing(repository.path, ids);
+    if (still) ids = std::move(*still);
+  }
+  return ids;
 }
 
 /// Fetches the state's absent objects; empty when they are all here now, else why not.
 std::string fetch_absent(GitSession& git, const policy::StoreView& view,
                          const RepairSettings& settings, const Hosted& repository,
-                         const Comparison& found) {
+                         std::vector<std::string> ids) {
   if (!settings.fetch_enabled) return "objects not fetched: git_fetch_enabled is false";
   git::FetchJob job;
   job.key = "check-git " + repository.path;
   job.repository = repository.path;
-  job.ids = found.absent_ids;
-  job.urls = ::graspd::git::repository_clone_urls(
-      view, repository.name.owner, repository.name.identifier, settings.urls_per_other_owner);
+  job.ids = std::move(ids);
+  // Within a cluster the peers have the objects first (as in the daemon: actors/git/git_host.cpp).
+  for (const auto& base : settings.peer_git_bases)
+    job.urls.push_back(base + "/" + repository.label);
+  for (auto& url : ::graspd::git::repository_clone_urls(
+           view, repository.name.owner, repository.name.identifier, settings.urls_per_other_owner))
+    job.urls.push_back(std::move(url));
   job.author = nostr::to_hex(repository.name.owner);
   job.own_state = true;
   if (job.urls.empty()) return "objects not fetched: the announcements name no clone URL";
@@ -290,15 +330,19 @@ std::string fetch_absent(GitSession& git, const policy::StoreView& view,
   return {};
 }
 
-/// Brings one repository in line with its state: absent objects first (no ref moves before every
-/// object is here), then branches and tags in one transaction, then HEAD. The refs and the state
+/// Brings one repository in line with its state: absent objects first (copied from `siblings`,
+/// other repositories here with the identifier, else fetched; no ref moves before every object is
+/// here), then branches and tags in one transaction, then HEAD. The refs and the state
 /// are read again after the fetch: for-each-ref leaves out a ref whose object is not here, and a
 /// newer state may have come. Empty when done, else why not.
 std::string repair(GitSession& git, const policy::StoreView& view, const RepairSettings& settings,
-                   const Hosted& repository, const Comparison& found) {
+                   const Hosted& repository, const std::vector<std::string>& siblings,
+                   const Comparison& found) {
   if (!found.state || found.unreadable) return "nothing to repair from";
-  if (!found.absent_ids.empty())
-    if (auto why = fetch_absent(git, view, settings, repository, found); !why.empty()) return why;
+  auto absent = copy_from_siblings(git, settings, repository, siblings, found.absent_ids);
+  if (!absent.empty())
+    if (auto why = fetch_absent(git, view, settings, repository, std::move(absent)); !why.empty())
+      return why;
   auto now = compare(git, view, repository);
   if (!now.state || now.unreadable) return "the repository or its state could not be read again";
   if (!now.absent_ids.empty()) return "objects still missing after the fetch";
@@ -337,7 +381,7 @@ class GitChecker {
   int run() {
     auto hosted = hosted_repositories(repositories_);
     for (std::size_t i = 0; i < hosted.size(); ++i) {
-      check(hosted[i]);
+      check(hosted[i], siblings_of(hosted, hosted[i]));
       progress_.update(i + 1, static_cast<double>(i + 1) / static_cast<double>(hosted.size()));
     }
     progress_.clear();
@@ -347,7 +391,17 @@ class GitChecker {
   }
 
  private:
-  void check(const Hosted& repository) {
+  /// The other repositories here with `repository`'s identifier.
+  static std::vector<std::string> siblings_of(const std::vector<Hosted>& hosted,
+                                              const Hosted& repository) {
+    std::vector<std::string> out;
+    for (const auto& other : hosted)
+      if (other.name.identifier == repository.name.identifier && other.path != repository.path)
+        out.push_back(other.path);
+    return out;
+  }
+
+  void check(const Hosted& repository, const std::vector<std::string>& siblings) {
     GitSession git(repositories_, git_binary_);
     auto found = compare(git, view_, repository);
     if (!found.state && !found.unreadable) return note_no_state(repository, found);
@@ -355,7 +409,7 @@ class GitChecker {
     ++differ_;
     for (const auto& line : found.differences) print(repository, line);
     if (!repair_) return;
-    auto why = repair(git, view_, settings_, repository, found);
+    auto why = repair(git, view_, settings_, repository, siblings, found);
     auto after = compare(git, view_, repository);  // the state is read again: it may be newer
     if (why.empty() && after.differences.empty()) {
       ++repaired_;
