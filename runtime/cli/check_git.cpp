@@ -376,7 +376,7 @@ class GitChecker {
         repair_(repair),
         settings_(repair_settings(config)),
         out_(out),
-        progress_(err, stderr_is_terminal(), "check-git: checked", "repositories") {}
+        progress_(err, stderr_is_terminal(), "check-git", "repositories") {}
 
   int run() {
     auto hosted = hosted_repositories(repositories_);

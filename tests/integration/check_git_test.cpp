@@ -2,8 +2,9 @@
 // the real git client. Two nodes host the same repository (B fetched it from A by the state's
 // clone URL); B is stopped, its objects deleted and a branch the state does not name added; the
 // check names the missing and the extra ref (exit 1), --repair fetches from A and deletes the stray
-// branch (exit 0), the check is clean again, and a clone from the restarted B has the commit. Also:
-// a clean repository checked while its daemon runs, an unknown argument and a bad option (exit 2).
+// branch (exit 0), the check is clean again, and a clone from the restarted B has the commit; with
+// B running, a branch moved behind its back is named and moved back. Also: a clean repository
+// checked while its daemon runs, an unknown argument and a bad option (exit 2).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -225,6 +226,21 @@ TEST_F(CheckGitE2E, NamesMissingAndExtraRefsAndRepairsThemFromAnotherCloneUrl) {
   ASSERT_EQ(cloned.exit_code, 0) << cloned.output;
   EXPECT_EQ(without_newline(git("rev-parse HEAD", work() + "/from-b").output), commit);
   EXPECT_EQ(git("ls-remote " + url(*b)).output.find("refs/heads/stray"), std::string::npos);
+
+  // Beside the running daemon: a branch moved behind its back is named and moved back.
+  auto elsewhere = add_stray_branch(bare("b"));
+  ASSERT_EQ(git("--git-dir='" + bare("b") + "' update-ref refs/heads/main " + elsewhere).exit_code,
+            0);
+  auto moved = check_git(*b, "b");
+  EXPECT_EQ(moved.exit_code, 1) << moved.stdout_text << moved.stderr_text;
+  EXPECT_NE(moved.stdout_text.find(label + "missing refs/heads/main " + commit + " (here at " +
+                                   elsewhere + ")"),
+            std::string::npos)
+      << moved.stdout_text;
+  auto moved_back = check_git(*b, "b", {"--repair"});
+  EXPECT_EQ(moved_back.exit_code, 0) << moved_back.stdout_text << moved_back.stderr_text;
+  EXPECT_NE(git("ls-remote " + url(*b)).output.find(commit + "\trefs/heads/main"),
+            std::string::npos);
   EXPECT_EQ(b->stop(), 0) << b->stderr_text();
   EXPECT_EQ(a->stop(), 0) << a->stderr_text();
 }
