@@ -79,8 +79,7 @@ std::vector<Hosted> hosted_repositories(const git::Repositories& repositories) {
 }
 
 /// Git commands for one repository, on an io_context of its own driven by this thread: each runs
-/// to its end, and whatever still runs when the session goes (a fetch past the repository's
-/// deadline) is killed with it.
+/// to its end (within its timeout) before the next.
 class GitSession {
  public:
   GitSession(const git::Repositories& repositories, const std::string& git_binary)
@@ -92,7 +91,7 @@ class GitSession {
     std::optional<git::Collected> result;
     runner_.run(runner_.argv(path, std::move(args)), std::move(input), kLocalGitTimeout,
                 max_file_bytes, [&result](git::Collected done) { result = std::move(done); });
-    drive([&] { return result.has_value(); });
+    drive(io_, [&] { return result.has_value(); });
     return result;
   }
 
@@ -101,30 +100,36 @@ class GitSession {
                                                   const std::vector<std::string>& ids) {
     std::optional<std::optional<std::vector<std::string>>> result;
     runner_.missing(path, ids, [&result](auto done) { result = std::move(done); });
-    drive([&] { return result.has_value(); });
+    drive(io_, [&] { return result.has_value(); });
     return result ? *result : std::nullopt;
   }
 
-  /// Fetches `job` with the daemon's fetcher; nullopt when `deadline` came first.
+  /// Fetches `job` with the daemon's fetcher on an io_context of its own; nullopt when `deadline`
+  /// came first. Whatever still runs then (a git fetch, a lookup) is killed before this returns:
+  /// the io_context goes last, and the children go with its pending handlers.
   std::optional<git::FetchResult> fetch(git::GitFetcherOptions options, git::FetchJob job,
-                                        Clock::time_point deadline) {
-    std::optional<git::FetchResult> result;
-    auto fetcher = std::make_shared<git::GitFetcher>(runner_, std::move(options), nullptr);
-    job.done = [&result](git::FetchResult done) { result = done; };
+                                        Clock::time_point deadline) const {
+    auto result = std::make_shared<std::optional<git::FetchResult>>();
+    boost::asio::io_context io;
+    git::GitRunner runner{io.get_executor(), runner_.repositories, runner_.git_binary};
+    auto fetcher = std::make_shared<git::GitFetcher>(runner, std::move(options), nullptr);
+    job.done = [result](git::FetchResult done) { *result = done; };
     fetcher->request(std::move(job));
-    drive([&] { return result.has_value(); }, deadline);
+    drive(
+        io, [&] { return result->has_value(); }, deadline);
     fetcher->stop();
-    return result;
+    return *result;
   }
 
   const git::Repositories& repositories() const { return runner_.repositories; }
 
  private:
   template <class Done>
-  void drive(Done done, std::optional<Clock::time_point> deadline = std::nullopt) {
-    io_.restart();
+  static void drive(boost::asio::io_context& io, Done done,
+                    std::optional<Clock::time_point> deadline = std::nullopt) {
+    io.restart();
     while (!done()) {
-      auto ran = deadline ? io_.run_one_until(*deadline) : io_.run_one();
+      auto ran = deadline ? io.run_one_until(*deadline) : io.run_one();
       if (ran == 0) break;  // out of work, or the deadline passed
     }
   }
@@ -381,7 +386,7 @@ class GitChecker {
   int run() {
     auto hosted = hosted_repositories(repositories_);
     for (std::size_t i = 0; i < hosted.size(); ++i) {
-      check(hosted[i], siblings_of(hosted, hosted[i]));
+      check(hosted, hosted[i]);
       progress_.update(i + 1, static_cast<double>(i + 1) / static_cast<double>(hosted.size()));
     }
     progress_.clear();
@@ -401,7 +406,7 @@ class GitChecker {
     return out;
   }
 
-  void check(const Hosted& repository, const std::vector<std::string>& siblings) {
+  void check(const std::vector<Hosted>& hosted, const Hosted& repository) {
     GitSession git(repositories_, git_binary_);
     auto found = compare(git, view_, repository);
     if (!found.state && !found.unreadable) return note_no_state(repository, found);
@@ -409,7 +414,7 @@ class GitChecker {
     ++differ_;
     for (const auto& line : found.differences) print(repository, line);
     if (!repair_) return;
-    auto why = repair(git, view_, settings_, repository, siblings, found);
+    auto why = repair(git, view_, settings_, repository, siblings_of(hosted, repository), found);
     auto after = compare(git, view_, repository);  // the state is read again: it may be newer
     if (why.empty() && after.differences.empty()) {
       ++repaired_;
