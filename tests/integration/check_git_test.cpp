@@ -1,7 +1,8 @@
 // `graspd check-git [--repair]` end to end (docs/operations.md, "check-git"): the real binary and
 // the real git client. Two nodes host the same repository (B fetched it from A by the state's
 // clone URL); B is stopped, its objects deleted and a branch the state does not name added; the
-// check names the missing and the extra ref (exit 1), --repair fetches from A and deletes the stray
+// check names the missing and the extra ref (exit 1), --repair refuses A's loopback address unless
+// private addresses are allowed (exit 1), then fetches from A and deletes the stray
 // branch (exit 0), the check is clean again, and a clone from the restarted B has the commit; with
 // B running, a branch moved behind its back is named and moved back. Also: a clean repository
 // checked while its daemon runs, an unknown argument and a bad option (exit 2).
@@ -208,6 +209,16 @@ TEST_F(CheckGitE2E, NamesMissingAndExtraRefsAndRepairsThemFromAnotherCloneUrl) {
       << broken.stdout_text;
   EXPECT_NE(broken.stdout_text.find("checked 1 repositories: 1 differ"), std::string::npos)
       << broken.stdout_text;
+
+  // The daemon's URL guard: A is on a loopback address, refused unless private addresses are
+  // allowed, so nothing is fetched and nothing moves.
+  auto guarded = check_git(*b, "b", {"--repair"});
+  EXPECT_EQ(guarded.exit_code, 1) << guarded.stdout_text << guarded.stderr_text;
+  EXPECT_NE(guarded.stdout_text.find(label + "still differs: objects found at no fetchable clone"),
+            std::string::npos)
+      << guarded.stdout_text;
+  EXPECT_NE(guarded.stdout_text.find("1 differed, 0 repaired, 1 still differ"), std::string::npos)
+      << guarded.stdout_text;
 
   auto repaired = check_git(*b, "b", {"--repair"}, /*allow_private=*/true);
   EXPECT_EQ(repaired.exit_code, 0) << repaired.stdout_text << repaired.stderr_text;
