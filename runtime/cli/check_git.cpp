@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,7 +14,10 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <string>
 #include <string_view>
+#include <system_error>
+#include <vector>
 
 #include "messages/nostr/nip19.hpp"
 #include "runtime/config/cluster_peers.hpp"
