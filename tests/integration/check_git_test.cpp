@@ -5,7 +5,8 @@
 // private addresses are allowed (exit 1), then fetches from A and deletes the stray
 // branch (exit 0), the check is clean again, and a clone from the restarted B has the commit; with
 // B running, a branch moved behind its back is named and moved back. Also: a clean repository
-// checked while its daemon runs, an unknown argument and a bad option (exit 2).
+// checked while its daemon runs; a repair that copies from another owner's repository of the
+// identifier on the same node; an unknown argument and a bad option (exit 2).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -97,14 +98,34 @@ class CheckGitE2E : public ::testing::Test {
 
   std::string git_root(const std::string& name) const { return dir_.file("git-" + name); }
   std::string work() const { return dir_.file("work"); }
-  std::string npub() const {
-    return nostr::encode_npub(*nostr::pubkey_from_secret(secret_key(repository_owner)));
+  std::string npub(std::uint8_t owner = repository_owner) const {
+    return nostr::encode_npub(*nostr::pubkey_from_secret(secret_key(owner)));
   }
-  std::string repository_path() const { return "/" + npub() + "/repo.git"; }
-  std::string url(const GraspdProcess& node) const {
-    return "http://127.0.0.1:" + std::to_string(node.port()) + repository_path();
+  std::string repository_path(std::uint8_t owner = repository_owner) const {
+    return "/" + npub(owner) + "/repo.git";
   }
-  std::string bare(const std::string& name) const { return git_root(name) + repository_path(); }
+  std::string url(const GraspdProcess& node, std::uint8_t owner = repository_owner) const {
+    return "http://127.0.0.1:" + std::to_string(node.port()) + repository_path(owner);
+  }
+  std::string bare(const std::string& name, std::uint8_t owner = repository_owner) const {
+    return git_root(name) + repository_path(owner);
+  }
+
+  /// `owner`'s announcement of "repo" on `node` only, and its state naming `commit` on main.
+  void announce_on(GraspdProcess& node, std::uint8_t owner, const std::string& commit) {
+    auto announcement = make_event(
+        30617, "", {{"d", "repo"}, {"clone", url(node, owner)}, {"relays", node.relay_url()}},
+        1700000000, owner);
+    auto state = make_event(
+        30618, "", {{"d", "repo"}, {"refs/heads/main", commit}, {"HEAD", "ref: refs/heads/main"}},
+        1700000100, owner);
+    publish(node, {&announcement, &state});
+  }
+
+  bool serves(GraspdProcess& node, std::uint8_t owner, const std::string& commit) {
+    return git("ls-remote " + url(node, owner)).output.find(commit + "\trefs/heads/main") !=
+           std::string::npos;
+  }
 
   /// git with a private HOME and no system or global configuration.
   ShellResult git(const std::string& args, const std::string& in = "") {
@@ -254,6 +275,38 @@ TEST_F(CheckGitE2E, NamesMissingAndExtraRefsAndRepairsThemFromAnotherCloneUrl) {
             std::string::npos);
   EXPECT_EQ(b->stop(), 0) << b->stderr_text();
   EXPECT_EQ(a->stop(), 0) << a->stderr_text();
+}
+
+TEST_F(CheckGitE2E, ARepairCopiesFromAnotherOwnersRepositoryOfTheIdentifierHere) {
+  constexpr std::uint8_t other_owner = 8;
+  auto node = start_node("n");
+  ASSERT_TRUE(node->running());
+  EXPECT_EQ(git("init -q -b main local").exit_code, 0);
+  EXPECT_EQ(git("commit -q --allow-empty -m one", work() + "/local").exit_code, 0);
+  auto commit = without_newline(git("rev-parse HEAD", work() + "/local").output);
+  announce_on(*node, repository_owner, commit);
+  auto pushed = git("push -q " + url(*node) + " main", work() + "/local");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  // The other owner's state: the node copies the objects from the first owner's repository.
+  announce_on(*node, other_owner, commit);
+  ASSERT_TRUE(wait_until([&] { return serves(*node, other_owner, commit); }, 15s))
+      << node->stderr_text();
+  ASSERT_EQ(node->stop(), 0) << node->stderr_text();
+  delete_objects(bare("n"));
+
+  // The only clone URL is this node's own (never fetched from): the sibling is the one source.
+  auto repaired = check_git(*node, "n", {"--repair"});
+  EXPECT_EQ(repaired.exit_code, 0) << repaired.stdout_text << repaired.stderr_text;
+  EXPECT_NE(repaired.stdout_text.find(npub() + "/repo.git: repaired"), std::string::npos)
+      << repaired.stdout_text;
+  EXPECT_NE(repaired.stdout_text.find("checked 2 repositories: 1 differed, 1 repaired"),
+            std::string::npos)
+      << repaired.stdout_text;
+  ASSERT_TRUE(node->restart()) << node->stderr_text();
+  EXPECT_TRUE(serves(*node, repository_owner, commit));
+  auto cloned = git("clone -q " + url(*node) + " copied");
+  EXPECT_EQ(cloned.exit_code, 0) << cloned.output;
+  EXPECT_EQ(node->stop(), 0) << node->stderr_text();
 }
 
 TEST_F(CheckGitE2E, AnUnknownArgumentOrABadOptionIsAUsageError) {
