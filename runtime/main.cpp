@@ -7,6 +7,7 @@
 #include "runtime/boot/daemon.hpp"
 #include "runtime/boot/sync_command.hpp"
 #include "runtime/cli/check_config.hpp"
+#include "runtime/cli/check_git.hpp"
 #include "runtime/cli/store_commands.hpp"
 #include "runtime/config/config.hpp"
 #include "runtime/ops/log.hpp"
@@ -53,5 +54,9 @@ int main(int argc, char** argv) {
     return run_check_config(std::vector<std::string>(argv + 2, argv + argc), process_environment(),
                             process_environment_names(), std::cout, std::cerr);
   }
+  if (argc >= 2 && std::string_view(argv[1]) == "check-git")
+    return graspd::runtime::run_check_git(std::vector<std::string>(argv + 2, argv + argc),
+                                          graspd::runtime::process_environment(), std::cout,
+                                          std::cerr);
   return run_daemon(std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -17,6 +17,7 @@
 #include "runtime/boot/verifiers.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_store.hpp"
+#include "runtime/config/cluster_peers.hpp"
 #include "runtime/net/relay_client.hpp"
 
 namespace boost::asio {
@@ -39,16 +40,10 @@ struct WiredSync {
   std::shared_ptr<runtime::RelayClientRegistry> clients;
 };
 
-/// Every spelling of this service as a relay URL (the domain and the bind address, ws and wss),
-/// canonical: sync never dials them.
-std::set<std::string> own_relay_urls(const runtime::Config& config);
-
-/// NGIT_SYNC_PEERS, canonical, without this node's own URLs (each logged when `report`) and
-/// repeats.
-std::vector<std::string> sync_peer_urls(const runtime::Config& config, bool report = false);
-
-/// Each cluster peer's git Smart HTTP base ("http://host:port" for ws://, https for wss://).
-std::vector<std::string> peer_git_bases(const runtime::Config& config);
+// The peer rules live in runtime/config/cluster_peers.hpp (operator commands use them too).
+using runtime::own_relay_urls;
+using runtime::peer_git_bases;
+using runtime::sync_peer_urls;
 
 /// Config → SyncManagerConfig, without the parts that need the running store (already_stored)
 /// and the verifiers.
