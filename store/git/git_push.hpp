@@ -100,7 +100,7 @@ struct PushAuthority {
   /// The repository is a GRASP-05 archive (policy::is_archive): every ref is refused.
   bool archive = false;
   /// For a GRASP-06 submission area: pushed ids whose PR event is for another area, and why.
-  std::map<std::string, std::string> pr_refusals;
+  std::map<std::string, std::string> pr_refusals{};
 };
 
 struct RefVerdict {
