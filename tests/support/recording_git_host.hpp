@@ -28,6 +28,7 @@ struct GitHostRecord {
   std::vector<std::pair<nostr::EventId, std::size_t>> held_pull_requests;
   std::vector<std::vector<std::string>> checks;
   std::vector<PrRefChange> ref_changes;
+  std::vector<PrMirror> mirrors;
   /// refs/nostr refs asked to be deleted (PrRefsDelete), in order; each is answered gone unless
   /// named in `refs_left` (id → the commit it names now).
   std::vector<PrRefPushed> ref_deletions;
@@ -71,6 +72,7 @@ inline git_host_actor::behavior_type recording_git_host(
         }
         return left;
       },
+      [=](PrMirror& mirror) { record->mirrors.push_back(mirror); },
       [=](atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>&) {},
       [=](atom::git_pushed, GitDataArrived&) {},
       [=](atom::git_found, GitDataArrived&) {},
