@@ -19,6 +19,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "tests/integration/relay_test_helpers.hpp"
+#include "tests/support/shell.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -32,24 +33,6 @@ using namespace std::chrono_literals;
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 constexpr std::uint8_t repository_owner = 7;
-
-struct ShellResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-/// Runs a shell command (stdout and stderr together) in `dir`.
-ShellResult shell(const std::string& dir, const std::string& command) {
-  const std::string full = "cd '" + dir + "' && " + command + " 2>&1";
-  ShellResult out;
-  FILE* pipe = ::popen(full.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.output.append(buffer, n);
-  int status = ::pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 std::string without_newline(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -130,12 +113,12 @@ class CheckGitE2E : public ::testing::Test {
   /// git with a private HOME and no system or global configuration.
   ShellResult git(const std::string& args, const std::string& in = "") {
     fs::create_directories(work() + "/home");
-    return shell(in.empty() ? work() : in,
-                 "env -i PATH=/usr/bin:/bin HOME='" + work() +
-                     "/home' GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 "
-                     "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t "
-                     "GIT_COMMITTER_EMAIL=t@t git " +
-                     args);
+    return run_shell(in.empty() ? work() : in,
+                     "env -i PATH=/usr/bin:/bin HOME='" + work() +
+                         "/home' GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 "
+                         "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t "
+                         "GIT_COMMITTER_EMAIL=t@t git " +
+                         args);
   }
 
   void publish(GraspdProcess& node, std::vector<const nostr::Event*> events) {

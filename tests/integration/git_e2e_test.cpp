@@ -29,6 +29,7 @@
 #include "messages/nostr/nip19.hpp"
 #include "tests/integration/relay_test_helpers.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/shell.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -40,23 +41,7 @@ using namespace std::chrono_literals;
 
 constexpr std::uint8_t owner_key = 7;
 
-struct Shell {
-  int exit_code = -1;
-  std::string output;
-};
-
-/// Runs a shell command (stdout and stderr together) in `dir`.
-Shell run(const std::string& dir, const std::string& command) {
-  const std::string full = "cd '" + dir + "' && " + command + " 2>&1";
-  Shell out;
-  FILE* pipe = ::popen(full.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.output.append(buffer, n);
-  int status = ::pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using Shell = ShellResult;
 
 std::string trim(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
@@ -234,12 +219,12 @@ class GitE2E : public ::testing::Test {
 
   /// git with a private HOME and no system or global configuration.
   Shell git(const std::string& args, const std::string& in = "") {
-    return run(in.empty() ? work() : in,
-               "env -i PATH=/usr/bin:/bin HOME='" + home() +
-                   "' GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 "
-                   "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t "
-                   "GIT_COMMITTER_EMAIL=t@t git " +
-                   args);
+    return run_shell(in.empty() ? work() : in,
+                     "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                         "' GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 "
+                         "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t "
+                         "GIT_COMMITTER_EMAIL=t@t git " +
+                         args);
   }
 
   void announce(const std::string& d = "repo", std::uint8_t key = owner_key,
@@ -353,15 +338,15 @@ TEST_F(GitE2E, AnnouncePushCloneAndRefusal) {
 
   // A fetch with many local commits: the negotiation body is gzipped by git (§3.5).
   auto copy = work() + "/copy";
-  ASSERT_EQ(run(copy,
-                "for i in $(seq 1 300); do echo $i > f; git -c user.name=t -c "
-                "user.email=t@t add f >/dev/null && git -c user.name=t -c user.email=t@t "
-                "commit -q -m c$i; done")
+  ASSERT_EQ(run_shell(copy,
+                      "for i in $(seq 1 300); do echo $i > f; git -c user.name=t -c "
+                      "user.email=t@t add f >/dev/null && git -c user.name=t -c user.email=t@t "
+                      "commit -q -m c$i; done")
                 .exit_code,
             0);
-  auto traced =
-      run(copy, "env -i PATH=/usr/bin:/bin HOME='" + home() +
-                    "' GIT_TRACE_CURL=1 GIT_TRACE_CURL_NO_DATA=1 git fetch " + url() + " main");
+  auto traced = run_shell(copy, "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                                    "' GIT_TRACE_CURL=1 GIT_TRACE_CURL_NO_DATA=1 git fetch " +
+                                    url() + " main");
   EXPECT_EQ(traced.exit_code, 0) << traced.output;
   EXPECT_NE(traced.output.find("Content-Encoding: gzip"), std::string::npos)
       << "the test needs git to gzip its request";
@@ -439,8 +424,9 @@ TEST_F(GitE2E, LargePushStreamsAndPartialCloneWorks) {
   // The v0 advertisement offers fetching by id and filters (§3.7).
   auto advertised = git("-c protocol.version=0 ls-remote " + url());
   EXPECT_EQ(advertised.exit_code, 0);
-  auto trace = run(work(), "env -i PATH=/usr/bin:/bin HOME='" + home() +
-                               "' GIT_TRACE_PACKET=1 git -c protocol.version=0 ls-remote " + url());
+  auto trace =
+      run_shell(work(), "env -i PATH=/usr/bin:/bin HOME='" + home() +
+                            "' GIT_TRACE_PACKET=1 git -c protocol.version=0 ls-remote " + url());
   EXPECT_NE(trace.output.find("allow-tip-sha1-in-want allow-reachable-sha1-in-want"),
             std::string::npos)
       << trace.output;
@@ -893,14 +879,14 @@ TEST_F(GitE2E, HostileRequests) {
   EXPECT_EQ(wrong.status, 415);
 
   auto curl = [&](const std::string& args) {
-    return trim(run(work(), "curl -s -o /dev/null -w '%{http_code}' --max-time 20 " + args +
-                                " 'http://" + host() + path() + "/git-upload-pack'")
+    return trim(run_shell(work(), "curl -s -o /dev/null -w '%{http_code}' --max-time 20 " + args +
+                                      " 'http://" + host() + path() + "/git-upload-pack'")
                     .output);
   };
   // A body over the limit, sent as it is and chunked.
-  run(work(),
-      "head -c 3000000 /dev/zero > big.bin && gzip -c big.bin > big.gz && "
-      "head -c 50000000 /dev/zero | gzip -c > bomb.gz");
+  run_shell(work(),
+            "head -c 3000000 /dev/zero > big.bin && gzip -c big.bin > big.gz && "
+            "head -c 50000000 /dev/zero | gzip -c > bomb.gz");
   const std::string type = "-H 'Content-Type: application/x-git-upload-pack-request' ";
   EXPECT_EQ(curl(type + "--data-binary @big.bin"), "413");
   EXPECT_EQ(curl(type + "-H 'Transfer-Encoding: chunked' --data-binary @big.bin"), "413");
@@ -1112,10 +1098,10 @@ TEST_F(GitE2E, DeletingABranchTheStateAlreadyRemovedSucceeds) {
                   "report-status\n") +
               "0000";
   std::ofstream(work() + "/delete.body", std::ios::binary) << line;
-  auto answer = run(work(),
-                    "curl -s -w ' HTTP%{http_code}' -H 'Content-Type: "
-                    "application/x-git-receive-pack-request' --data-binary @delete.body " +
-                        url() + "/git-receive-pack");
+  auto answer = run_shell(work(),
+                          "curl -s -w ' HTTP%{http_code}' -H 'Content-Type: "
+                          "application/x-git-receive-pack-request' --data-binary @delete.body " +
+                              url() + "/git-receive-pack");
   EXPECT_NE(answer.output.find("ok refs/heads/b"), std::string::npos) << answer.output;
   EXPECT_NE(answer.output.find(" HTTP200"), std::string::npos) << answer.output;
 }
@@ -1457,7 +1443,8 @@ class RefsNostrE2E : public GitE2E {
     }
     body += "0000";
     if (empty_pack_.empty()) {
-      auto pack = run(work() + "/local", "git pack-objects -q --stdout </dev/null > ../empty.pack");
+      auto pack =
+          run_shell(work() + "/local", "git pack-objects -q --stdout </dev/null > ../empty.pack");
       EXPECT_EQ(pack.exit_code, 0) << pack.output;
       std::ifstream in(work() + "/empty.pack", std::ios::binary);
       empty_pack_.assign(std::istreambuf_iterator<char>(in), {});
@@ -1469,10 +1456,10 @@ class RefsNostrE2E : public GitE2E {
 
   /// POSTs body file `name` to receive-pack from `from` with curl; its answer (report-status).
   Shell post_push(const std::string& name, const std::string& from) {
-    return run(work(),
-               "curl -s --max-time 60 --interface " + from +
-                   " -H 'Content-Type: application/x-git-receive-pack-request' --data-binary @" +
-                   name + " " + url() + "/git-receive-pack");
+    return run_shell(
+        work(), "curl -s --max-time 60 --interface " + from +
+                    " -H 'Content-Type: application/x-git-receive-pack-request' --data-binary @" +
+                    name + " " + url() + "/git-receive-pack");
   }
 
   std::size_t remote_nostr_refs() {
@@ -1945,12 +1932,12 @@ TEST_F(PrSubmissionE2E, OneAddressPushesAtMostItsByteBudgetToAreas) {
   constexpr std::uintmax_t budget = 300000;
   start_on({{"NGIT_GRASP06_MAX_BYTES_PER_IP", std::to_string(budget)}});
   ASSERT_EQ(git("init -q -b main big").exit_code, 0);
-  ASSERT_EQ(run(work() + "/big", "head -c 200000 /dev/urandom > blob").exit_code, 0);
+  ASSERT_EQ(run_shell(work() + "/big", "head -c 200000 /dev/urandom > blob").exit_code, 0);
   ASSERT_EQ(git("add blob", work() + "/big").exit_code, 0);
   ASSERT_EQ(git("commit -q -m big", work() + "/big").exit_code, 0);
   auto big = trim(git("rev-parse HEAD", work() + "/big").output);
-  ASSERT_EQ(run(work() + "/big",
-                "git rev-list --objects HEAD | git pack-objects -q --stdout > ../big.pack")
+  ASSERT_EQ(run_shell(work() + "/big",
+                      "git rev-list --objects HEAD | git pack-objects -q --stdout > ../big.pack")
                 .exit_code,
             0);
   std::ifstream in(work() + "/big.pack", std::ios::binary);
@@ -1962,10 +1949,10 @@ TEST_F(PrSubmissionE2E, OneAddressPushesAtMostItsByteBudgetToAreas) {
                 "0000" + pack;
     auto name = "attack" + std::to_string(n) + ".body";
     std::ofstream(work() + "/" + name, std::ios::binary) << body;
-    return run(work(),
-               "curl -s --max-time 60 --interface 127.0.0.2 -H 'Content-Type: "
-               "application/x-git-receive-pack-request' --data-binary @" +
-                   name + " " + area_url("a" + std::to_string(n)) + "/git-receive-pack")
+    return run_shell(work(),
+                     "curl -s --max-time 60 --interface 127.0.0.2 -H 'Content-Type: "
+                     "application/x-git-receive-pack-request' --data-binary @" +
+                         name + " " + area_url("a" + std::to_string(n)) + "/git-receive-pack")
         .output;
   };
   EXPECT_NE(attack(1).find("ok refs/nostr/"), std::string::npos);
