@@ -54,6 +54,8 @@ using git_maintain = caf::atom_constant<caf::atom("git_maint")>;
 using git_maintained = caf::atom_constant<caf::atom("git_mdone")>;
 /// A batch of refs/nostr deletions ended (its ticket and the refs left).
 using git_deleted = caf::atom_constant<caf::atom("git_del")>;
+/// Re-check timer: the next identifiers are looked at against their newest state (and fetched).
+using git_recheck = caf::atom_constant<caf::atom("git_rechk")>;
 
 // Sync: what the outbound transport reports to a relay connection.
 /// The connection to the remote relay is open (with the peer's max message length).

@@ -62,6 +62,17 @@ typename Inspector::result_type inspect(Inspector& f, ReposHosted& x) {
   return f(caf::meta::type_name("ReposHosted"), x.repositories);
 }
 
+/// GRASP-05 storage caps: may `repository` become a new archive here? Answered with the `blocked:`
+/// refusal when the archive caps are reached, empty when it may (one already here always may).
+struct ArchiveRoom {
+  RepositoryRef repository;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ArchiveRoom& x) {
+  return f(caf::meta::type_name("ArchiveRoom"), x.repository);
+}
+
 /// A state event (kind 30618) was stored or held: git hosting applies it to the repositories here,
 /// fetching from the other clone URLs what it misses (§5.10, §8).
 struct StateStored {

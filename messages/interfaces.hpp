@@ -117,6 +117,8 @@ using git_host_actor = caf::typed_actor<
     caf::replies_to<RepoExists>::with<bool>,
     // Which of the repositories exist here, in the order asked.
     caf::replies_to<ReposHosted>::with<std::vector<RepositoryRef>>,
+    // Whether a new archive has room (the `blocked:` refusal when not, else empty).
+    caf::replies_to<ArchiveRoom>::with<std::string>,
     // A state event was stored or held: applied here, fetching what is missing.
     caf::reacts_to<StateStored>,
     // Held pull requests: look for (and fetch) their commits; look again; set their refs/nostr
@@ -136,6 +138,8 @@ using git_host_actor = caf::typed_actor<
                    std::string>,
     // INTERNAL: repository maintenance (git gc --auto) is due; a run ended (true: try it again).
     caf::reacts_to<atom::git_maintain>, caf::reacts_to<atom::git_maintained, bool>,
+    // INTERNAL: the periodic re-check of the repositories' git data goes on.
+    caf::reacts_to<atom::git_recheck>,
     caf::reacts_to<atom::git_deleted, std::uint64_t, std::vector<PrRefPushed>>,
     // Add a subscriber of GitDataArrived.
     caf::reacts_to<atom::feed_subscribe, git_data_feed_actor>,

@@ -73,6 +73,10 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
   hooks.commit_present = [host](const RepositoryRef& repository, const std::string& commit) {
     report_found(host, GitDataArrived{repository, {}, {}, {commit}, {}});
   };
+  hooks.may_fetch = [gate = self->state.archive_gate](const RepositoryRef& repository) {
+    std::lock_guard lock{gate->mutex};
+    return gate->full.count(repository) == 0;
+  };
   auto locks = config.locks;
   hooks.try_lock = [locks](const std::string& path) { return locks->try_lock(path); };
   hooks.unlock = [locks](const std::string& path) { locks->unlock(path); };
@@ -80,11 +84,51 @@ runtime::git::GitStateSyncHooks state_sync_hooks(GitHostSelf self, const GitHost
   return hooks;
 }
 
+// ---------------------------------------------------------------- archive storage caps
+
+/// Tells the state applier which archives are at a cap (no more fetches into them).
+void refresh_archive_gate(GitHostSelf self) {
+  auto& st = self->state;
+  auto full = st.archive_usage->full();
+  std::lock_guard lock{st.archive_gate->mutex};
+  st.archive_gate->full = std::move(full);
+}
+
+/// Measures archive `repository` again (it was created, or git data arrived in it).
+void measure_archive(GitHostSelf self, const RepositoryRef& repository) {
+  auto& st = self->state;
+  if (!st.archive_usage || !st.archive_usage->contains(repository)) return;
+  st.archive_usage->set(repository, st.repositories->bytes_of(repository));
+  refresh_archive_gate(self);
+}
+
+/// The archives on disk at start, measured (one walk of each).
+void start_archive_usage(GitHostSelf self, const GitHostConfig& config) {
+  auto& st = self->state;
+  if (!config.policy.archive.any_source()) return;
+  st.archive_usage.emplace(config.archive_caps);
+  for (const auto& repository : st.repositories->hosted())
+    if (git::archived_repository(*st.view, config.policy, repository.owner, repository.identifier))
+      st.archive_usage->set(repository, st.repositories->bytes_of(repository));
+  refresh_archive_gate(self);
+}
+
+std::string archive_room(GitHostSelf self, const RepositoryRef& repository) {
+  auto& st = self->state;
+  if (!st.archive_usage || st.repositories->exists(repository)) return {};
+  return st.archive_usage->refusal_of_new(repository);
+}
+
 /// Creates the repository of an announcement that lists this service (§4.1); false (logged)
 /// when it cannot be.
 caf::result<void> create_repository(GitHostSelf self, const nostr::Event& announcement) {
   RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
-  auto created = self->state.repositories->create(repository);
+  auto& st = self->state;
+  auto created = st.repositories->create(repository);
+  if (created && st.archive_usage && policy::is_archive(st.policy, announcement)) {
+    st.archive_usage->set(repository, 0);
+    measure_archive(self, repository);
+  }
   if (created) return caf::unit;
   const auto& failure = created.error();
   if (failure.code != git_errc::invalid_identifier)
@@ -97,6 +141,10 @@ caf::result<void> create_repository(GitHostSelf self, const nostr::Event& announ
 void remove_repository(GitHostSelf self, const nostr::Event& announcement) {
   RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
   if (!runtime::git::is_valid_identifier(repository.identifier)) return;
+  if (self->state.archive_usage) {
+    self->state.archive_usage->remove(repository);
+    refresh_archive_gate(self);
+  }
   if (!self->state.repositories->remove(repository))
     log::error(log::components::git, "cannot remove the repository of expired ",
                repository.identifier);
@@ -246,6 +294,33 @@ void start_maintenance(GitHostSelf self, const GitHostConfig& config) {
   st.maintenance_queue.emplace(config.maintenance_interval);
 }
 
+// ---------------------------------------------------------------- periodic re-check
+
+/// Identifiers looked at per step of a re-check round, and the pause between steps: a round of
+/// 10,000 identifiers takes about 52 minutes, and the state applier's lanes (1,024 identifiers)
+/// never fill with it.
+constexpr std::size_t recheck_batch = 16;
+constexpr auto recheck_step = std::chrono::seconds(5);
+
+/// One step of the periodic re-check (GRASP-02 wants missing git data pulled from the other clone
+/// URLs at least hourly): a round starts with every identifier hosted here and hands them to the
+/// state applier a batch at a time, as states that came by sync (fetched at once when missing).
+void recheck_step_now(GitHostSelf self) {
+  auto& st = self->state;
+  if (st.recheck_pending.empty()) {
+    std::set<std::string> identifiers;
+    for (const auto& repository : st.repositories->hosted())
+      identifiers.insert(repository.identifier);
+    st.recheck_pending.assign(identifiers.begin(), identifiers.end());
+  }
+  for (std::size_t i = 0; i < recheck_batch && !st.recheck_pending.empty(); ++i) {
+    st.state_sync->recheck(st.recheck_pending.front());
+    st.recheck_pending.pop_front();
+  }
+  auto next = st.recheck_pending.empty() ? st.recheck_interval : recheck_step;
+  self->delayed_send(self, next, atom::git_recheck::value);
+}
+
 void subscribe(GitHostSelf self, git_data_feed_actor subscriber) {
   auto& subscribers = self->state.subscribers;
   if (std::find(subscribers.begin(), subscribers.end(), subscriber) == subscribers.end())
@@ -272,12 +347,18 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
                                                          config.state_sync.git_binary);
   start_maintenance(self, config);
   st.locks = config.locks;
+  st.policy = config.policy;
+  start_archive_usage(self, config);
+  st.recheck_interval = config.recheck_interval;
+  if (st.recheck_interval.count() > 0)
+    self->delayed_send(self, st.recheck_interval, atom::git_recheck::value);
   if (config.pr_submissions) remove_empty_areas(self, st.repositories->pr_submission_areas());
   return {
       [=](RepoAnnounced& announced) { return create_repository(self, *announced.announcement); },
       [=](RepoWithdrawn& withdrawn) { remove_repository(self, *withdrawn.announcement); },
       [=](RepoExists& question) { return repository_exists(self, question.identifier); },
       [=](ReposHosted& question) { return hosted_among(self, std::move(question.repositories)); },
+      [=](ArchiveRoom& question) { return archive_room(self, question.repository); },
       [=](StateStored& stored) {
         self->state.state_sync->on_state(std::move(stored.state), stored.by_sync);
       },
@@ -300,6 +381,7 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
       [=](atom::git_found, GitDataArrived& found) {
         publish(self, found);
         queue_maintenance(self, found.repository);
+        measure_archive(self, found.repository);
       },
       [=](atom::git_fetch, RepositoryRef& repository, std::string& commit,
           std::vector<std::string>& urls, std::string& author) {
@@ -315,6 +397,7 @@ git_host_actor::behavior_type git_host(GitHostSelf self, GitHostConfig config) {
           self->state.maintenance_queue->finished(self->clock().now(), again);
         maintain_next(self);
       },
+      [=](atom::git_recheck) { recheck_step_now(self); },
       [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {
         subscribe(self, std::move(subscriber));
       },

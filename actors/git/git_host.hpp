@@ -19,14 +19,18 @@
 #include <caf/typed_response_promise.hpp>
 
 #include <chrono>
+#include <deque>
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "actors/git/engine/archive_usage.hpp"
 #include "actors/git/engine/maintenance_queue.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/git/git_maintenance.hpp"
@@ -71,6 +75,19 @@ struct GitHostConfig {
   prometheus::Registry* registry = nullptr;
   /// NGIT_GRASP06_ENABLE: submission areas left without refs are looked for at start.
   bool pr_submissions = false;
+  /// NGIT_GIT_RECHECK_INTERVAL_SECS: every repository's git data is looked at against its newest
+  /// state this often (0 = never), a few identifiers at a time.
+  std::chrono::seconds recheck_interval{0};
+  /// Which repositories are GRASP-05 archives (policy::is_archive), and their storage caps.
+  policy::PolicyConfig policy;
+  git::ArchiveCaps archive_caps;
+};
+
+/// The archives no more objects may be fetched into (at a storage cap), as the state applier's
+/// strand reads them; written by the git hosting actor after each measurement.
+struct ArchiveGate {
+  std::mutex mutex;
+  std::set<RepositoryRef> full;
 };
 
 struct GitHostState {
@@ -93,8 +110,15 @@ struct GitHostState {
   std::map<std::uint64_t, caf::typed_response_promise<std::vector<PrRefPushed>>> deletions;
   /// The repository of each deletion under way (a submission area emptied by one goes).
   std::map<std::uint64_t, RepositoryRef> deletion_repositories;
-  std::shared_ptr<runtime::git::RepositoryLocks> locks;
   std::uint64_t next_deletion = 0;
+  std::shared_ptr<runtime::git::RepositoryLocks> locks;
+  policy::PolicyConfig policy;
+  /// The identifiers the running re-check round has still to look at, and the interval.
+  std::deque<std::string> recheck_pending;
+  std::chrono::seconds recheck_interval{0};
+  /// GRASP-05 archives here and their bytes on disk; the gate the state applier reads.
+  std::optional<git::ArchiveUsage> archive_usage;
+  std::shared_ptr<ArchiveGate> archive_gate = std::make_shared<ArchiveGate>();
 
   /// Stops the git child processes this actor started.
   void stop();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <set>
 
 #include "messages/nostr/nip34.hpp"
 #include "runtime/ops/log.hpp"
@@ -128,6 +129,8 @@ void store_accepted(Self self, Submission submission, policy::Decision decision)
 
 namespace {
 
+void act_on_accepted(Self self, Submission submission, policy::Decision decision);
+
 /// Decides an event and acts on it: refuse, park, hold, or store and answer after the commit.
 void judge(Self self, Submission submission) {
   const auto& ev = submission.event;
@@ -137,6 +140,24 @@ void judge(Self self, Submission submission) {
   if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
     return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
+  auto& git = self->state.config.git;
+  if (decision.rule != policy::Rule::announcement_archived || !git)
+    return act_on_accepted(self, std::move(submission), std::move(decision));
+  // GRASP-05 storage caps: a new archive needs room, which git hosting (owning the disk) knows.
+  // Awaited, like every question to git hosting, to keep the decision order.
+  RepositoryRef repository{ev->pubkey, std::string(ev->d_tag())};
+  auto go_on = [self, submission, decision](const std::string& refusal) mutable {
+    if (!refusal.empty()) return submission.reply(AcceptanceVerdict{false, refusal, {}});
+    act_on_accepted(self, std::move(submission), std::move(decision));
+  };
+  self->request(git, caf::infinite, ArchiveRoom{std::move(repository)})
+      .await([go_on](std::string& refusal) mutable { go_on(refusal); },
+             [go_on](caf::error&) mutable { go_on({}); });
+}
+
+/// Holds or stores an accepted event.
+void act_on_accepted(Self self, Submission submission, policy::Decision decision) {
+  const auto& ev = submission.event;
   auto& st = self->state;
   auto kind = held_kind(st, *ev, decision.rule);
   if (!kind) return store_accepted(self, std::move(submission), std::move(decision));
@@ -497,18 +518,43 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
   publish_purgatory(self);
 }
 
-/// Ends holds past their time (§6.3): the events are forgotten but their ids remembered, and an
-/// expired announcement's repository goes (§4.7).
+/// The identifiers of the archive announcements (GRASP-05) whose hold ends at `now`: neither they
+/// nor the states of their identifier are remembered, so sync brings them back and their git data
+/// is fetched again (docs/policy.md "Archives").
+std::set<std::string> expiring_archives(Self self, std::int64_t now) {
+  auto& st = self->state;
+  std::set<std::string> out;
+  if (!st.config.policy.archive.any_source()) return out;
+  nostr::Filter announcements;
+  announcements.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
+  st.purgatory->scan({announcements}, [&](const nostr::Event& ev) {
+    const auto* held = st.purgatory->find(ev.id);
+    if (held && held->expires_at <= now && policy::is_archive(st.config.policy, ev))
+      out.insert(std::string(ev.d_tag()));
+    return true;
+  });
+  return out;
+}
+
+/// Ends holds past their time (§6.3): the events are forgotten but their ids remembered (not an
+/// archive's), and an expired announcement's repository goes (§4.7).
 void expire_purgatory(Self self) {
   auto& st = self->state;
   auto now = st.config.unix_now();
   expire_placeholders(self);
-  auto expired = st.purgatory->expire(now);
+  auto archives = expiring_archives(self, now);
+  auto remembered = [&archives](const policy::HeldEvent& entry) {
+    return !archives.count(std::string(entry.event->d_tag()));
+  };
+  auto expired = st.purgatory->expire(now, remembered);
   if (expired.events.empty() && expired.forgotten.empty()) return;
   auto remember_until = now + st.purgatory->limits().remember_seconds;
   auto changes = erase_records(expired.forgotten);
   for (const auto& entry : expired.events)
-    changes.puts.emplace_back(entry.event->id, store::encode_expired(remember_until));
+    if (remembered(entry))
+      changes.puts.emplace_back(entry.event->id, store::encode_expired(remember_until));
+    else
+      changes.erases.push_back(entry.event->id);
   persist(self, std::move(changes));
   std::vector<nostr::EventPtr> dropped;
   withdraw_repositories(self, expired.events, dropped);

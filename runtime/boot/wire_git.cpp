@@ -106,6 +106,10 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   host_config.io = &services.io;
   host_config.registry = &services.metrics.registry();
   host_config.pr_submissions = config.grasp06_enable;
+  host_config.policy = policy_config(config);
+  host_config.recheck_interval = std::chrono::seconds(config.git_recheck_interval_secs);
+  host_config.archive_caps = {config.archive_max_repositories, config.archive_max_bytes,
+                              config.archive_max_repository_bytes};
   auto host = spawn_git_host(services.system, std::move(host_config));
   runtime::git::GitHttpHooks hooks;
   hooks.pushed = push_reporter(host);

@@ -95,6 +95,9 @@ struct Config {
   std::optional<bool> archive_read_only_option;
   /// Whether read-only is in effect (check_consistency derives it).
   bool archive_read_only = false;
+  std::size_t archive_max_repositories = 10000;
+  std::uint64_t archive_max_bytes = 107374182400ull;
+  std::uint64_t archive_max_repository_bytes = 2147483648ull;
   /// NGIT_GRASP06_ENABLE: pull-request submission areas (docs/policy.md "Pull request
   /// submissions").
   bool grasp06_enable = false;
@@ -102,6 +105,7 @@ struct Config {
 
   // Git hosting.
   std::string git_data_path;
+  std::uint64_t git_recheck_interval_secs = 3600;
   std::uint64_t git_max_body_bytes = 0;
   std::uint64_t git_timeout_secs = 0;
   std::uint64_t git_idle_timeout_secs = 0;

@@ -229,6 +229,21 @@ std::vector<OptionSpec> policy_options() {
        "no archive rule takes is refused. Empty: true when an archive source (NGIT_ARCHIVE_ALL, "
        "NGIT_ARCHIVE_WHITELIST or NGIT_ARCHIVE_GRASP_SERVICES) is set.",
        archive_read_only_setter},
+      {"archive_max_repositories", "NGIT_ARCHIVE_MAX_REPOSITORIES", "--archive-max-repositories",
+       "integer", "10000",
+       "GRASP-05: archives kept at most; past it a new archive announcement is refused blocked: "
+       "(archive full). 0 = no cap.",
+       uint_option(&C::archive_max_repositories, 0, 100'000'000)},
+      {"archive_max_bytes", "NGIT_ARCHIVE_MAX_BYTES", "--archive-max-bytes", "integer",
+       "107374182400",
+       "GRASP-05: bytes on disk all archives may use; at it new archives are refused blocked: and "
+       "nothing more is fetched into any archive. 0 = no cap.",
+       uint_option(&C::archive_max_bytes, 0, 1ull << 50)},
+      {"archive_max_repository_bytes", "NGIT_ARCHIVE_MAX_REPOSITORY_BYTES",
+       "--archive-max-repository-bytes", "integer", "2147483648",
+       "GRASP-05: bytes on disk one archive may use; at it nothing more is fetched into it (its "
+       "refs stay where the last complete fetch put them). 0 = no cap.",
+       uint_option(&C::archive_max_repository_bytes, 0, 1ull << 50)},
       {"grasp06_enable", "NGIT_GRASP06_ENABLE", "--grasp06-enable", "bool", "false",
        "GRASP-06: serve pull-request submission areas at /prs/<npub>/<identifier>.git, where "
        "anyone "

@@ -20,6 +20,12 @@ std::vector<OptionSpec> git_options() {
        "Largest git request body (a push's pack), as sent and after gzip decoding; larger ones "
        "get 413.",
        uint_option(&C::git_max_body_bytes, 65536, 1ull << 40)},
+      {"git_recheck_interval_secs", "NGIT_GIT_RECHECK_INTERVAL_SECS", "--git-recheck-interval-secs",
+       "seconds", "3600",
+       "How often every repository's git data is looked at against its newest state, fetching what "
+       "is missing from the other clone URLs at once (GRASP-02: at least hourly); a round hands "
+       "the state applier 16 identifiers every 5 seconds. 0 = never.",
+       uint_option(&C::git_recheck_interval_secs, 0, 604800)},
       {"git_timeout_secs", "NGIT_GIT_TIMEOUT_SECS", "--git-timeout-secs", "seconds", "600",
        "Wall-clock limit of one git request; its git process is killed after it.",
        uint_option(&C::git_timeout_secs, 1, 86400)},

@@ -263,6 +263,32 @@ std::size_t Repositories::count() const {
   return n;
 }
 
+std::vector<RepositoryRef> Repositories::hosted() const {
+  std::vector<RepositoryRef> out;
+  std::error_code ec;
+  for (const auto& owner_dir : fs::directory_iterator(root_, ec)) {
+    auto owner = nostr::decode_npub(owner_dir.path().filename().string());
+    if (!owner) continue;
+    for (const auto& repo : fs::directory_iterator(owner_dir.path(), ec)) {
+      auto name = repo.path().filename().string();
+      if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".git") != 0) continue;
+      RepositoryRef repository{*owner, name.substr(0, name.size() - 4)};
+      if (exists(repository)) out.push_back(std::move(repository));
+    }
+  }
+  return out;
+}
+
+std::uint64_t Repositories::bytes_of(const RepositoryRef& name) const {
+  if (!exists(name)) return 0;
+  std::uint64_t bytes = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(path_of(name), ec); !ec && it != fs::end(it);
+       it.increment(ec))
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  return bytes;
+}
+
 std::vector<RepositoryRef> Repositories::pr_submission_areas() const {
   std::vector<RepositoryRef> out;
   std::error_code ec;

@@ -87,6 +87,12 @@ class Repositories {
   /// Points HEAD at refs/heads/<branch> (written to a temporary file, then renamed).
   bool set_head(const RepositoryRef& name, std::string_view branch) const;
 
+  /// The hosted repositories on disk (`<npub>/<identifier>.git`), in no particular order.
+  std::vector<RepositoryRef> hosted() const;
+
+  /// Bytes of the files of `name` on disk (0 when it is not there).
+  std::uint64_t bytes_of(const RepositoryRef& name) const;
+
   /// The submission areas on disk (`prs/<hex>/<identifier>.git`).
   std::vector<RepositoryRef> pr_submission_areas() const;
 

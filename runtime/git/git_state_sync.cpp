@@ -339,7 +339,8 @@ struct GitStateSync::Impl : std::enable_shared_from_this<GitStateSync::Impl> {
   /// older one's request and its backoff). When they are all here the task is checked again and
   /// applied.
   void request_fetch(Task task, std::vector<std::string> missing) {
-    if (!options.fetch_enabled) return next_state();
+    if (!options.fetch_enabled || (hooks.may_fetch && !hooks.may_fetch(task.name)))
+      return next_state();
     auto shared = std::make_shared<Task>(std::move(task));
     FetchJob job;
     job.key = fetch_key(*shared);
@@ -536,6 +537,11 @@ void GitStateSync::on_state(nostr::EventPtr state, bool by_sync) {
   net::post(impl_->strand, [impl = impl_, identifier = std::string(state->d_tag()), by_sync] {
     impl->enqueue(identifier, by_sync);
   });
+}
+
+void GitStateSync::recheck(const std::string& identifier) {
+  if (impl_->options.git_binary.empty()) return;
+  net::post(impl_->strand, [impl = impl_, identifier] { impl->enqueue(identifier, true); });
 }
 
 void GitStateSync::on_pushed(const RepositoryRef& name) {

@@ -87,6 +87,9 @@ struct GitStateSyncHooks {
   /// The clone URLs to fetch repository `name`'s missing objects from, in the order to try them
   /// (its owner's and maintainers' announcements first).
   std::function<std::vector<std::string>(const RepositoryRef& name)> clone_urls;
+  /// Whether objects may be fetched into repository `name` now (false: an archive at its storage
+  /// cap; what it misses is not fetched). Unset = always.
+  std::function<bool(const RepositoryRef& name)> may_fetch;
   /// Every object of state `state_id` is in repository `name` (purgatory releases it). Unset =
   /// nothing.
   std::function<void(const RepositoryRef& name, const nostr::EventId& state_id)> objects_present;
@@ -125,6 +128,11 @@ class GitStateSync {
   /// follows a client's state), or at once when it came `by_sync` (no push comes here for it).
   /// Thread-safe; returns at once.
   void on_state(nostr::EventPtr state, bool by_sync = false);
+
+  /// The periodic re-check: the repositories here named `identifier` are brought in line with
+  /// their newest state as for a state that came by sync (what is missing is fetched at once).
+  /// Thread-safe; returns at once.
+  void recheck(const std::string& identifier);
 
   /// A push was applied to `name`: the other repositories here with that identifier are brought in
   /// line too, copying the objects from it (§5.9). Thread-safe; returns at once.

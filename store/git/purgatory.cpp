@@ -259,7 +259,8 @@ std::vector<nostr::EventPtr> Purgatory::pull_requests_of(const RepositoryRef& re
   return out;
 }
 
-Purgatory::Expired Purgatory::expire(std::int64_t now) {
+Purgatory::Expired Purgatory::expire(
+    std::int64_t now, const std::function<bool(const HeldEvent&)>& remember_expired) {
   Expired out;
   while (!expired_by_time_.empty() && expired_by_time_.begin()->first <= now) {
     auto id = expired_by_time_.begin()->second;
@@ -270,7 +271,8 @@ Purgatory::Expired Purgatory::expire(std::int64_t now) {
     if (entry.expires_at <= now) out.events.push_back(entry);
   for (const auto& entry : out.events) {
     remove(entry.event->id);
-    remember(entry.event->id, now + limits_.remember_seconds);
+    if (!remember_expired || remember_expired(entry))
+      remember(entry.event->id, now + limits_.remember_seconds);
   }
   stats_.expired += out.events.size();
   return out;

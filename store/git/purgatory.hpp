@@ -167,7 +167,10 @@ class Purgatory {
     std::vector<HeldEvent> events;
     std::vector<nostr::EventId> forgotten;
   };
-  Expired expire(std::int64_t now);
+  /// `remember` (null: every one) says which expired events are remembered; the others may come
+  /// back by sync at once (an archive whose sources were down is not lost for remember_seconds).
+  Expired expire(std::int64_t now,
+                 const std::function<bool(const HeldEvent&)>& remember_expired = nullptr);
 
   /// Visits held events matching any filter until `visit` returns false.
   void scan(const nostr::Filters& filters,

@@ -19,6 +19,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "tests/integration/relay_test_helpers.hpp"
+#include "tests/support/git_objects.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
@@ -151,16 +152,6 @@ class CheckGitE2E : public ::testing::Test {
     return commit;
   }
 
-  /// What a deleted pack leaves: refs naming objects that are not there.
-  void delete_objects(const std::string& repository) {
-    for (const auto& entry : fs::directory_iterator(repository + "/objects")) {
-      auto name = entry.path().filename().string();
-      if (name.size() == 2) fs::remove_all(entry.path());  // loose objects: objects/xx/
-    }
-    for (const auto& entry : fs::directory_iterator(repository + "/objects/pack"))
-      fs::remove(entry.path());
-  }
-
   /// A branch the state does not name, at a commit of its own (of git's empty tree, which every
   /// repository knows).
   std::string add_stray_branch(const std::string& repository) {
@@ -199,7 +190,7 @@ TEST_F(CheckGitE2E, NamesMissingAndExtraRefsAndRepairsThemFromAnotherCloneUrl) {
       << clean.stdout_text;
 
   ASSERT_EQ(b->stop(), 0) << b->stderr_text();
-  delete_objects(bare("b"));
+  delete_git_objects(bare("b"));
   auto stray = add_stray_branch(bare("b"));
 
   auto broken = check_git(*b, "b");
@@ -275,7 +266,7 @@ TEST_F(CheckGitE2E, ARepairCopiesFromAnotherOwnersRepositoryOfTheIdentifierHere)
   ASSERT_TRUE(wait_until([&] { return serves(*node, other_owner, commit); }, 15s))
       << node->stderr_text();
   ASSERT_EQ(node->stop(), 0) << node->stderr_text();
-  delete_objects(bare("n"));
+  delete_git_objects(bare("n"));
 
   // The only clone URL is this node's own (never fetched from): the sibling is the one source.
   auto repaired = check_git(*node, "n", {"--repair"});

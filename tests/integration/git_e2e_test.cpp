@@ -28,6 +28,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "tests/integration/relay_test_helpers.hpp"
+#include "tests/support/git_objects.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -179,12 +180,16 @@ class GitE2E : public ::testing::Test {
     std::string b_url;
     nostr::Event announcement;
   };
-  Pair start_pair() {
-    const std::vector<std::pair<std::string, std::string>> env{
-        {"NGIT_GIT_FETCH_DELAY_SECS", "0"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}};
+  Pair start_pair() { return start_pair_with({}); }
+  /// start_pair with `extra` options on both nodes (B never syncs).
+  Pair start_pair_with(std::vector<std::pair<std::string, std::string>> extra) {
+    auto env = extra;
+    env.push_back({"NGIT_GIT_FETCH_DELAY_SECS", "0"});
+    env.push_back({"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"});
     start(env);
     if (HasFatalFailure()) return {};
     auto b_env = env;
+    std::erase_if(b_env, [](const auto& option) { return option.first == "NGIT_SYNC_ENABLED"; });
     b_env.push_back({"NGIT_SYNC_ENABLED", "false"});
     Pair pair{start_node_b(b_env), {}, {}};
     if (!pair.b.client) return pair;
@@ -338,10 +343,15 @@ TEST_F(GitE2E, AnnouncePushCloneAndRefusal) {
 
   // A fetch with many local commits: the negotiation body is gzipped by git (§3.5).
   auto copy = work() + "/copy";
+  // 300 commits made by one git fast-import rather than 600 git processes, dated after the
+  // server's commits so that the negotiation walks them all.
   ASSERT_EQ(run_shell(copy,
-                      "for i in $(seq 1 300); do echo $i > f; git -c user.name=t -c "
-                      "user.email=t@t add f >/dev/null && git -c user.name=t -c user.email=t@t "
-                      "commit -q -m c$i; done")
+                      "head=$(git rev-parse HEAD); for i in $(seq 1 300); do "
+                      "printf 'commit refs/heads/main\\ncommitter t <t@t> %d +0000\\ndata 4\\n"
+                      "c%03d\\n' $((2000000000 + i)) $i; "
+                      "[ $i = 1 ] && printf 'from %s\\n' $head; "
+                      "printf 'M 644 inline f\\ndata %d\\n%d\\n\\n' $((${#i} + 1)) $i; "
+                      "done | git fast-import --quiet")
                 .exit_code,
             0);
   auto traced = run_shell(copy, "env -i PATH=/usr/bin:/bin HOME='" + home() +
@@ -747,6 +757,32 @@ TEST_F(GitE2E, ARepositoryPushedToOneServerIsCompleteOnTheOtherWithinSecondsByTh
   EXPECT_TRUE(wait_until([&] { return served(30618) == std::vector<nostr::EventId>{state.id}; }));
   node_a.client.reset();
   EXPECT_EQ(a.stop(), 0) << a.stderr_text();
+}
+
+// The periodic re-check (NGIT_GIT_RECHECK_INTERVAL_SECS): a repository that lost its objects behind
+// graspd's back gets them again from its other clone URL, without a new state or push.
+TEST_F(GitE2E, ThePeriodicRecheckFetchesWhatARepositoryLost) {
+  auto pair = start_pair_with({{"NGIT_GIT_RECHECK_INTERVAL_SECS", "1"}});
+  ASSERT_TRUE(pair.b.client);
+  auto main_id = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  ASSERT_TRUE(client_->publish(state));
+  ASSERT_TRUE(pair.b.client->publish(state));
+  ASSERT_EQ(git("push -q " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_EQ(git("push -q " + pair.b_url + " main", work() + "/local").exit_code, 0);
+  const auto repository = (dir_.path() / "git" / npub() / "repo.git").string();
+  delete_git_objects(repository);
+  auto has_commit = [&] {
+    return run_shell(work(), "git --git-dir='" + repository + "' cat-file -e " + main_id)
+               .exit_code == 0;
+  };
+  ASSERT_FALSE(has_commit());
+  EXPECT_TRUE(wait_until(has_commit, 30s)) << graspd_->stderr_text();
+  EXPECT_EQ(git("clone -q " + url() + " again").exit_code, 0);
+  pair.b.client.reset();
+  EXPECT_EQ(pair.b.process->stop(), 0) << pair.b.process->stderr_text();
 }
 
 TEST_F(GitE2E, PurgatoryHoldsAnnouncementAndStateUntilThePushThenServesThem) {
@@ -1690,6 +1726,33 @@ TEST_F(ArchiveE2E, ReadOnlyRefusesAListingAnnouncementNoArchiveRuleTakes) {
             std::string::npos);
 }
 
+// Storage caps: past NGIT_ARCHIVE_MAX_REPOSITORIES a new archive is refused with `blocked:` and
+// gets no repository; the archive already here still takes a replacement, and hosting is not
+// capped by it.
+TEST_F(ArchiveE2E, ANewArchivePastTheCapIsRefusedAndTheArchiveHereStaysOpen) {
+  start({{"NGIT_ARCHIVE_GRASP_SERVICES", "git.example.com"},
+         {"NGIT_ARCHIVE_READ_ONLY", "false"},
+         {"NGIT_ARCHIVE_MAX_REPOSITORIES", "1"}});
+  auto first = announce_elsewhere("one", "https://git.example.com" + path("one"));
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(first->accepted) << first->message;
+  auto second = announce_elsewhere("two", "https://git.example.com" + path("two"));
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(second->accepted);
+  EXPECT_EQ(second->message, "blocked: archive full: this server archives at most 1 repositories");
+  EXPECT_FALSE(fs::exists(dir_.path() / "git" / npub() / "two.git"));
+  auto replacement =
+      client_->publish(make_event(30617, "",
+                                  {{"d", "one"},
+                                   {"clone", "https://git.example.com" + path("one")},
+                                   {"relays", "wss://x.example"}},
+                                  1700000500, owner_key));
+  ASSERT_TRUE(replacement);
+  EXPECT_TRUE(replacement->accepted) << replacement->message;
+  announce("hosted");
+  EXPECT_EQ(git("ls-remote " + url("hosted")).exit_code, 0);
+}
+
 // GRASP-05 §13.14: a read-only ARCHIVE_ALL node that syncs from a source finds the repository
 // there (layer 1), archives it, fetches its state's commit from the source's clone URL and serves
 // it; nothing was published to the archive node itself.
@@ -1908,6 +1971,40 @@ TEST_F(PrSubmissionE2E, PullRequestsAreMirroredIntoTheRepositoryTheyTag) {
   git("push -q " + area_url("repo") + " " + a + ":" + ref_of(fourth), work() + "/pr");
   EXPECT_EQ(trim(git("ls-remote " + area_url("repo") + " " + ref_of(fourth)).output), "");
   EXPECT_FALSE(served_id(fourth.id));
+}
+
+// Criterion 19 where the repository is hosted here too: ngit pushes the commit to this node's area
+// and publishes the PR only to the repository's relays, here node B. B fetches the commit from the
+// PR's clone URL (this node's area) and serves the PR; this node syncs it from B (GRASP-02) and,
+// its area already holding the commit, stores it at once and mirrors it into the repository.
+TEST_F(PrSubmissionE2E, APushOnlyPullRequestPublishedToTheRepositorysOtherRelayIsFoundAndMirrored) {
+  auto pair = start_pair_with({{"NGIT_GRASP06_ENABLE", "true"},
+                               {"NGIT_SYNC_ENABLED", "true"},
+                               {"NGIT_SYNC_BATCH_WINDOW_MS", "100"}});
+  ASSERT_TRUE(pair.b.client);
+  auto main_id = commit("one");
+  auto state = make_event(
+      30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}, {"HEAD", "ref: refs/heads/main"}},
+      1700000100, owner_key);
+  ASSERT_TRUE(client_->publish(state));
+  ASSERT_TRUE(pair.b.client->publish(state));
+  ASSERT_EQ(git("push -q " + url() + " main", work() + "/local").exit_code, 0);
+  ASSERT_EQ(git("push -q " + pair.b_url + " main", work() + "/local").exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return !served(30617).empty(); }, 10s));
+
+  auto change = commit("a change", "pr");
+  auto event = pr("repo", change, area_url("repo"), 1700000300);
+  ASSERT_EQ(git("push -q " + area_url("repo") + " " + change + ":" + ref_of(event), work() + "/pr")
+                .exit_code,
+            0);
+  auto on_b = pair.b.client->publish(event);
+  ASSERT_TRUE(on_b && on_b->accepted) << (on_b ? on_b->message : "no answer");
+  EXPECT_TRUE(wait_until([&] { return served_id(event.id); }, 30s)) << graspd_->stderr_text();
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs().find(change + "\t" + ref_of(event)) != std::string::npos; }, 10s))
+      << remote_refs();
+  pair.b.client.reset();
+  EXPECT_EQ(pair.b.process->stop(), 0) << pair.b.process->stderr_text();
 }
 
 // A ref pushed to an area for a PR that never comes goes after the hold, and the area with it.

@@ -200,6 +200,8 @@ sim_git_host_actor::behavior_type sim_git_host(Self self, SimGitHostConfig confi
           if (self->state.config.disk->repositories.count(ref)) out.push_back(ref);
         return out;
       },
+      // The simulator runs no archive rules.
+      [=](const ArchiveRoom&) { return std::string{}; },
       [=](const StateStored& told) { on_state(self, told); },
       // The schedule draws no pull requests.
       [=](const PrHeld&) {},
@@ -214,6 +216,7 @@ sim_git_host_actor::behavior_type sim_git_host(Self self, SimGitHostConfig confi
           const std::vector<std::string>&, const std::string&) {},
       [=](atom::git_maintain) {},
       [=](atom::git_maintained, bool) {},
+      [=](atom::git_recheck) {},
       [=](atom::git_deleted, std::uint64_t, const std::vector<PrRefPushed>&) {},
       [=](atom::feed_subscribe, git_data_feed_actor subscriber) {
         self->state.subscribers.push_back(std::move(subscriber));

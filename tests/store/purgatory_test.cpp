@@ -141,6 +141,21 @@ TEST(PurgatoryTest, HoldsExpireOnTheInjectedClockAndTheirIdsAreRememberedForAWhi
   EXPECT_EQ(purgatory.stats().expired, 2u);
 }
 
+TEST(PurgatoryTest, AnExpiredEventTheCallerDoesNotRememberMayBeHeldAgainAtOnce) {
+  Purgatory purgatory(limits());
+  auto archive = announcement(1, 1, "mirror");
+  auto hosted = announcement(2, 2, "repo");
+  purgatory.hold(archive, HeldKind::announcement, t0);
+  purgatory.hold(hosted, HeldKind::announcement, t0);
+  auto expired = purgatory.expire(
+      t0 + 1800, [](const HeldEvent& entry) { return entry.event->d_tag() != "mirror"; });
+  EXPECT_EQ(expired.events.size(), 2u);
+  EXPECT_FALSE(purgatory.expired_recently(archive->id));
+  EXPECT_TRUE(purgatory.expired_recently(hosted->id));
+  EXPECT_EQ(purgatory.hold(archive, HeldKind::announcement, t0 + 1900).outcome,
+            Purgatory::Hold::held);
+}
+
 TEST(PurgatoryTest, GitDataForARepositoryRestartsItsHoldsOnly) {
   Purgatory purgatory(limits());
   auto held = announcement(1, 1, "repo");

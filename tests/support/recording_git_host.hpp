@@ -57,6 +57,7 @@ inline git_host_actor::behavior_type recording_git_host(
           if (record->repositories.count(repository.identifier)) out.push_back(repository);
         return out;
       },
+      [=](ArchiveRoom&) { return std::string{}; },
       [=](StateStored& stored) { record->states.push_back(stored.state->id); },
       [=](PrHeld& held) {
         record->held_pull_requests.push_back({held.pull_request->id, held.repositories.size()});
@@ -80,6 +81,7 @@ inline git_host_actor::behavior_type recording_git_host(
       },
       [=](atom::git_maintain) {},
       [=](atom::git_maintained, bool) {},
+      [=](atom::git_recheck) {},
       [=](atom::feed_subscribe, git_data_feed_actor& subscriber) {
         record->subscribers.push_back(subscriber);
       },
