@@ -173,7 +173,7 @@ class GitE2E : public ::testing::Test {
     return b;
   }
 
-  /// This node (syncing) and B (not syncing: what B holds came from its clients or a git fetch)
+  /// This node and B (not syncing: what B holds came from its clients or a git fetch)
   /// both serve owner_key's "repo": one announcement listing both, published to both.
   struct Pair {
     NodeB b;
@@ -202,6 +202,20 @@ class GitE2E : public ::testing::Test {
     EXPECT_TRUE(client_->publish(pair.announcement)->accepted);
     EXPECT_TRUE(pair.b.client->publish(pair.announcement)->accepted);
     return pair;
+  }
+
+  /// A state naming a new `main` published to both nodes of `pair`, and `main` pushed to both;
+  /// returns its commit.
+  std::string push_to_both(const Pair& pair) {
+    auto main_id = commit("one");
+    auto state = make_event(
+        30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}, {"HEAD", "ref: refs/heads/main"}},
+        1700000100, owner_key);
+    EXPECT_TRUE(client_->publish(state));
+    EXPECT_TRUE(pair.b.client->publish(state));
+    EXPECT_EQ(git("push -q " + url() + " main", work() + "/local").exit_code, 0);
+    EXPECT_EQ(git("push -q " + pair.b_url + " main", work() + "/local").exit_code, 0);
+    return main_id;
   }
 
   void TearDown() override {
@@ -764,14 +778,8 @@ TEST_F(GitE2E, ARepositoryPushedToOneServerIsCompleteOnTheOtherWithinSecondsByTh
 TEST_F(GitE2E, ThePeriodicRecheckFetchesWhatARepositoryLost) {
   auto pair = start_pair_with({{"NGIT_GIT_RECHECK_INTERVAL_SECS", "1"}});
   ASSERT_TRUE(pair.b.client);
-  auto main_id = commit("one");
-  auto state = make_event(
-      30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}, {"HEAD", "ref: refs/heads/main"}},
-      1700000100, owner_key);
-  ASSERT_TRUE(client_->publish(state));
-  ASSERT_TRUE(pair.b.client->publish(state));
-  ASSERT_EQ(git("push -q " + url() + " main", work() + "/local").exit_code, 0);
-  ASSERT_EQ(git("push -q " + pair.b_url + " main", work() + "/local").exit_code, 0);
+  auto main_id = push_to_both(pair);
+  ASSERT_FALSE(HasFatalFailure());
   const auto repository = (dir_.path() / "git" / npub() / "repo.git").string();
   delete_git_objects(repository);
   auto has_commit = [&] {
@@ -1982,14 +1990,8 @@ TEST_F(PrSubmissionE2E, APushOnlyPullRequestPublishedToTheRepositorysOtherRelayI
                                {"NGIT_SYNC_ENABLED", "true"},
                                {"NGIT_SYNC_BATCH_WINDOW_MS", "100"}});
   ASSERT_TRUE(pair.b.client);
-  auto main_id = commit("one");
-  auto state = make_event(
-      30618, "", {{"d", "repo"}, {"refs/heads/main", main_id}, {"HEAD", "ref: refs/heads/main"}},
-      1700000100, owner_key);
-  ASSERT_TRUE(client_->publish(state));
-  ASSERT_TRUE(pair.b.client->publish(state));
-  ASSERT_EQ(git("push -q " + url() + " main", work() + "/local").exit_code, 0);
-  ASSERT_EQ(git("push -q " + pair.b_url + " main", work() + "/local").exit_code, 0);
+  push_to_both(pair);
+  ASSERT_FALSE(HasFatalFailure());
   ASSERT_TRUE(wait_until([&] { return !served(30617).empty(); }, 10s));
 
   auto change = commit("a change", "pr");
