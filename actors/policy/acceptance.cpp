@@ -657,6 +657,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
       },
       [=](StoreCommitted& committed) {
         resubmit_released(self, self->state.policy->on_committed(*committed.event));
+        mirror_submissions_into(self, *committed.event);
       },
       [=](GitDataArrived& arrived) { on_git_data(self, arrived); },
       [=](atom::feed_subscribe, held_feed_actor& subscriber) {

@@ -289,6 +289,28 @@ void on_pull_request_git_data(Self self, const GitDataArrived& arrived) {
   store_released(self, released);
 }
 
+void mirror_submissions_into(Self self, const nostr::Event& announcement) {
+  auto& st = self->state;
+  if (!st.config.policy.pr_submissions || !st.config.git ||
+      announcement.kind != nostr::nip34::kind::repo_announcement)
+    return;
+  // The newest pull requests first, a bounded number: each is one local fetch in git hosting.
+  constexpr std::uint64_t max_backfilled = 256;
+  nostr::Filter prs;
+  prs.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::pull_request,
+                                         nostr::nip34::kind::pull_request_update};
+  prs.tags['a'] = {nostr::address_of(announcement)};
+  prs.limit = max_backfilled;
+  prs.normalize();
+  RepositoryRef repository{announcement.pubkey, std::string(announcement.d_tag())};
+  st.view->scan({prs}, [&](const nostr::Event& pr) {
+    auto area = submission_area(self, pr);
+    auto commit = policy::pr_commit(pr);
+    if (area && commit) self->send(st.config.git, PrMirror{*area, pr.id, *commit, {repository}});
+    return true;
+  });
+}
+
 void expire_placeholders(Self self) {
   hand_out_deletions(self);
 }

@@ -88,6 +88,9 @@ void on_pull_request_git_data(Self self, const GitDataArrived& arrived);
 /// Placeholders past their time (or doomed): their refs are handed to git hosting for deletion in
 /// bounded batches; each placeholder and its record stay until git says its ref is gone (§7.3).
 void expire_placeholders(Self self);
+/// GRASP-06 back-fill: a committed announcement gets the stored pull requests that tag it and
+/// whose commit waits in their submission area here (docs/policy.md "Pull request submissions").
+void mirror_submissions_into(Self self, const nostr::Event& announcement);
 /// Start-up: the placeholders are read with the held events.
 void start_pull_requests(Self self, std::int64_t hold_seconds);
 /// Hands the held PR events to git hosting again (start-up: their fetches did not survive).

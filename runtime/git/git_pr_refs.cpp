@@ -235,9 +235,10 @@ void GitPrRefs::mirror(const RepositoryRef& from, const RepositoryRef& to,
               {"fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
                repositories.path_of(from).string(), commit},
               "", [impl, to, id_hex, commit](Collected result) {
+                // Failing is expected of a back-fill whose commit was never pushed to the area.
                 if (result.exit_code != 0) {
-                  log::warn(log::components::git, "copying a pull request's commit into ",
-                            to.identifier, " failed (", result.exit_code, "): ", result.err);
+                  log::debug(log::components::git, "copying a pull request's commit into ",
+                             to.identifier, " failed (", result.exit_code, "): ", result.err);
                   return;
                 }
                 ++impl->counters.mirrored;

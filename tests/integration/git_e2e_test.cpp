@@ -2009,6 +2009,28 @@ TEST_F(PrSubmissionE2E, APushOnlyPullRequestPublishedToTheRepositorysOtherRelayI
   EXPECT_EQ(pair.b.process->stop(), 0) << pair.b.process->stderr_text();
 }
 
+// The back-fill: a repository announced here after its PR was served from an area gets the PR's
+// commit and refs/nostr/<id> once its announcement is served.
+TEST_F(PrSubmissionE2E, ARepositoryAnnouncedLaterGetsThePullRequestsOfItsAreas) {
+  start_on();
+  auto change = commit("a change", "pr");
+  auto event = pr("late", change, area_url("late"), 1700000200);
+  ASSERT_EQ(git("push -q " + area_url("late") + " " + change + ":" + ref_of(event), work() + "/pr")
+                .exit_code,
+            0);
+  auto stored = client_->publish(event);
+  ASSERT_TRUE(stored && stored->accepted);
+  EXPECT_EQ(stored->message, "");
+  announce("late");
+  auto main_id = commit("one");
+  publish_state({{"refs/heads/main", main_id}}, 1700000300, "late");
+  ASSERT_EQ(git("push -q " + url("late") + " main", work() + "/local").exit_code, 0);
+  EXPECT_TRUE(wait_until(
+      [&] { return remote_refs("late").find(change + "\t" + ref_of(event)) != std::string::npos; },
+      10s))
+      << remote_refs("late");
+}
+
 // A ref pushed to an area for a PR that never comes goes after the hold, and the area with it.
 TEST_F(PrSubmissionE2E, AnAreaWhosePlaceholderExpiredIsRemoved) {
   start_on({{"NGIT_PURGATORY_HOLD_SECS", "4"}});
