@@ -122,6 +122,9 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
     authority.archive = git::archived_repository(*view, policy, owner, identifier);
     return authority;
   };
+  hooks.archived = [view, policy = policy_config(config)](const RepositoryRef& repository) {
+    return git::archived_repository(*view, policy, repository.owner, repository.identifier);
+  };
   auto http = std::make_shared<runtime::git::GitHttp>(repositories, std::move(http_options),
                                                       std::move(hooks), locks,
                                                       &services.metrics.registry(), process_slots);

@@ -115,8 +115,10 @@ void Exchange::respond_page(unsigned status) {
                    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not "
                    "found</title></head><body><p>No repository of that name is hosted "
                    "here.</p></body></html>\n");
+  const auto& archived = shared_->hooks.archived;
   respond(200, "text/html; charset=utf-8",
-          repository_page_html(target.repository, shared_->options.domain));
+          repository_page_html(target.repository, shared_->options.domain,
+                               archived && archived(target.repository)));
 }
 
 void Exchange::method_not_allowed() {

@@ -82,6 +82,8 @@ struct GitHttpHooks {
   std::function<::graspd::git::PushAuthority(const RepositoryRef& repository,
                                              const std::vector<std::string>& pr_ids)>
       authority;
+  /// Whether `repository` is a GRASP-05 archive, for its page (called on a network thread).
+  std::function<bool(const RepositoryRef& repository)> archived;
   /// A push was accepted and applied (called on a network thread after git finished), with its
   /// ref updates. The hook calls `reported` (once, on any thread) when the rest of the daemon
   /// knows of the push; the push's HTTP answer ends only then.
@@ -160,7 +162,8 @@ std::string refusal_report(const ::graspd::git::PushDecision& decision, bool sid
 std::string pkt_line(std::string_view payload);
 
 /// The HTML page of a hosted repository (§2.4).
-std::string repository_page_html(const RepositoryRef& name, std::string_view domain);
+std::string repository_page_html(const RepositoryRef& name, std::string_view domain,
+                                 bool archive = false);
 
 /// True for a `Git-Protocol` header graspd forwards: `:`-joined `key=value` items of
 /// `[A-Za-z0-9._-]`, at most 256 bytes (§9.5).

@@ -38,7 +38,7 @@ std::string refusal_report(const PushDecision& decision, bool side_band) {
   return out;
 }
 
-std::string repository_page_html(const RepositoryRef& name, std::string_view domain) {
+std::string repository_page_html(const RepositoryRef& name, std::string_view domain, bool archive) {
   auto npub = nostr::encode_npub(name.owner);
   auto host = std::string(domain);
   bool local =
@@ -53,7 +53,11 @@ std::string repository_page_html(const RepositoryRef& name, std::string_view dom
          "</h1>\n<p>A git repository announced on Nostr "
          "by <code>" +
          npub +
-         "</code>, hosted here.</p>\n<ul>\n<li>Clone with a nostr-aware git "
+         (archive
+              ? std::string("</code>, mirrored here as a read-only archive (GRASP-05): it takes "
+                            "no push, its git data is fetched from its other clone URLs.")
+              : std::string("</code>, hosted here.")) +
+         "</p>\n<ul>\n<li>Clone with a nostr-aware git "
          "client: <code>git clone " +
          html_escape(nostr_url) +
          "</code></li>\n<li>Plain git: "

@@ -1680,8 +1680,10 @@ TEST_F(ArchiveE2E, AGraspServiceIsArchivedByExactHostAndPathAndTheArchiveTakesNo
   ASSERT_TRUE(archived);
   EXPECT_TRUE(archived->accepted) << archived->message;
   EXPECT_EQ(archived->message.rfind("purgatory:", 0), 0u) << "held until its git data arrives";
-  // Its repository exists here before the OK, empty.
+  // Its repository exists here before the OK, empty, and its page says what it is.
   EXPECT_EQ(git("ls-remote " + url("mirror")).exit_code, 0);
+  EXPECT_NE(http_get(graspd_->port(), path("mirror")).body.find("read-only archive"),
+            std::string::npos);
   // Look-alike hosts, a path under the host, another key's path: not archives.
   for (const std::string& clone :
        {"https://git.example.com.evil.net" + path("a"),
