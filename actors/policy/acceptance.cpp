@@ -140,19 +140,9 @@ void judge(Self self, Submission submission) {
   if (!decision.accepted()) return submission.reply(AcceptanceVerdict{false, decision.message, {}});
   if (nostr::is_ephemeral(ev->kind))
     return submission.reply(AcceptanceVerdict{true, {}, WriteOutcome::ephemeral_not_stored});
-  auto& git = self->state.config.git;
-  if (decision.rule != policy::Rule::announcement_archived || !git)
+  if (decision.rule != policy::Rule::announcement_archived)
     return act_on_accepted(self, std::move(submission), std::move(decision));
-  // GRASP-05 storage caps: a new archive needs room, which git hosting (owning the disk) knows.
-  // Awaited, like every question to git hosting, to keep the decision order.
-  RepositoryRef repository{ev->pubkey, std::string(ev->d_tag())};
-  auto go_on = [self, submission, decision](const std::string& refusal) mutable {
-    if (!refusal.empty()) return submission.reply(AcceptanceVerdict{false, refusal, {}});
-    act_on_accepted(self, std::move(submission), std::move(decision));
-  };
-  self->request(git, caf::infinite, ArchiveRoom{std::move(repository)})
-      .await([go_on](std::string& refusal) mutable { go_on(refusal); },
-             [go_on](caf::error&) mutable { go_on({}); });
+  with_archive_room(self, std::move(submission), std::move(decision), act_on_accepted);
 }
 
 /// Holds or stores an accepted event.
@@ -516,24 +506,6 @@ void on_git_data(Self self, const GitDataArrived& arrived) {
       answer_state(self, ev->id, std::move(verdict));
     });
   publish_purgatory(self);
-}
-
-/// The identifiers of the archive announcements (GRASP-05) whose hold ends at `now`: neither they
-/// nor the states of their identifier are remembered, so sync brings them back and their git data
-/// is fetched again (docs/policy.md "Archives").
-std::set<std::string> expiring_archives(Self self, std::int64_t now) {
-  auto& st = self->state;
-  std::set<std::string> out;
-  if (!st.config.policy.archive.any_source()) return out;
-  nostr::Filter announcements;
-  announcements.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
-  st.purgatory->scan({announcements}, [&](const nostr::Event& ev) {
-    const auto* held = st.purgatory->find(ev.id);
-    if (held && held->expires_at <= now && policy::is_archive(st.config.policy, ev))
-      out.insert(std::string(ev.d_tag()));
-    return true;
-  });
-  return out;
 }
 
 /// Ends holds past their time (§6.3): the events are forgotten but their ids remembered (not an

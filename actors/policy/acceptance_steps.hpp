@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,5 +96,17 @@ void mirror_submissions_into(Self self, const nostr::Event& announcement);
 void start_pull_requests(Self self, std::int64_t hold_seconds);
 /// Hands the held PR events to git hosting again (start-up: their fetches did not survive).
 void resume_pull_requests(Self self);
+
+// ---------------------------------------------------------------- archives
+// (acceptance_archives.cpp)
+
+/// GRASP-05 storage caps: a new archive needs room, which git hosting (owning the disk) knows;
+/// asked and awaited, then `next` goes on with the submission, or it is refused `blocked:`.
+void with_archive_room(Self self, Submission submission, policy::Decision decision,
+                       void (*next)(Self, Submission, policy::Decision));
+/// The identifiers of the archive announcements whose hold ends at `now`: neither they nor the
+/// states of their identifier are remembered, so sync brings them back and their git data is
+/// fetched again (docs/policy.md "Archives").
+std::set<std::string> expiring_archives(Self self, std::int64_t now);
 
 }  // namespace graspd::acceptance_steps
