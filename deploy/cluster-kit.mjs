@@ -78,6 +78,7 @@ function startNode(name, port, env = {}, dir = nodeDir(name)) {
       ...process.env,
       NGIT_BIND_ADDRESS: `127.0.0.1:${port}`,
       NGIT_RELAY_DATA_PATH: join(dir, 'relay'),
+      NGIT_RELAY_OWNER_NSEC_FILE: join(dir, 'relay-owner.nsec'),
       NGIT_ACCEPTANCE_POLICY: 'grasp01',
       // The kit publishes announcements and pushes no git data: purgatory would hold them all.
       NGIT_PURGATORY_ENABLED: 'false',

@@ -34,7 +34,7 @@ package_check() {
   local port=17334 log
   log=$(mktemp)
   NGIT_BIND_ADDRESS=127.0.0.1:$port NGIT_RELAY_DATA_PATH=$(mktemp -d) NGIT_GIT_DATA_PATH=$(mktemp -d) \
-    /usr/bin/graspd --config /etc/graspd/graspd.conf 2>"$log" &
+    NGIT_RELAY_OWNER_NSEC_FILE="$(mktemp -d)/relay-owner.nsec" /usr/bin/graspd --config /etc/graspd/graspd.conf 2>"$log" &
   local pid=$! nip11=""
   for _ in $(seq 1 100); do
     nip11=$(curl -sf -H 'Accept: application/nostr+json' "http://127.0.0.1:$port/" || true)

@@ -223,4 +223,14 @@ using sync_plus_actor = caf::typed_actor<
     // The Sync+ section of /api/sync.
     caf::replies_to<atom::status>::with<std::string>>;
 
+// The RELAY PROFILE publisher: dials the user-index relays one after the other, asks each for the
+// relay key's kind 0 and 10002, sends ours where it holds none or another, then quits
+// (docs/identity.md "Publishing").
+using relay_profile_actor = caf::typed_actor<
+    // INTERNAL, from the transport bridge of the connection in progress.
+    caf::reacts_to<atom::relay_open, RelayUp>, caf::reacts_to<atom::relay_msg, std::string>,
+    caf::reacts_to<atom::relay_gone, bool, std::string>,
+    // INTERNAL: the deadline of the connection with this sequence number.
+    caf::reacts_to<atom::tick, std::uint64_t>>;
+
 }  // namespace graspd

@@ -10,6 +10,7 @@
 #include "runtime/cli/check_git.hpp"
 #include "runtime/cli/store_commands.hpp"
 #include "runtime/config/config.hpp"
+#include "runtime/config/relay_key.hpp"
 #include "runtime/ops/log.hpp"
 #include "runtime/ops/version.hpp"
 
@@ -17,6 +18,23 @@ namespace {
 
 /// Exit code for configuration and usage errors.
 constexpr int usage_error = 2;
+
+/// Puts the relay key into `config` (docs/identity.md), logging where it came from (a warning when
+/// it was generated); false, with the reason on stderr, when there is none to be had.
+bool resolve_relay_key(graspd::runtime::Config& config) {
+  using namespace graspd::runtime;
+  auto relay_key = load_relay_key(config, process_environment(), system_key_generator());
+  if (!relay_key) {
+    std::cerr << "graspd: " << relay_key.error().message << "\n";
+    return false;
+  }
+  if (relay_key->source == RelayKeySource::generated)
+    graspd::log::warn("config", describe(*relay_key));
+  else
+    graspd::log::info("config", describe(*relay_key));
+  config.relay_key = relay_key->key;
+  return true;
+}
 
 int run_daemon(const std::vector<std::string>& args) {
   using namespace graspd::runtime;
@@ -38,6 +56,7 @@ int run_daemon(const std::vector<std::string>& args) {
   }
   graspd::log::set_level(result.config.log_level);
   for (const auto& warning : result.warnings) graspd::log::warn("config", warning);
+  if (!resolve_relay_key(result.config)) return usage_error;
   return graspd::boot::Daemon{std::move(result.config)}.run();
 }
 

@@ -70,6 +70,7 @@ export function nodeEnvironment(node, { balancer, peers, extra = {} }) {
     NGIT_SYNC_PEERS: peers,
     NGIT_RELAY_DATA_PATH: join(node.dir, 'relay'),
     NGIT_GIT_DATA_PATH: join(node.dir, 'git'),
+    NGIT_RELAY_OWNER_NSEC_FILE: join(node.dir, 'relay-owner.nsec'),
     NGIT_ACCEPTANCE_POLICY: 'grasp01',
     NGIT_PURGATORY_ENABLED: 'true',
     NGIT_SYNC_ENABLED: 'true',

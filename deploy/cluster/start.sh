@@ -124,6 +124,7 @@ start_node() {
     NGIT_SYNC_ENABLED=true
     NGIT_RELAY_DATA_PATH="$dir/relay"
     NGIT_GIT_DATA_PATH="$dir/git"
+    NGIT_RELAY_OWNER_NSEC_FILE="$dir/relay-owner.nsec"
     NGIT_RELAY_NAME="graspd cluster 127.0.0.1:$port"   # one relay to clients: the same on every node
   )
   local kv

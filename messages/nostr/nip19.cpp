@@ -165,4 +165,15 @@ std::optional<Pubkey> parse_pubkey(std::string_view text) {
   return decode_npub(text);
 }
 
+std::string encode_nsec(const Bytes32& secret_key) {
+  return detail::bech32_encode_32("nsec", secret_key);
+}
+
+std::optional<Bytes32> parse_secret_key(std::string_view text) {
+  text = trim(text);
+  Bytes32 key{};
+  if (text.size() == 64 && from_hex(text, key)) return key;
+  return detail::bech32_decode_32("nsec", text);
+}
+
 }  // namespace graspd::nostr

@@ -26,6 +26,13 @@ std::optional<Pubkey> decode_npub(std::string_view npub);
 /// ignored. For operator-supplied configuration values.
 std::optional<Pubkey> parse_pubkey(std::string_view text);
 
+/// "nsec1..." for a secret key (the relay key's file format, as ngit-grasp writes it).
+std::string encode_nsec(const Bytes32& secret_key);
+
+/// Accepts an nsec or 64 hex digits (either case), surrounding whitespace ignored; nullopt
+/// otherwise. Does not check that the bytes are a valid secp256k1 scalar (see verify.hpp).
+std::optional<Bytes32> parse_secret_key(std::string_view text);
+
 namespace detail {
 /// Generic bech32 of a 32-byte payload (also used for note/nsec in tools).
 std::string bech32_encode_32(std::string_view hrp, const Bytes32& data);

@@ -23,6 +23,7 @@
 #include "messages/errors.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/wire_git.hpp"
+#include "runtime/boot/wire_identity.hpp"
 #include "runtime/boot/wire_monitor.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_relay.hpp"
@@ -30,6 +31,7 @@
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
 #include "runtime/net/http_server.hpp"
+#include "runtime/net/nip05.hpp"
 #include "runtime/net/nip11.hpp"
 #include "runtime/ops/log.hpp"
 #include "runtime/ops/metrics.hpp"
@@ -101,6 +103,14 @@ runtime::SiteContent site_content(const Config& config, runtime::Metrics& metric
   content.nip11 = [document = runtime::nip11_json(*info)] { return document; };
   if (config.metrics_enabled) content.metrics = [&metrics] { return metrics.serialize(); };
   content.api_document = [status](const std::string& name) { return status->get(name); };
+  if (config.relay_key) {
+    // Two documents only: the relay's own name `_`, and every other name (none).
+    content.nip05 = [itself = runtime::nip05_json(config, std::nullopt),
+                     nobody = runtime::nip05_json(config, std::string("-"))](
+                        const std::optional<std::string>& name) {
+      return !name || *name == "_" ? itself : nobody;
+    };
+  }
   return content;
 }
 
@@ -139,6 +149,8 @@ struct Wired {
   std::optional<WiredSync> sync;
   WiredMonitor monitor;
   WiredStatus status;
+  /// The relay profile publisher: short-lived, not counted among the long-lived actors.
+  WiredIdentity identity;
 };
 
 /// Wires into `wired` one component after the other; what started before a failure stays there.
@@ -157,6 +169,8 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(log::components::daemon, "started process_monitor");
   wired.status = wire_status(services, wired.store);
   log::debug(log::components::daemon, "started status_history");
+  wired.identity = wire_identity(services, wired.store);
+  if (wired.identity.publisher) log::debug(log::components::daemon, "started relay_profile");
 }
 
 /// The long-lived actors: store writer, git hosting, fan-out, process monitor and status history;
@@ -168,6 +182,7 @@ std::size_t actor_count(const Wired& wired) {
 /// Closes what faces the network once the listener stopped accepting: the outbound sync
 /// connections, then the client sessions (and their verifiers).
 void hang_up(const Wired& wired) {
+  close_connections(wired.identity);
   if (wired.sync) close_connections(*wired.sync);
   hang_up(wired.git);
   close_sessions(wired.relay);
@@ -175,6 +190,7 @@ void hang_up(const Wired& wired) {
 
 /// Sends every long-lived actor exit, in reverse start order.
 void stop_actors(const Wired& wired) {
+  stop(wired.identity);
   stop(wired.status);
   stop(wired.monitor);
   if (wired.sync) stop(*wired.sync);

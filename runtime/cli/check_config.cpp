@@ -17,13 +17,16 @@ namespace {
 
 constexpr int kConfigError = 2;
 
-/// Options whose value must not be echoed. None of today's options holds a secret; the rule is
-/// by name (and an nsec pasted anywhere) so a future key, token or password option is covered.
+/// Options whose value must not be echoed: those the table marks secret (NGIT_RELAY_OWNER_NSEC),
+/// and by name (and an nsec pasted anywhere) so a future key, token or password option is covered
+/// even unmarked. A `_file` option holds where a secret is, not the secret: its path is shown.
 bool is_secret(const EffectiveOption& option) {
+  if (option.spec->secret) return true;
   std::string_view key = option.spec->key;
-  for (std::string_view word : {"secret", "password", "token", "nsec", "private"}) {
-    if (key.find(word) != std::string_view::npos) return true;
-  }
+  const bool names_a_path = key.size() >= 5 && key.substr(key.size() - 5) == "_file";
+  if (!names_a_path)
+    for (std::string_view word : {"secret", "password", "token", "nsec", "private"})
+      if (key.find(word) != std::string_view::npos) return true;
   return option.value.find("nsec1") != std::string::npos;
 }
 

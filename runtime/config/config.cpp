@@ -209,8 +209,11 @@ Result<LoadedConfig, ConfigError> load_config(const std::vector<std::string>& ar
     } else {
       set_explicitly = false;
     }
+    if (spec.secret && set_explicitly && trim(chosen.value).empty())
+      return invalid(chosen.origin, "", "expected a value (set empty: unset it instead)");
     if (auto expected = spec.set(loaded.config, chosen.value)) {
-      return invalid(chosen.origin, chosen.value, *expected);
+      // A secret is not echoed, not even a wrong one (it may be a real key with a typo).
+      return invalid(chosen.origin, spec.secret ? "(elided)" : chosen.value, *expected);
     }
     loaded.effective.push_back({&spec, chosen.value, chosen.origin, set_explicitly});
     if (set_explicitly && !spec.no_effect_yet.empty()) {
@@ -249,7 +252,9 @@ std::string help_text() {
          "default. See docs/configuration.md.\n\n"
          "Options:\n";
   for (const auto& spec : option_table()) {
-    text << "  " << spec.flag << " <" << spec.type << ">\n"
+    // A secret has no flag: the option is listed by its environment variable.
+    text << "  " << (spec.flag.empty() ? spec.env : spec.flag) << " <" << spec.type << ">"
+         << (spec.flag.empty() ? "  (no flag: environment or config file only)" : "") << "\n"
          << "      env " << spec.env << ", file key " << spec.key << ", default "
          << (spec.default_value.empty() ? std::string("(empty)") : in_quotes(spec.default_value))
          << "\n      " << spec.description << "\n";

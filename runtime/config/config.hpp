@@ -18,12 +18,19 @@
 
 #include "messages/errors.hpp"
 #include "messages/nostr/event.hpp"
+#include "messages/nostr/verify.hpp"
 #include "messages/relay_url.hpp"
 #include "runtime/config/config_values.hpp"
 #include "runtime/ops/log.hpp"
 #include "store/policy/repository_rule.hpp"
 
 namespace graspd::runtime {
+
+/// The relay's own key pair (docs/identity.md).
+struct RelayKey {
+  nostr::SecretKey secret{};
+  nostr::Pubkey pubkey{};
+};
 
 /// Every option, typed as the component that reads it needs it. Field defaults here are
 /// placeholders: the table's default strings are what load_config() applies, so a default is
@@ -36,6 +43,13 @@ struct Config {
   std::string relay_name;
   std::string relay_description;
   std::optional<nostr::Pubkey> owner_npub;  ///< the key in the npub; nullopt = none published
+  /// The relay's own secret key as configured (NGIT_RELAY_OWNER_NSEC); nullopt = not configured.
+  std::optional<nostr::SecretKey> relay_owner_nsec;
+  /// Where the relay key is read from, or written to when generated (NGIT_RELAY_OWNER_NSEC_FILE).
+  std::string relay_owner_nsec_file;
+  /// The relay key in effect, resolved at start (runtime/config/relay_key.hpp, docs/identity.md):
+  /// signs the relay's own events; nullopt until then (and in check-config).
+  std::optional<RelayKey> relay_key;
 
   // Operations.
   log::Level log_level = log::Level::info;
@@ -200,6 +214,10 @@ struct OptionSpec {
   /// validated (configurations written for ngit-grasp start unchanged), --help and the docs say
   /// it does nothing, and setting it is warned about at start.
   std::string_view no_effect_yet = {};
+  /// The value is a secret: the option has no flag (argv is readable by every local user),
+  /// its value is never echoed (errors, `graspd check-config`), and set explicitly it may not be
+  /// empty.
+  bool secret = false;
 };
 
 /// The table of every option, in documentation order.

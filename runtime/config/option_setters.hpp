@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "messages/nostr/nip19.hpp"
+#include "messages/nostr/verify.hpp"
 #include "runtime/config/config.hpp"
 #include "runtime/config/config_values.hpp"
 
@@ -143,6 +144,16 @@ inline Expectation owner_npub_setter(Config& config, std::string_view text) {
   auto key = nostr::decode_npub(text);
   if (!key) return "expected an npub1... public key";
   config.owner_npub = *key;
+  return std::nullopt;
+}
+
+/// NGIT_RELAY_OWNER_NSEC (a secret: load_config refuses it set empty and never echoes it).
+inline Expectation relay_owner_nsec_setter(Config& config, std::string_view text) {
+  config.relay_owner_nsec.reset();
+  if (trim(text).empty()) return std::nullopt;
+  auto key = nostr::parse_secret_key(text);
+  if (!key || !nostr::pubkey_from_secret(*key)) return "expected an nsec1... or 64-hex secret key";
+  config.relay_owner_nsec = *key;
   return std::nullopt;
 }
 

@@ -4,11 +4,14 @@
 #include <functional>
 #include <memory>
 
+#include "runtime/net/nip05.hpp"
+
 namespace graspd::runtime {
 
 namespace {
 
 constexpr std::string_view nostr_json = "application/nostr+json";
+constexpr std::string_view nip05_path = "/.well-known/nostr.json";
 
 HttpResponse text_response(unsigned status, std::string body) {
   return HttpResponse{status, "text/plain; charset=utf-8", std::move(body), {}};
@@ -39,6 +42,16 @@ HttpResponse landing_page(const std::function<void(PageDelivery)>& page) {
     });
   };
   return response;
+}
+
+/// GET /.well-known/nostr.json: always 200 (an unknown name is an empty `names`), never a redirect
+/// (NIP-05 forbids following one); the transport adds `Access-Control-Allow-Origin: *`.
+HttpResponse nip05_response(
+    std::string_view target,
+    const std::function<std::string(const std::optional<std::string>&)>& nip05) {
+  auto name = query_parameter(target, "name");
+  if (name && name->empty()) name.reset();
+  return HttpResponse{200, "application/json", nip05(name), {}};
 }
 
 }  // namespace
@@ -99,13 +112,15 @@ HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& co
   std::shared_ptr<const std::string> api;
   if (path.rfind("/api/", 0) == 0 && content.api_document)
     api = content.api_document(std::string(path.substr(5)));
-  bool known = path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics) || api;
+  bool known = path == "/" || path == "/healthz" || (path == "/metrics" && content.metrics) ||
+               (path == nip05_path && content.nip05) || api;
   if (!known) return text_response(404, "not found\n");
   if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
   if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
 
   if (path == "/healthz") return text_response(200, "ok\n");
   if (api) return HttpResponse{200, "application/json", *api, {}};
+  if (path == nip05_path) return nip05_response(request.target, content.nip05);
   if (path == "/metrics") {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", content.metrics(), {}};
   }

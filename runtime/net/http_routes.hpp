@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,6 +57,9 @@ struct SiteContent {
   std::function<std::string()> metrics;  ///< /metrics text; empty function = metrics disabled
   /// JSON behind GET /api/<name> (e.g. "sync"); null when nothing is published under `name`.
   std::function<std::shared_ptr<const std::string>(const std::string& name)> api_document;
+  /// NIP-05 JSON of GET /.well-known/nostr.json for the `name` asked (nullopt = none); empty
+  /// function = not served (runtime/net/nip05.hpp).
+  std::function<std::string(const std::optional<std::string>& name)> nip05;
 };
 
 /// Headers every response carries (CORS for browser clients).

@@ -92,7 +92,9 @@ RelayInformation relay_information(const Config& config) {
   info.description = config.relay_description.empty()
                          ? "GRASP relay: git repositories announced and served over Nostr"
                          : config.relay_description;
-  if (config.owner_npub) info.pubkey_hex = nostr::to_hex(*config.owner_npub);
+  if (config.relay_key) info.self_hex = nostr::to_hex(config.relay_key->pubkey);
+  // The operator is the contact when named; else the relay key, as ngit-grasp publishes it.
+  info.pubkey_hex = config.owner_npub ? nostr::to_hex(*config.owner_npub) : info.self_hex;
   info.software = software_url;
   info.version = std::string(version());
   info.supported_nips = {1, 9, 11, 40, 45, 77};
@@ -150,6 +152,10 @@ std::string nip11_json(const RelayInformation& info) {
   if (!info.pubkey_hex.empty()) {
     writer.Key("pubkey");
     write_string(writer, info.pubkey_hex);
+  }
+  if (!info.self_hex.empty()) {
+    writer.Key("self");
+    write_string(writer, info.self_hex);
   }
   writer.Key("software");
   write_string(writer, info.software);

@@ -14,7 +14,11 @@ namespace graspd::runtime {
 struct RelayInformation {
   std::string name;
   std::string description;
-  std::string pubkey_hex;  ///< empty = not published
+  /// The administrative contact: NGIT_OWNER_NPUB, else the relay key (docs/identity.md);
+  /// empty = not published.
+  std::string pubkey_hex;
+  /// The relay's own key, which signs what the relay publishes (nips PR #1764); empty = none.
+  std::string self_hex;
   std::string software;
   std::string version;
   std::vector<int> supported_nips;            ///< only NIPs graspd really implements

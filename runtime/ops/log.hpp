@@ -40,6 +40,7 @@ inline constexpr std::string_view acceptance = "acceptance";
 inline constexpr std::string_view daemon = "daemon";
 inline constexpr std::string_view git = "git";
 inline constexpr std::string_view http = "http";
+inline constexpr std::string_view identity = "identity";
 inline constexpr std::string_view relay = "relay";
 inline constexpr std::string_view sync = "sync";
 inline constexpr std::string_view sync_manager = "sync_manager";

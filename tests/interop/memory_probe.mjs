@@ -60,6 +60,7 @@ async function start(port) {
       ...process.env,
       NGIT_BIND_ADDRESS: `127.0.0.1:${port}`,
       NGIT_RELAY_DATA_PATH: join(dir, 'relay'),
+      NGIT_RELAY_OWNER_NSEC_FILE: join(dir, 'relay-owner.nsec'),
       NGIT_ACCEPTANCE_POLICY: 'open',
       NGIT_SYNC_ENABLED: 'false',
       NGIT_LOG_LEVEL: 'warn',

@@ -68,6 +68,21 @@ TEST(Nip19, ParsePubkeyAcceptsNpubOrHex) {
   EXPECT_FALSE(parse_pubkey(kNsec).has_value());
 }
 
+TEST(Nip19, ParseSecretKeyAcceptsNsecOrHexAndNothingElse) {
+  EXPECT_EQ(encode_nsec(key(kNsecHex)), kNsec);
+  EXPECT_EQ(parse_secret_key(kNsec), key(kNsecHex));
+  EXPECT_EQ(parse_secret_key(std::string(" ") + kNsecHex + "\n"), key(kNsecHex));
+  EXPECT_EQ(parse_secret_key(std::string(" ") + kNsec + "\n"), key(kNsecHex));
+  EXPECT_EQ(parse_secret_key(""), std::nullopt);
+  EXPECT_EQ(parse_secret_key("   "), std::nullopt);
+  EXPECT_EQ(parse_secret_key(kNpub), std::nullopt);  // a public key is no secret key
+  EXPECT_EQ(parse_secret_key(std::string(kNsecHex).substr(1)), std::nullopt);
+  EXPECT_EQ(parse_secret_key(std::string(kNsecHex).replace(0, 1, "g")), std::nullopt);
+  auto corrupted = std::string(kNsec);
+  corrupted[10] = corrupted[10] == 'q' ? 'p' : 'q';
+  EXPECT_EQ(parse_secret_key(corrupted), std::nullopt);
+}
+
 TEST(Nip19, NaddrMatchesNostrTools) {
   // Expected strings from nostr-tools' nip19.naddrEncode.
   auto author = key("3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d");

@@ -254,6 +254,35 @@ TEST(Config, OwnerNpubIsChecked) {
             std::string::npos);
 }
 
+TEST(Config, RelayOwnerNsecIsASecretWithoutFlag) {
+  constexpr const char* nsec = "nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5";
+  constexpr const char* hex = "67dea2ed018072d675f5415ecfaed7d2597555e202d85b3d65ea4e58d2d92ffa";
+  EXPECT_FALSE(load_ok({}).relay_owner_nsec) << "unset by default";
+  EXPECT_EQ(load_ok({}).relay_owner_nsec_file, "./.relay-owner.nsec");
+  auto from_env = load_ok({}, {{"NGIT_RELAY_OWNER_NSEC", nsec}});
+  ASSERT_TRUE(from_env.relay_owner_nsec);
+  EXPECT_EQ(nostr::to_hex(*from_env.relay_owner_nsec), hex);
+  TempFile file(std::string("relay_owner_nsec = ") + hex + "\n");
+  auto from_file = load_ok({"--config", file.path()});
+  ASSERT_TRUE(from_file.relay_owner_nsec);
+  EXPECT_EQ(nostr::to_hex(*from_file.relay_owner_nsec), hex);
+  // No flag: the secret never goes in argv.
+  EXPECT_EQ(load_error({"--relay-owner-nsec", nsec}),
+            "unknown option \"--relay-owner-nsec\" (see graspd --help)");
+  // Set empty, or invalid: an error naming the option, never echoing the value.
+  EXPECT_EQ(load_error({}, {{"NGIT_RELAY_OWNER_NSEC", " "}}),
+            "invalid NGIT_RELAY_OWNER_NSEC \"\": expected a value (set empty: unset it instead)");
+  auto typo = std::string(nsec).substr(0, 60) + "qq";
+  auto invalid = load_error({}, {{"NGIT_RELAY_OWNER_NSEC", typo}});
+  EXPECT_EQ(
+      invalid,
+      "invalid NGIT_RELAY_OWNER_NSEC \"(elided)\": expected an nsec1... or 64-hex secret key");
+  EXPECT_EQ(load_error({}, {{"NGIT_RELAY_OWNER_NSEC", std::string(64, '0')}}).find("0000"),
+            std::string::npos)
+      << "zero is no valid secp256k1 scalar, and is not echoed either";
+  EXPECT_EQ(load_ok({"--relay-owner-nsec-file", "/x/key"}).relay_owner_nsec_file, "/x/key");
+}
+
 TEST(Config, CommandLineErrors) {
   EXPECT_EQ(load_error({"--bogus", "1"}), "unknown option \"--bogus\" (see graspd --help)");
   EXPECT_EQ(load_error({"--relay-name"}), "option --relay-name needs a value");
@@ -288,7 +317,9 @@ TEST(Config, HelpAndVersionActions) {
 TEST(Config, HelpListsEveryOption) {
   auto text = help_text();
   for (const auto& spec : option_table()) {
-    EXPECT_NE(text.find(std::string(spec.flag)), std::string::npos) << spec.flag;
+    EXPECT_NE(text.find(std::string(spec.flag.empty() ? spec.env : spec.flag) + " <"),
+              std::string::npos)
+        << spec.key;
     EXPECT_NE(text.find(std::string(spec.env)), std::string::npos) << spec.env;
     EXPECT_NE(text.find(std::string(spec.description)), std::string::npos) << spec.key;
   }
@@ -302,8 +333,8 @@ TEST(Config, OptionsThatNothingReadsSayTheyHaveNoEffect) {
   EXPECT_EQ(inert, std::set<std::string_view>{});
   auto help = help_text();
   for (const auto& spec : option_table()) {
-    auto entry = help.find(std::string(spec.flag) + " <");
-    ASSERT_NE(entry, std::string::npos) << spec.flag;
+    auto entry = help.find(std::string(spec.flag.empty() ? spec.env : spec.flag) + " <");
+    ASSERT_NE(entry, std::string::npos) << spec.key;
     auto next = help.find("\n  --", entry + 1);
     bool marked = help.substr(entry, next - entry).find("No effect yet") != std::string::npos;
     EXPECT_EQ(marked, !spec.no_effect_yet.empty()) << spec.flag;
@@ -341,7 +372,8 @@ TEST(Config, TableNamesFollowOneScheme) {
       flag += c == '_' ? '-' : c;
     }
     EXPECT_EQ(spec.env, env);
-    EXPECT_EQ(spec.flag, flag);
+    // A secret has no flag: every local user can read a process's argv.
+    EXPECT_EQ(spec.flag, spec.secret ? "" : flag);
     EXPECT_FALSE(spec.description.empty()) << spec.key;
     EXPECT_TRUE(spec.set) << spec.key;
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/net/nip05.hpp"
+
 namespace graspd::runtime {
 namespace {
 
@@ -78,6 +80,41 @@ TEST(HttpRoutes, MethodsOptionsHeadAndOthers) {
   EXPECT_EQ(post.status, 405u);
   ASSERT_EQ(post.headers.size(), 1u);
   EXPECT_EQ(post.headers[0].first, "Allow");
+}
+
+TEST(HttpRoutes, Nip05AsksTheContentForTheNameDecodedFromTheQuery) {
+  auto site = content();
+  std::vector<std::optional<std::string>> asked;
+  site.nip05 = [&asked](const std::optional<std::string>& name) {
+    asked.push_back(name);
+    return std::string(R"({"names":{}})");
+  };
+  auto route = [&site](std::string_view target, std::string_view method = "GET") {
+    return route_request({method, target, ""}, site);
+  };
+  auto response = route("/.well-known/nostr.json?name=_");
+  EXPECT_EQ(response.status, 200u);
+  EXPECT_EQ(response.content_type, "application/json");
+  EXPECT_EQ(response.body, R"({"names":{}})");
+  EXPECT_EQ(route("/.well-known/nostr.json").status, 200u);
+  EXPECT_EQ(route("/.well-known/nostr.json?x=1&name=").status, 200u);
+  EXPECT_EQ(route("/.well-known/nostr.json?x=1&name=B%6Fb+x").status, 200u);
+  EXPECT_EQ(route("/.well-known/nostr.json", "HEAD").status, 200u);
+  EXPECT_EQ(route("/.well-known/nostr.json", "OPTIONS").status, 204u);
+  EXPECT_EQ(route("/.well-known/nostr.json", "POST").status, 405u);
+  EXPECT_EQ(asked, (std::vector<std::optional<std::string>>{"_", std::nullopt, std::nullopt,
+                                                            "Bob x", std::nullopt}));
+  // Not served without a relay key.
+  EXPECT_EQ(get("/.well-known/nostr.json?name=_").status, 404u);
+}
+
+TEST(HttpRoutes, QueryParameter) {
+  EXPECT_EQ(query_parameter("/p?name=_", "name"), "_");
+  EXPECT_EQ(query_parameter("/p?a=1&name=x%20y#frag", "name"), "x y");
+  EXPECT_EQ(query_parameter("/p?a=1", "name"), std::nullopt);
+  EXPECT_EQ(query_parameter("/p", "name"), std::nullopt);
+  EXPECT_EQ(query_parameter("/p?name", "name"), "");
+  EXPECT_EQ(query_parameter("/p?name=%zz%4", "name"), "%zz%4") << "broken escapes stay as they are";
 }
 
 TEST(HttpRoutes, CorsHeaders) {

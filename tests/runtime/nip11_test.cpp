@@ -9,6 +9,8 @@
 
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/nip19.hpp"
+#include "messages/nostr/verify.hpp"
+#include "runtime/net/nip05.hpp"
 #include "runtime/net/relay_client.hpp"
 #include "runtime/ops/version.hpp"
 
@@ -145,6 +147,40 @@ TEST(Nip11, ConfiguredFields) {
   EXPECT_STREQ(document["description"].GetString(), "desc");
   EXPECT_STREQ(document["pubkey"].GetString(), npub_hex);
   EXPECT_EQ(document["limitation"]["max_message_length"].GetInt64(), 4096);
+}
+
+TEST(Nip11, SelfIsTheRelayKeyPubkeyTheOperatorElseTheRelayKey) {
+  // Without a resolved relay key (check-config, tests) neither is published.
+  EXPECT_FALSE(parse(build_nip11_document(config_with({}))).HasMember("self"));
+  nostr::SecretKey secret{};
+  secret[31] = 7;
+  auto relay = *nostr::pubkey_from_secret(secret);
+  auto relay_hex = nostr::to_hex(relay);
+  auto config = config_with({});
+  config.relay_key = RelayKey{secret, relay};
+  auto alone = parse(build_nip11_document(config));
+  EXPECT_EQ(std::string(alone["self"].GetString()), relay_hex);
+  EXPECT_EQ(std::string(alone["pubkey"].GetString()), relay_hex);
+  auto with_operator = config_with({{"NGIT_OWNER_NPUB", npub}});
+  with_operator.relay_key = RelayKey{secret, relay};
+  auto both = parse(build_nip11_document(with_operator));
+  EXPECT_EQ(std::string(both["self"].GetString()), relay_hex);
+  EXPECT_STREQ(both["pubkey"].GetString(), npub_hex);
+}
+
+TEST(Nip05, UnderscoreIsTheRelayKeyAnyOtherNameNothing) {
+  auto config = config_with({{"NGIT_DOMAIN", "Relay.Example:8443"}});
+  EXPECT_EQ(nip05_json(config, std::nullopt), R"({"names":{}})") << "no key, no name";
+  nostr::SecretKey secret{};
+  secret[31] = 7;
+  auto relay = *nostr::pubkey_from_secret(secret);
+  config.relay_key = RelayKey{secret, relay};
+  auto hex = nostr::to_hex(relay);
+  const auto itself = R"({"names":{"_":")" + hex + R"("},"relays":{")" + hex +
+                      R"(":["wss://Relay.Example:8443"]}})";
+  EXPECT_EQ(nip05_json(config, std::nullopt), itself);
+  EXPECT_EQ(nip05_json(config, std::string("_")), itself);
+  EXPECT_EQ(nip05_json(config, std::string("bob")), R"({"names":{}})");
 }
 
 TEST(Nip11, InformationIsDataDriven) {

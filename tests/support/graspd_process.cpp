@@ -142,12 +142,16 @@ bool GraspdProcess::launch(std::chrono::milliseconds deadline) {
   auto log_offset = read_file(stderr_path_).size();
   // Git repositories go to the temporary directory too, unless the test chose a place.
   auto env = options_.env;
-  bool git_path_set = false, purgatory_set = false;
+  bool git_path_set = false, purgatory_set = false, key_file_set = false;
   for (const auto& [key, value] : env) {
     git_path_set |= key == "NGIT_GIT_DATA_PATH";
     purgatory_set |= key == "NGIT_PURGATORY_ENABLED";
+    key_file_set |= key == "NGIT_RELAY_OWNER_NSEC_FILE";
   }
   if (!git_path_set) env.emplace_back("NGIT_GIT_DATA_PATH", work_dir_ + "/git");
+  // The relay key is generated into the temporary directory too (not the test's working one).
+  if (!key_file_set)
+    env.emplace_back("NGIT_RELAY_OWNER_NSEC_FILE", work_dir_ + "/relay-owner.nsec");
   if (!purgatory_set)
     env.emplace_back("NGIT_PURGATORY_ENABLED", options_.purgatory ? "true" : "false");
   pid_ = spawn_process(args, env, work_dir_ + "/stdout.log", stderr_path_);

@@ -1,8 +1,8 @@
 // Runs the real graspd binary (path from env GRASPD_BINARY) for end-to-end tests: on a free
-// loopback port, with a temporary data directory (the event store, and git repositories unless
-// NGIT_GIT_DATA_PATH is given), stderr captured to a file, readiness awaited with
-// a deadline (the "listening on" log line, then GET /healthz). Stops with SIGTERM and reports the
-// exit code; kill -9 and restart on the same data directory (and port) on demand.
+// loopback port, with a temporary data directory (the event store, the relay key file, and git
+// repositories unless NGIT_GIT_DATA_PATH is given), stderr captured to a file, readiness awaited
+// with a deadline (the "listening on" log line, then GET /healthz). Stops with SIGTERM and reports
+// the exit code; kill -9 and restart on the same data directory (and port) on demand.
 //
 //   graspd::test::GraspdProcess graspd({.env = {{"NGIT_RELAY_NAME", "t"}}});
 //   ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
