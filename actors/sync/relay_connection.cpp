@@ -9,8 +9,10 @@
 #include <cctype>
 
 #include "messages/nostr/canonical.hpp"
+#include "messages/nostr/nip42_client.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
+#include "runtime/ops/log.hpp"
 
 namespace graspd {
 
@@ -264,11 +266,28 @@ void on_closed(RelayConnectionSelf self, const nostr::RelayClosed& msg) {
     self->send(st.manager, RelayRateLimited{st.relay});
 }
 
+/// A peer's NIP-42 challenge: answered with the relay key (a kind 22242 naming the peer's URL and
+/// the challenge), once per challenge; without a key, ignored. Subscriptions the peer refuses
+/// meanwhile end with their CLOSED like any other refusal (on_closed); the connection stays.
+void on_auth_challenge(RelayConnectionSelf self, const std::string& challenge) {
+  auto& st = self->state;
+  if (!st.config.auth_key || !st.client || challenge == st.auth_challenge) return;
+  st.auth_challenge = challenge;
+  auto response = nostr::sign_event(nostr::auth_response(st.relay, challenge, unix_now(st)),
+                                    *st.config.auth_key);
+  st.client->send(nostr::client_auth(nostr::serialize_event(response)));
+  log::debug(log::components::sync, "answered the AUTH challenge of ", st.relay);
+}
+
 /// Every frame ends in consumed(): right away, or once the step or event it queued is done.
 void on_frame(RelayConnectionSelf self, std::string& text) {
   auto& st = self->state;
   const auto frame_bytes = text.size();
   st.traffic.bytes_received += frame_bytes;
+  if (auto challenge = nostr::parse_auth_challenge(text)) {
+    on_auth_challenge(self, *challenge);
+    return consumed(self, frame_bytes);
+  }
   auto parsed = nostr::parse_relay_message(text, st.config.limits);
   if (!parsed) {
     if (text.rfind("[\"EVENT\"", 0) == 0) ++st.traffic.events_invalid;

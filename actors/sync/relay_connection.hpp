@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "actors/sync/engine/negentropy_history.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
+#include "messages/nostr/verify.hpp"
 #include "messages/relay_url.hpp"
 #include "runtime/net/relay_client.hpp"
 
@@ -54,6 +56,9 @@ struct RelayConnectionConfig {
   sync::NegentropyLimits negentropy;
   /// Unix seconds (bounds the time windows split for NIP-77); unset = the system clock.
   std::function<std::int64_t()> unix_now;
+  /// The relay key, which answers the peer's NIP-42 AUTH challenges; unset = they are ignored
+  /// (docs/sync.md "AUTH from peers").
+  std::optional<nostr::SecretKey> auth_key;
 };
 
 /// Opens the transport; a factory so tests can script a peer without sockets (boot passes one
@@ -91,6 +96,8 @@ struct RelayConnectionState {
   VerifierPool verifiers;
   /// Events published to this peer (a cluster peer, RelayPublish) whose OK has not come yet.
   std::set<nostr::EventId> published;
+  /// The peer's last NIP-42 challenge answered: a repeated one is not signed again.
+  std::string auth_challenge;
   /// Failed replies of the store writer and the acceptance actor (the event is then not stored).
   FailedReplies write_failures{name, "store write"};
   FailedReplies acceptance_failures{name, "acceptance query"};

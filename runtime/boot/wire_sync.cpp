@@ -35,6 +35,7 @@ SyncManagerConfig sync_manager_config(const runtime::Config& config) {
       config.bind_address.host + ":" + std::to_string(config.bind_address.port);
   connection.limits.max_message_bytes = config.max_message_bytes;
   connection.limits.max_event_bytes = config.max_event_bytes;
+  if (config.relay_key) connection.auth_key = config.relay_key->secret;
   if (config.sync_bootstrap_relay_url) out.bootstrap_relay = config.sync_bootstrap_relay_url->str();
   out.peers = sync_peer_urls(config, true);
   out.daily_min = std::chrono::seconds(config.sync_daily_resync_min_secs);

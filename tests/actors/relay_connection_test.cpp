@@ -6,6 +6,7 @@
 
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/negentropy.hpp"
+#include "messages/unix_clock.hpp"
 #include "tests/actors/sync_fixture.hpp"
 #include "tests/support/holding_verifier.hpp"
 
@@ -105,6 +106,49 @@ TEST_F(RelayConnectionTest, APeerAnsweringNegErrIsPagedByReqAndRemembered) {
   answer_all_with_eose(peer);
   EXPECT_TRUE(relay_state(relay_).pending.empty());
   EXPECT_EQ(relay_state(relay_).confirmed.repos.count(repo_), 1u);
+}
+
+TEST_F(RelayConnectionTest, APeersAuthChallengeIsAnsweredWithTheRelayKeyOncePerChallenge) {
+  auth_key_ = test::secret_key(9);
+  connect_first_peer();
+  auto& peer = *peers_[0];
+  peer.handler->on_message(R"(["AUTH","challenge-1"])");
+  peer.handler->on_message(R"(["AUTH","challenge-1"])");
+  run();
+  auto answers = peer.frames("AUTH");
+  ASSERT_EQ(answers.size(), 1u) << "a repeated challenge is not signed again";
+  rapidjson::Document frame;
+  frame.Parse(answers[0].c_str(), answers[0].size());
+  ASSERT_TRUE(frame.IsArray() && frame.Size() == 2u) << answers[0];
+  auto response = nostr::parse_event(frame[1], nostr::ParseLimits{});
+  ASSERT_TRUE(response.ok()) << answers[0];
+  EXPECT_EQ(response->kind, 22242u);
+  EXPECT_EQ(response->pubkey, *nostr::pubkey_from_secret(*auth_key_));
+  EXPECT_EQ(response->tags, (nostr::Tags{{"relay", relay_}, {"challenge", "challenge-1"}}));
+  EXPECT_EQ(nostr::check_event(*response), nostr::EventCheck::ok);
+  // The connection's clock (the system's here): a peer checks created_at against its own.
+  EXPECT_LE(std::abs(response->created_at - system_unix_now()), 60);
+  peer.handler->on_message(R"(["AUTH","challenge-2"])");
+  run();
+  EXPECT_EQ(peer.frames("AUTH").size(), 2u);
+}
+
+TEST_F(RelayConnectionTest, WithoutARelayKeyAChallengeIsIgnoredAndAnAuthRefusalClosesOnlyItsReq) {
+  connect_first_peer();
+  auto& peer = *peers_[0];
+  peer.handler->on_message(R"(["AUTH","challenge-1"])");
+  run();
+  EXPECT_TRUE(peer.frames("AUTH").empty());
+  auto reqs = peer.reqs();
+  ASSERT_GE(reqs.size(), 2u);
+  peer.handler->on_message(nostr::relay_closed(reqs.front().first, "auth-required: sign in"));
+  run();
+  EXPECT_FALSE(peer.closed) << "a refused subscription is no reason to hang up";
+  // The connection still serves the other subscriptions.
+  auto issue = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  peer.handler->on_message(nostr::relay_event(reqs.back().first, nostr::serialize_event(issue)));
+  run();
+  EXPECT_TRUE(store_->contains(issue.id));
 }
 
 TEST_F(RelayConnectionTest, PeerEventsAreVerifiedAndStored) {

@@ -94,6 +94,7 @@ class SyncFixture : public test::ActorTest {
         verifiers ? *verifiers : std::vector<verifier_actor>{spawn(verifier), spawn(verifier)};
     config.random_seed = 42;
     config.purgatory = purgatory_;
+    config.connection.auth_key = auth_key_;
     auto factory = [this](const ParsedUrl& url, const runtime::RelayClientOptions& options,
                           std::shared_ptr<runtime::RelayClientHandler> handler) {
       auto peer = std::make_shared<ScriptedPeer>();
@@ -157,6 +158,8 @@ class SyncFixture : public test::ActorTest {
   acceptance_actor acceptance_;
   /// Purgatory figures shown in /api/sync; null = no section (set before start_manager).
   std::shared_ptr<policy::PurgatoryFigures> purgatory_;
+  /// The relay key that answers peers' AUTH challenges; unset = none (set before start_manager).
+  std::optional<nostr::SecretKey> auth_key_;
   std::vector<std::shared_ptr<ScriptedPeer>> peers_;
   std::vector<std::pair<std::string, bool>> dials_;
   std::set<std::string> answered_;
