@@ -92,6 +92,9 @@ struct AcceptanceQuery {
   /// Who sent it ("ip:<address>" for a client, "relay:<url>" for a sync peer): each source has a
   /// bounded share of the retry cache. Empty: not held to a share.
   std::string source;
+  /// The client session checked that the connection is NIP-42 authenticated as the event's
+  /// author. A NIP-70 protected event is refused without it (sync peers never set it).
+  bool authenticated_author = false;
 };
 
 /// The answer to an AcceptanceQuery, sent after the commit when the event was accepted.

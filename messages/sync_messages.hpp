@@ -162,6 +162,8 @@ struct TrafficCounters {
   std::uint64_t events_known = 0;
   /// Matching no filter of the subscription they came on: dropped unchecked.
   std::uint64_t events_unrequested = 0;
+  /// NIP-70 protected events, refused: a peer is never their authenticated author.
+  std::uint64_t events_protected = 0;
   std::uint64_t pages = 0;
   std::uint64_t bytes_received = 0;
   /// NIP-77 messages from the peer processed.
@@ -179,6 +181,7 @@ struct TrafficCounters {
     fn("events_invalid", events_invalid);
     fn("events_known", events_known);
     fn("events_unrequested", events_unrequested);
+    fn("events_protected", events_protected);
     fn("pages", pages);
     fn("bytes_received", bytes_received);
     fn("negentropy_rounds", negentropy_rounds);
@@ -196,6 +199,7 @@ struct TrafficCounters {
     events_invalid += other.events_invalid;
     events_known += other.events_known;
     events_unrequested += other.events_unrequested;
+    events_protected += other.events_protected;
     pages += other.pages;
     bytes_received += other.bytes_received;
     negentropy_rounds += other.negentropy_rounds;
@@ -251,8 +255,8 @@ typename Inspector::result_type inspect(Inspector& f, RelayRateLimited& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayTraffic& x) {
   return f(caf::meta::type_name("RelayTraffic"), x.relay, x.events_received, x.events_stored,
-           x.events_invalid, x.events_known, x.events_unrequested, x.pages, x.bytes_received,
-           x.negentropy_rounds, x.ids_needed, x.id_requests);
+           x.events_invalid, x.events_known, x.events_unrequested, x.events_protected, x.pages,
+           x.bytes_received, x.negentropy_rounds, x.ids_needed, x.id_requests);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayNegentropy& x) {

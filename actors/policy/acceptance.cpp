@@ -13,6 +13,7 @@
 #include <set>
 
 #include "messages/nostr/nip34.hpp"
+#include "messages/nostr/nip42.hpp"
 #include "runtime/ops/log.hpp"
 #include "runtime/ops/progress.hpp"
 #include "store/lmdb/event_store.hpp"
@@ -564,6 +565,10 @@ void start_purgatory(Self self) {
 
 /// Judges a client's or a peer's event and answers once it is refused, parked or committed.
 caf::result<AcceptanceVerdict> on_query(Self self, AcceptanceQuery& query) {
+  // NIP-70: only the author, over a connection authenticated as it, may publish a protected event;
+  // sync peers never are (they count the refusal themselves before asking).
+  if (nostr::is_protected(*query.event) && !query.authenticated_author)
+    return AcceptanceVerdict{false, std::string(nostr::protected_refusal_message), {}};
   auto promise = self->make_response_promise<AcceptanceVerdict>();
   auto deliver = [promise](AcceptanceVerdict verdict) mutable {
     promise.deliver(std::move(verdict));

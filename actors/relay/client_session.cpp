@@ -14,11 +14,13 @@
 #include <span>
 
 #include "actors/relay/engine/arrival_order.hpp"
+#include "actors/relay/engine/connection_keys.hpp"
 #include "actors/relay/engine/outbox.hpp"
 #include "actors/relay/negentropy_scanner.hpp"
 #include "actors/relay/verifier_pool.hpp"
 #include "messages/nostr/client_message.hpp"
 #include "messages/nostr/event_frame.hpp"
+#include "messages/nostr/nip42.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
 #include "runtime/net/ws_metrics.hpp"
@@ -101,6 +103,7 @@ struct SessionState {
     nostr::EventPtr event;
     std::size_t frame_bytes = 0;  // reported consumed once the check is done
     VerifierPool::Answer check;
+    bool auth = false;  // an AUTH event (NIP-42), not an EVENT
   };
   ArrivalOrder<Checked> arrivals;
   /// At most `verifications_per_session` checks out on the shared verifiers: a flooding connection
@@ -123,6 +126,8 @@ struct SessionState {
   std::deque<Answer> answers;
   std::size_t chunk_bytes = 0;
   bool awaiting_drain = false;
+  /// NIP-42: the challenge sent (if any) and the keys this connection proved.
+  ConnectionKeys keys{nostr::make_challenge};
 
   runtime::RelayMetrics* metrics() const { return ctx->metrics.get(); }
   void count(ClientMessageType type) const {
@@ -151,6 +156,7 @@ struct SessionState {
     using Kind = nostr::ClientMessageError::Kind;
     switch (error.kind) {
       case Kind::invalid_event:
+        if (error.verb == "AUTH") return refuse_unreadable_auth(error);
         count(ClientMessageType::event);
         count(EventResult::invalid);
         if (error.event_id) return send(nostr::relay_ok(*error.event_id, false, error.message));
@@ -183,16 +189,93 @@ struct SessionState {
       count(EventResult::rate_limited);
       return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
     }
+    verify_in_order(std::move(event), false);
+  }
+
+  /// AUTH events take the EVENT path's token bucket and verifiers, and its arrival order: an
+  /// EVENT sent right after an AUTH is judged with the AUTH's key already recorded.
+  void handle(nostr::ClientAuth& msg) {
+    count(ClientMessageType::auth);
+    auto event = std::make_shared<const nostr::Event>(std::move(msg.event));
+    if (!bucket.try_take(ctx->now()))
+      return send(nostr::relay_ok(event->id, false, "rate-limited: slow down, too many events"));
+    verify_in_order(std::move(event), true);
+  }
+
+  void refuse_unreadable_auth(const nostr::ClientMessageError& error) {
+    count(ClientMessageType::auth);
+    if (auto* m = metrics()) m->auth(runtime::AuthOutcome::bad_sig);
+    if (error.event_id) return send(nostr::relay_ok(*error.event_id, false, error.message));
+    notice(error.message);
+  }
+
+  void verify_in_order(nostr::EventPtr event, bool auth) {
     auto ticket = arrivals.reserve();
     frame_kept = true;
     verifiers.check(self, VerifyEvent{event},
-                    [this, ticket, event, bytes = frame_bytes](VerifierPool::Answer check) {
-                      arrivals.complete(ticket, {event, bytes, check});
+                    [this, ticket, event, auth, bytes = frame_bytes](VerifierPool::Answer check) {
+                      arrivals.complete(ticket, {event, bytes, check, auth});
                       arrivals.drain([this](Checked&& done) {
                         release_input(done.frame_bytes);
+                        if (done.auth) return after_auth_check(*done.event, done.check);
                         after_check(done.event, done.check);
                       });
                     });
+  }
+
+  void after_auth_check(const nostr::Event& event, std::optional<nostr::EventCheck> check) {
+    if (!check || *check != nostr::EventCheck::ok) {
+      return refuse_auth(event, runtime::AuthOutcome::bad_sig,
+                         check ? nostr::describe(*check) : "error: could not verify the event");
+    }
+    const nostr::AuthExpectation expected{keys.challenge(), ctx->service, unix_now()};
+    switch (const auto result = nostr::check_auth_event(event, expected)) {
+      case nostr::AuthCheck::ok:
+        break;
+      case nostr::AuthCheck::bad_challenge:
+        return refuse_auth(event, runtime::AuthOutcome::bad_challenge,
+                           nostr::describe(result, event, expected));
+      case nostr::AuthCheck::bad_relay:
+        return refuse_auth(event, runtime::AuthOutcome::bad_relay,
+                           nostr::describe(result, event, expected));
+      case nostr::AuthCheck::stale:
+        return refuse_auth(event, runtime::AuthOutcome::stale,
+                           nostr::describe(result, event, expected));
+    }
+    if (keys.add(event.pubkey) == ConnectionKeys::Added::too_many) {
+      return refuse_auth(event, runtime::AuthOutcome::too_many,
+                         "restricted: too many identities on this connection (max " +
+                             std::to_string(ConnectionKeys::max_keys) + ")");
+    }
+    if (auto* m = metrics()) m->auth(runtime::AuthOutcome::ok);
+    send(nostr::relay_ok(event.id, true, ""));
+  }
+
+  void refuse_auth(const nostr::Event& event, runtime::AuthOutcome outcome,
+                   std::string_view message) {
+    if (auto* m = metrics()) m->auth(outcome);
+    send(nostr::relay_ok(event.id, false, message));
+  }
+
+  std::int64_t unix_now() const { return ctx->unix_now ? ctx->unix_now() : system_unix_now(); }
+
+  /// NIP-70: a protected event is taken only from a connection authenticated as its author. Not
+  /// authenticated: the challenge goes first (a client can only answer auth-required: with one).
+  bool refuse_unless_author(const nostr::Event& event) {
+    if (!nostr::is_protected(event) || keys.has(event.pubkey)) return false;
+    count(EventResult::blocked);
+    if (!keys.empty()) {
+      if (auto* m = metrics()) m->protected_refused(runtime::ProtectedRefusal::restricted);
+      send(nostr::relay_ok(event.id, false,
+                           "restricted: this event may only be published by its author, and this "
+                           "connection is authenticated as another key"));
+      return true;
+    }
+    if (auto* m = metrics()) m->protected_refused(runtime::ProtectedRefusal::auth_required);
+    if (auto challenge = keys.challenge_to_send()) send(nostr::relay_auth(*challenge));
+    send(nostr::relay_ok(event.id, false,
+                         "auth-required: this event may only be published by its author"));
+    return true;
   }
 
   void after_check(const nostr::EventPtr& event, std::optional<nostr::EventCheck> check) {
@@ -204,9 +287,13 @@ struct SessionState {
       count(EventResult::invalid);
       return send(nostr::relay_ok(event->id, false, nostr::describe(*check)));
     }
+    // Before the acceptance policy, so a non-author learns nothing about what is stored.
+    if (refuse_unless_author(*event)) return;
     if (!ctx->acceptance) return store(event);
-    // The acceptance actor stores what it accepts and answers after the commit.
-    self->request(ctx->acceptance, caf::infinite, AcceptanceQuery{event, source})
+    // The acceptance actor stores what it accepts and answers after the commit. A protected event
+    // got here only from its authenticated author.
+    self->request(ctx->acceptance, caf::infinite,
+                  AcceptanceQuery{event, source, nostr::is_protected(*event)})
         .then(
             [this, event](const AcceptanceVerdict& verdict) {
               if (!verdict.accepted) {
@@ -237,7 +324,12 @@ struct SessionState {
                          message.empty() ? store::ok_message(outcome) : message));
   }
 
+  /// Without the acceptance policy (NGIT_ACCEPTANCE_POLICY=open) its credential rule still holds.
   void store(nostr::EventPtr event) {
+    if (nostr::is_credential_kind(event->kind)) {
+      count(EventResult::invalid);
+      return send(nostr::relay_ok(event->id, false, nostr::credential_refusal(event->kind)));
+    }
     if (nostr::is_ephemeral(event->kind)) return broadcast(event);
     self->request(ctx->writer, caf::infinite, StoreWrite{event, {}})
         .then([this, event](WriteOutcome outcome) { acknowledge(event->id, outcome); },
@@ -541,6 +633,7 @@ client_session_actor::behavior_type client_session(
   // The budget's per-address share counts an IPv6 client by its /64, as every per-address bound.
   st.negentropy = std::make_unique<NegentropySessions>(
       NegentropyLimits::of(ctx->limits), ctx->negentropy_budget, client_source_group(st.source));
+  if (ctx->make_challenge) st.keys = ConnectionKeys(ctx->make_challenge);
   st.ctx = std::move(ctx);
   st.connection_id = connection_id;
   st.sink = std::move(sink);

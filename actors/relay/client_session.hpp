@@ -1,5 +1,5 @@
 // One actor per WebSocket connection: the NIP-01 state of that client
-// (subscriptions, EVENT rate bucket) mutated serially. EVENT: parse -> id and
+// (subscriptions, EVENT rate bucket, NIP-42 keys) mutated serially. EVENT: parse -> id and
 // signature check (on the verifier pool, so even one connection's events are
 // verified on every core; results are taken back in arrival order) -> acceptance
 // hook -> store writer -> OK after commit. REQ:
@@ -18,6 +18,8 @@
 #include "actors/relay/engine/negentropy_sessions.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
+#include "messages/relay_url.hpp"
+#include "messages/unix_clock.hpp"
 #include "runtime/net/relay_limits.hpp"
 #include "runtime/net/ws_session.hpp"
 
@@ -54,6 +56,13 @@ struct RelayContext {
   std::shared_ptr<NegentropyBudget> negentropy_budget;
   /// NEG-OPEN store scans off the scheduler threads; null = the session scans itself (tests).
   std::shared_ptr<NegentropyScanner> negentropy_scanner;
+
+  /// NGIT_DOMAIN: what the `relay` tag of a NIP-42 AUTH event must name.
+  HostPort service;
+  /// Wall-clock seconds for the AUTH created_at window; empty = the system clock.
+  UnixClock unix_now;
+  /// Makes each connection's AUTH challenge; empty = nostr::make_challenge (tests fix it).
+  std::function<std::string()> make_challenge;
 
   /// Parser bounds derived from `limits`.
   nostr::ParseLimits parse_limits() const;

@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "messages/nostr/canonical.hpp"
+#include "messages/nostr/nip42.hpp"
 #include "messages/nostr/nip42_client.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
@@ -117,6 +118,12 @@ void admit(RelayConnectionSelf self) {
 
 void ingest_admitted(RelayConnectionSelf self, nostr::EventPtr ev, std::size_t frame_bytes) {
   auto& st = self->state;
+  // NIP-70: a peer is never the authenticated author of a protected event; refused and counted
+  // here (the acceptance actor would refuse it too, without saying why).
+  if (nostr::is_protected(*ev)) {
+    ++st.traffic.events_protected;
+    return event_settled(self, frame_bytes);
+  }
   if (!st.acceptance) return store_event(self, std::move(ev), frame_bytes);
   // The acceptance actor stores what it accepts and answers after the commit.
   self->request(st.acceptance, caf::infinite, AcceptanceQuery{ev, "relay:" + st.relay})

@@ -26,15 +26,16 @@ struct SyncMetrics {
                    .Name("graspd_sync_relay_health")
                    .Help("Tracked relays by health")
                    .Register(r)),
-        totals(prometheus::BuildCounter()
-                   .Name("graspd_sync_total")
-                   .Help("Sync activity: connection_attempts, events_received, events_stored, "
-                         "events_invalid, events_known, events_unrequested, pages, bytes_received, "
-                         "negentropy_rounds, ids_needed, id_requests, consolidations, daily_syncs, "
-                         "evictions, over_value_budget, and the GRASP-03 fetch path (as in "
-                         "/api/sync's fetches object): fetches_started, fetches_failed, "
-                         "fetches_control_dials, fetches_promotions, fetches_control_retired")
-                   .Register(r)),
+        totals(
+            prometheus::BuildCounter()
+                .Name("graspd_sync_total")
+                .Help("Sync activity: connection_attempts, events_received, events_stored, "
+                      "events_invalid, events_known, events_unrequested, events_protected, pages, "
+                      "bytes_received, negentropy_rounds, ids_needed, id_requests, consolidations, "
+                      "daily_syncs, evictions, over_value_budget, and the GRASP-03 fetch path (as "
+                      "in /api/sync's fetches object): fetches_started, fetches_failed, "
+                      "fetches_control_dials, fetches_promotions, fetches_control_retired")
+                .Register(r)),
         open(prometheus::BuildGauge()
                  .Name("graspd_sync_open")
                  .Help("Open sync work: subscriptions, filters, pending_batches")

@@ -32,16 +32,20 @@ std::optional<EventId> readable_id(const Value& event) {
   return id;
 }
 
-ParsedClientMessage parse_event_message(const Value& frame, std::size_t frame_size,
-                                        const ParseLimits& limits) {
+/// ["EVENT", <event>] and ["AUTH", <event>] (`Message` is ClientEvent or ClientAuth).
+template <class Message>
+ParsedClientMessage parse_event_message(std::string_view verb, const Value& frame,
+                                        std::size_t frame_size, const ParseLimits& limits) {
+  const std::string verb_text(verb);
   if (frame.Size() != 2)
-    return fail(Kind::malformed, "invalid: EVENT must be [\"EVENT\", <event>]", "EVENT");
+    return fail(Kind::malformed,
+                "invalid: " + verb_text + " must be [\"" + verb_text + "\", <event>]", verb_text);
   const Value& json = frame[1];
   if (frame_size > limits.max_event_bytes + kEventFrameOverhead)
-    return fail(Kind::invalid_event, "invalid: event too large", "EVENT", {}, readable_id(json));
+    return fail(Kind::invalid_event, "invalid: event too large", verb_text, {}, readable_id(json));
   auto ev = parse_event(json, limits);
-  if (!ev) return fail(Kind::invalid_event, ev.error(), "EVENT", {}, readable_id(json));
-  return ClientMessage{ClientEvent{std::move(*ev)}};
+  if (!ev) return fail(Kind::invalid_event, ev.error(), verb_text, {}, readable_id(json));
+  return ClientMessage{Message{std::move(*ev)}};
 }
 
 // A subscription id is echoed back in every answer; refuse anything the
@@ -160,7 +164,8 @@ ParsedClientMessage parse_client_message(std::string_view frame, const ParseLimi
     return fail(Kind::malformed, "invalid: message must be a JSON array starting with a verb");
   const std::string_view verb = view_of(doc[0]);
   const Value& array = doc;
-  if (verb == "EVENT") return parse_event_message(array, frame.size(), limits);
+  if (verb == "EVENT") return parse_event_message<ClientEvent>(verb, array, frame.size(), limits);
+  if (verb == "AUTH") return parse_event_message<ClientAuth>(verb, array, frame.size(), limits);
   if (verb == "REQ") return parse_subscription<ClientReq>(verb, array, limits);
   if (verb == "COUNT") return parse_subscription<ClientCount>(verb, array, limits);
   if (verb == "CLOSE") return parse_close(array, limits);

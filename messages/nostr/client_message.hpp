@@ -18,6 +18,12 @@ struct ClientEvent {
   Event event;
 };
 
+/// ["AUTH", <event>] (NIP-42): the client's answer to the relay's challenge. Structurally valid;
+/// id, signature and the NIP-42 checks are the session's (messages/nostr/nip42.hpp).
+struct ClientAuth {
+  Event event;
+};
+
 /// ["REQ", <subscription_id>, <filter>, ...] (at least one filter).
 struct ClientReq {
   std::string subscription_id;
@@ -55,7 +61,7 @@ struct ClientNegClose {
 };
 
 using ClientMessage = std::variant<ClientEvent, ClientReq, ClientClose, ClientCount, ClientNegOpen,
-                                   ClientNegMsg, ClientNegClose>;
+                                   ClientNegMsg, ClientNegClose, ClientAuth>;
 
 /// Why a frame was refused, shaped after the answer the relay owes:
 struct ClientMessageError {
@@ -63,11 +69,11 @@ struct ClientMessageError {
     /// Not JSON, not an array, wrong arity or types, bad subscription id,
     /// too large: answer NOTICE(message).
     malformed,
-    /// A verb graspd does not handle (AUTH, ...): NOTICE(message);
+    /// A verb graspd does not handle: NOTICE(message);
     /// `verb` holds it (at most 16 bytes) so callers can special-case later.
     unknown_verb,
-    /// EVENT whose event is invalid: OK(event_id, false, message) when
-    /// event_id is known, else NOTICE(message).
+    /// EVENT or AUTH whose event is invalid: OK(event_id, false, message) when
+    /// event_id is known, else NOTICE(message); `verb` says which.
     invalid_event,
     /// REQ/COUNT with bad filters: CLOSED(subscription_id, message).
     invalid_filter,

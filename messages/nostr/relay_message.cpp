@@ -187,6 +187,14 @@ std::string relay_notice(std::string_view message) {
   return out;
 }
 
+std::string relay_auth(std::string_view challenge) {
+  std::string out = frame_start("AUTH", challenge.size() + 4);
+  out += ',';
+  append_json_string_sanitized(out, challenge);
+  out += ']';
+  return out;
+}
+
 std::string relay_count(std::string_view subscription_id, std::uint64_t count, bool approximate) {
   std::string out = with_subscription("COUNT", subscription_id, 48);
   out += ",{\"count\":";

@@ -22,6 +22,8 @@ std::string relay_ok(const EventId& id, bool accepted, std::string_view message)
 std::string relay_eose(std::string_view subscription_id);
 std::string relay_closed(std::string_view subscription_id, std::string_view message);
 std::string relay_notice(std::string_view message);
+/// ["AUTH",<challenge>] (NIP-42).
+std::string relay_auth(std::string_view challenge);
 /// ["COUNT",<subid>,{"count":N}] or with "approximate":true (NIP-45).
 std::string relay_count(std::string_view subscription_id, std::uint64_t count,
                         bool approximate = false);

@@ -1,4 +1,5 @@
 #include "runtime/boot/sync_ingest.hpp"
+#include "messages/nostr/nip42.hpp"
 #include "messages/unix_clock.hpp"
 
 #include <limits>
@@ -31,6 +32,12 @@ SyncIngest::SyncIngest(std::shared_ptr<store::EventStore> store,
 }
 
 void SyncIngest::submit(nostr::EventPtr event) {
+  // NIP-70: none of what `graspd sync` downloads comes from its author over an authenticated
+  // connection, with or without a policy.
+  if (nostr::is_protected(*event)) {
+    ++counts_.protected_refused;
+    return refuse(event->id, std::string(nostr::protected_refusal_message));
+  }
   judge(std::move(event), 0);
 }
 

@@ -33,6 +33,8 @@ struct IngestCounts {
   std::uint64_t refused = 0;
   /// Still waiting for a dependency (in the retry cache).
   std::uint64_t parked = 0;
+  /// NIP-70 protected events (also in `refused`): never taken from a peer or a file.
+  std::uint64_t protected_refused = 0;
 };
 
 class SyncIngest {

@@ -117,6 +117,8 @@ WiredRelay wire_relay(const Services& services, const WiredStore& store,
   wired.verifiers = spawn_verifiers(services);
   context->verifiers = wired.verifiers.actors;
   context->limits = relay_limits(services.config);
+  // NIP-42: AUTH events must name the public service (NGIT_DOMAIN), never a forwarded Host.
+  context->service = services.config.domain.address;
   context->metrics = metrics;
   context->negentropy_budget =
       std::make_shared<NegentropyBudget>(negentropy_budget_limits(services.config));

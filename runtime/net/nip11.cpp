@@ -97,7 +97,8 @@ RelayInformation relay_information(const Config& config) {
   info.pubkey_hex = config.owner_npub ? nostr::to_hex(*config.owner_npub) : info.self_hex;
   info.software = software_url;
   info.version = std::string(version());
-  info.supported_nips = {1, 9, 11, 40, 45, 77};
+  // 42: AUTH (clients authenticate to publish protected events); 70: protected events.
+  info.supported_nips = {1, 9, 11, 40, 42, 45, 70, 77};
   if (config.acceptance_policy == AcceptanceMode::grasp01)
     info.supported_grasps.push_back("GRASP-01");
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");
@@ -138,6 +139,11 @@ RelayInformation relay_information(const Config& config) {
   limit("max_event_tags", config.max_event_tags);
   limit("max_content_length", config.max_content_length);
   limit("negentropy_max_sync_events", config.negentropy_max_sync_events);
+  // Decisions (docs/relay.md "Authentication"): AUTH is never needed to read or to publish what
+  // the policy accepts; the GRASP-01 policy restricts which events are written.
+  info.limitation_flags.emplace_back("auth_required", false);
+  info.limitation_flags.emplace_back("restricted_writes",
+                                     config.acceptance_policy == AcceptanceMode::grasp01);
   return info;
 }
 
@@ -180,6 +186,10 @@ std::string nip11_json(const RelayInformation& info) {
   for (const auto& [key, value] : info.limitation) {
     write_string(writer, key);
     writer.Int64(value);
+  }
+  for (const auto& [key, value] : info.limitation_flags) {
+    write_string(writer, key);
+    writer.Bool(value);
   }
   writer.EndObject();
   writer.EndObject();

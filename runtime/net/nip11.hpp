@@ -28,6 +28,8 @@ struct RelayInformation {
   /// an archive rule is configured); empty = omitted.
   std::string curation;
   std::vector<std::pair<std::string, std::int64_t>> limitation;  ///< in insertion order
+  /// Boolean `limitation` fields (auth_required, restricted_writes), after the numbers.
+  std::vector<std::pair<std::string, bool>> limitation_flags;
 };
 
 /// Everything the document advertises for this configuration.

@@ -9,9 +9,21 @@ namespace graspd::runtime {
 
 const char* to_string(ClientMessageType type) {
   static constexpr std::array<const char*, client_message_type_count> names = {
-      "event",  "req",      "close",    "count",   "malformed",
-      "binary", "oversize", "neg_open", "neg_msg", "neg_close"};
+      "event",    "req",      "close",   "count",     "malformed", "binary",
+      "oversize", "neg_open", "neg_msg", "neg_close", "auth"};
   return names[static_cast<std::size_t>(type)];
+}
+
+const char* to_string(AuthOutcome outcome) {
+  static constexpr std::array<const char*, auth_outcome_count> names = {
+      "ok", "bad_sig", "bad_challenge", "bad_relay", "stale", "too_many"};
+  return names[static_cast<std::size_t>(outcome)];
+}
+
+const char* to_string(ProtectedRefusal reason) {
+  static constexpr std::array<const char*, protected_refusal_count> names = {"auth_required",
+                                                                             "restricted"};
+  return names[static_cast<std::size_t>(reason)];
 }
 
 const char* to_string(EventResult result) {
@@ -63,8 +75,32 @@ void RelayMetrics::register_negentropy(prometheus::Registry& registry) {
                             .Register(registry);
 }
 
+void RelayMetrics::register_auth(prometheus::Registry& registry) {
+  auto& auth = prometheus::BuildCounter()
+                   .Name("graspd_relay_auth_total")
+                   .Help("NIP-42 AUTH messages from clients, by outcome")
+                   .Register(registry);
+  for (std::size_t i = 0; i < auth_outcome_count; ++i)
+    auth_[i] = &auth.Add({{"outcome", to_string(static_cast<AuthOutcome>(i))}});
+  auto& refused = prometheus::BuildCounter()
+                      .Name("graspd_relay_protected_refused_total")
+                      .Help("NIP-70 protected EVENTs refused on the client path, by reason")
+                      .Register(registry);
+  for (std::size_t i = 0; i < protected_refusal_count; ++i)
+    protected_refused_[i] = &refused.Add({{"reason", to_string(static_cast<ProtectedRefusal>(i))}});
+}
+
+void RelayMetrics::auth(AuthOutcome outcome) {
+  auth_[static_cast<std::size_t>(outcome)]->Increment();
+}
+
+void RelayMetrics::protected_refused(ProtectedRefusal reason) {
+  protected_refused_[static_cast<std::size_t>(reason)]->Increment();
+}
+
 RelayMetrics::RelayMetrics(prometheus::Registry& registry) {
   register_negentropy(registry);
+  register_auth(registry);
   auto& messages = prometheus::BuildCounter()
                        .Name("graspd_relay_messages_received_total")
                        .Help("Client WebSocket messages received, by NIP-01 verb")

@@ -6,6 +6,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
+#include "messages/nostr/nip42.hpp"
 
 namespace graspd::policy {
 
@@ -163,7 +164,8 @@ const char* to_string(Rule rule) {
                                                                 "deletion_no_own_target",
                                                                 "identity_eligible",
                                                                 "identity_not_eligible",
-                                                                "ephemeral"};
+                                                                "ephemeral",
+                                                                "credential_kind"};
   return names[static_cast<std::size_t>(rule)];
 }
 
@@ -245,6 +247,10 @@ Decision AcceptancePolicy::evaluate(const Event& ev) const {
 Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
   if (config_.event_blacklist.count(ev.pubkey))
     return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
+  // Before the ephemeral rule, which would broadcast them: NIP-42 and NIP-98 credentials are
+  // never stored nor relayed, from clients or from sync (docs/policy.md "Credential kinds").
+  if (nostr::is_credential_kind(ev.kind))
+    return refuse(Rule::credential_kind, nostr::credential_refusal(ev.kind));
   if (nostr::is_ephemeral(ev.kind)) return accept(Rule::ephemeral);
   switch (kind_group(ev.kind)) {
     case KindGroup::announcement:

@@ -66,8 +66,9 @@ enum class Rule : std::uint8_t {
   identity_eligible,
   identity_not_eligible,
   ephemeral,
+  credential_kind,
 };
-inline constexpr std::size_t rule_count = static_cast<std::size_t>(Rule::ephemeral) + 1;
+inline constexpr std::size_t rule_count = static_cast<std::size_t>(Rule::credential_kind) + 1;
 const char* to_string(Rule rule);
 
 /// The fixed set of kind classes used as a metrics label.

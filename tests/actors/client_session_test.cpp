@@ -14,6 +14,7 @@
 #include "actors/relay/negentropy_scanner.hpp"
 #include "actors/relay/verifier.hpp"
 #include "actors/store/store_writer.hpp"
+#include "messages/nostr/client_message.hpp"
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/negentropy.hpp"
 #include "messages/nostr/relay_message.hpp"
@@ -64,6 +65,9 @@ class ClientSessionTest : public test::ActorTest {
     ctx->limits = limits;
     ctx->monotonic_now = [this] { return now(); };
     ctx->negentropy_scanner = std::move(scanner);
+    ctx->service = HostPort{"relay.test", std::nullopt};
+    ctx->unix_now = [this] { return now_; };
+    ctx->make_challenge = [this] { return "challenge-" + std::to_string(++challenges_); };
     auto session = spawn_client_session(system(), ctx, ++next_connection_, sink_, "ip:a");
     run();
     return session;
@@ -82,7 +86,183 @@ class ClientSessionTest : public test::ActorTest {
   fanout_actor fanout_;
   std::shared_ptr<RecordingSink> sink_ = std::make_shared<RecordingSink>();
   std::uint64_t next_connection_ = 0;
+  int challenges_ = 0;
 };
+
+/// ["AUTH", <kind 22242 event>] signed by `secret_key(key)`.
+std::string auth_frame(std::uint8_t key, std::string challenge,
+                       std::string relay = "wss://relay.test", std::int64_t created_at = 1700000000,
+                       bool forge = false) {
+  auto ev = test::signed_event(22242, {{"relay", std::move(relay)}, {"challenge", challenge}},
+                               created_at, "", key);
+  if (forge) ev.sig[0] ^= 1;
+  return "[\"AUTH\"," + nostr::serialize_event(ev) + "]";
+}
+
+nostr::EventId auth_id(const std::string& frame) {
+  auto parsed = nostr::parse_client_message(frame, {});
+  return std::get<nostr::ClientAuth>(*parsed).event.id;
+}
+
+nostr::Event protected_note(std::uint8_t key, std::string content = "mine only") {
+  return test::signed_event(1, {{"-"}}, 1700000000, std::move(content), key);
+}
+
+const std::string kAuthRequired = "auth-required: this event may only be published by its author";
+
+TEST_F(ClientSessionTest, AuthBeforeAnyChallengeIsInvalid) {
+  auto session = open_session();
+  const auto frame = auth_frame(3, "challenge-1");
+  EXPECT_EQ(say(session, frame),
+            std::vector<std::string>{nostr::relay_ok(
+                auth_id(frame), false, "invalid: no AUTH challenge was sent on this connection")});
+  EXPECT_EQ(challenges_, 0) << "no challenge is made for a connection that needs none";
+}
+
+TEST_F(ClientSessionTest, AProtectedEventIsTakenOnceItsAuthorAuthenticated) {
+  auto session = open_session();
+  auto ev = protected_note(3);
+  EXPECT_EQ(say(session, event_frame(ev)),
+            (std::vector<std::string>{nostr::relay_auth("challenge-1"),
+                                      nostr::relay_ok(ev.id, false, kAuthRequired)}))
+      << "the challenge goes right before the refusal";
+  EXPECT_EQ(say(session, event_frame(ev)),
+            std::vector<std::string>{nostr::relay_ok(ev.id, false, kAuthRequired)})
+      << "one challenge per connection";
+  EXPECT_FALSE(store_->contains(ev.id));
+  const auto auth = auth_frame(3, "challenge-1");
+  EXPECT_EQ(say(session, auth), std::vector<std::string>{nostr::relay_ok(auth_id(auth), true, "")});
+  EXPECT_EQ(say(session, event_frame(ev)),
+            std::vector<std::string>{nostr::relay_ok(ev.id, true, "")});
+  EXPECT_TRUE(store_->contains(ev.id));
+}
+
+TEST_F(ClientSessionTest, AuthEventsAreCheckedAgainstTheChallengeServiceClockAndSignature) {
+  auto session = open_session();
+  say(session, event_frame(protected_note(3)));  // challenge-1 sent
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {auth_frame(3, "challenge-2"),
+       "invalid: the challenge tag does not answer this connection's challenge"},
+      {auth_frame(3, "challenge-1", "wss://other.test"),
+       "invalid: the relay tag does not name this relay"},
+      {auth_frame(3, "challenge-1", "wss://relay.test", 1700000000 - 1200),
+       "invalid: created_at is more than 10 minutes from now"},
+      {auth_frame(3, "challenge-1", "wss://relay.test", 1700000000, true),
+       "invalid: bad signature"},
+  };
+  for (const auto& [frame, message] : refused)
+    EXPECT_EQ(say(session, frame),
+              std::vector<std::string>{nostr::relay_ok(auth_id(frame), false, message)});
+  const auto good = auth_frame(3, "challenge-1", "ws://RELAY.test:80/path/");
+  EXPECT_EQ(say(session, good), std::vector<std::string>{nostr::relay_ok(auth_id(good), true, "")});
+}
+
+TEST_F(ClientSessionTest, AProtectedEventOfAnotherKeyIsRestricted) {
+  auto session = open_session();
+  say(session, event_frame(protected_note(3)));
+  say(session, auth_frame(4, "challenge-1"));
+  auto theirs = protected_note(3, "reposted");
+  auto frames = say(session, event_frame(theirs));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].rfind("[\"OK\",\"" + nostr::to_hex(theirs.id) + "\",false,\"restricted: ", 0),
+            0u)
+      << frames[0];
+  EXPECT_FALSE(store_->contains(theirs.id));
+  auto unprotected = untagged_event(1, "anyone's");
+  EXPECT_EQ(say(session, event_frame(unprotected)),
+            std::vector<std::string>{nostr::relay_ok(unprotected.id, true, "")});
+}
+
+TEST_F(ClientSessionTest, AConnectionAuthenticatesAtMostEightKeys) {
+  auto session = open_session();
+  say(session, event_frame(protected_note(3)));
+  for (std::uint8_t key = 10; key < 18; ++key) {
+    const auto frame = auth_frame(key, "challenge-1");
+    EXPECT_EQ(say(session, frame),
+              std::vector<std::string>{nostr::relay_ok(auth_id(frame), true, "")});
+  }
+  const auto again = auth_frame(10, "challenge-1", "wss://relay.test/");
+  EXPECT_EQ(say(session, again),
+            std::vector<std::string>{nostr::relay_ok(auth_id(again), true, "")})
+      << "a key already proved takes no new place";
+  const auto ninth = auth_frame(18, "challenge-1");
+  EXPECT_EQ(
+      say(session, ninth),
+      std::vector<std::string>{nostr::relay_ok(
+          auth_id(ninth), false, "restricted: too many identities on this connection (max 8)")});
+}
+
+TEST_F(ClientSessionTest, AnEventSentRightAfterItsAuthIsJudgedAfterIt) {
+  auto holding = spawn(test::holding_verifier);
+  auto session = open_session({}, {}, std::vector<verifier_actor>{holding});
+  auto first = protected_note(3, "first");
+  caf::anon_send(session, atom::ws_text::value, event_frame(first));
+  run();
+  caf::anon_send(holding, VerifyEvent{nullptr});
+  run();
+  sink_->take();  // challenge and refusal
+  const auto auth = auth_frame(3, "challenge-1");
+  auto ev = protected_note(3, "pipelined");
+  caf::anon_send(session, atom::ws_text::value, auth);
+  caf::anon_send(session, atom::ws_text::value, event_frame(ev));
+  run();
+  caf::anon_send(holding, VerifyEvent{nullptr});  // answers newest first: the EVENT's check
+  run();
+  EXPECT_EQ(sink_->take(), (std::vector<std::string>{nostr::relay_ok(auth_id(auth), true, ""),
+                                                     nostr::relay_ok(ev.id, true, "")}));
+}
+
+TEST_F(ClientSessionTest, AuthFramesDrawFromTheEventBucket) {
+  runtime::RelayLimits limits;
+  limits.events_per_second = 0.001;
+  limits.event_burst = 1;
+  auto session = open_session(limits);
+  const auto auth = auth_frame(3, "challenge-1");
+  say(session, auth);
+  const auto more = auth_frame(3, "challenge-1", "wss://relay.test/");
+  EXPECT_EQ(say(session, more),
+            std::vector<std::string>{
+                nostr::relay_ok(auth_id(more), false, "rate-limited: slow down, too many events")});
+}
+
+TEST_F(ClientSessionTest, CredentialKindsAreRefusedAndNeverBroadcastWithoutAPolicy) {
+  auto reader = open_session();
+  auto session = open_session();
+  say(reader, R"(["REQ","creds",{"kinds":[22242,27235]}])");
+  for (std::uint32_t kind : {22242u, 27235u}) {
+    auto credential = untagged_event(kind, "token");
+    EXPECT_EQ(say(session, event_frame(credential)),
+              std::vector<std::string>{nostr::relay_ok(
+                  credential.id, false,
+                  "invalid: " + std::to_string(kind) + " is a credential, not an event")})
+        << "and nothing for the subscribed reader";
+  }
+}
+
+TEST_F(ClientSessionTest, TheHookHearsWhetherTheAuthorOfAProtectedEventAuthenticated) {
+  std::vector<bool> heard;
+  auto hook = spawn([&heard]() -> acceptance_actor::behavior_type {
+    return {
+        [&heard](const AcceptanceQuery& q) {
+          heard.push_back(q.authenticated_author);
+          return AcceptanceVerdict{true, "", WriteOutcome::stored};
+        },
+        [](const StoreCommitted&) {},
+        [](const GitDataArrived&) {},
+        [](atom::feed_subscribe, const held_feed_actor&) {},
+        [](atom::feed_subscribe, const peer_feed_actor&) {},
+        [](atom::held_events) { return HeldForPeers{}; },
+        [](atom::tick) {},
+        [](const StateAnswerDue&) {},
+    };
+  });
+  auto session = open_session({}, hook);
+  say(session, event_frame(untagged_event(1, "plain")));
+  say(session, event_frame(protected_note(3)));
+  say(session, auth_frame(3, "challenge-1"));
+  say(session, event_frame(protected_note(3)));
+  EXPECT_EQ(heard, (std::vector<bool>{false, true}));
+}
 
 TEST_F(ClientSessionTest, EventIsAcknowledgedAfterCommitAndThenServedByReq) {
   auto session = open_session();

@@ -168,6 +168,23 @@ TEST_F(RelayConnectionTest, PeerEventsAreVerifiedAndStored) {
   EXPECT_EQ(figures.events_invalid, 2u);
 }
 
+TEST_F(RelayConnectionTest, ProtectedEventsFromAPeerAreRefusedAndCounted) {
+  connect_first_peer();
+  auto [sub, filters] = peers_[0]->reqs().back();
+  auto plain = signed_event(1621, {{"a", repo_}}, unix_now() - 10);
+  auto guarded = signed_event(1621, {{"a", repo_}, {"-"}}, unix_now() - 9);
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(plain)));
+  peers_[0]->handler->on_message(nostr::relay_event(sub, nostr::serialize_event(guarded)));
+  run();
+  EXPECT_TRUE(store_->contains(plain.id));
+  EXPECT_FALSE(store_->contains(guarded.id)) << "a peer is never its authenticated author";
+  advance_time(1s);  // traffic report
+  auto& figures = manager_state().figures.at(relay_);
+  EXPECT_EQ(figures.events_stored, 1u);
+  EXPECT_EQ(figures.events_protected, 1u);
+  EXPECT_EQ(figures.events_invalid, 0u);
+}
+
 TEST_F(RelayConnectionTest, EveryFrameIsReportedConsumedWhateverItWas) {
   connect_first_peer();
   auto& peer = *peers_[0];

@@ -29,6 +29,29 @@ TEST(ClientMessage, Event) {
   EXPECT_EQ(std::get<ClientEvent>(*m).event, ev);
 }
 
+TEST(ClientMessage, AuthCarriesItsEvent) {
+  const Event ev = testing::signed_note("", {{"relay", "ws://x.com"}, {"challenge", "c"}}, 22242);
+  auto m = parse("[\"AUTH\"," + serialize_event(ev) + "]");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(std::holds_alternative<ClientAuth>(*m));
+  EXPECT_EQ(std::get<ClientAuth>(*m).event, ev);
+}
+
+TEST(ClientMessage, MalformedAuthIsAnsweredLikeAnEvent) {
+  expect_error("[\"AUTH\"]", Kind::malformed, "invalid: AUTH must be [\"AUTH\", <event>]");
+  // A relay's challenge frame sent back is not an AUTH event.
+  expect_error("[\"AUTH\",\"challenge\"]", Kind::invalid_event,
+               "invalid: event must be a JSON object");
+  Event ev = testing::signed_note("", {}, 22242);
+  std::string json = serialize_event(ev);
+  json.replace(json.find("\"kind\""), 6, "\"kinx\"");
+  auto m = parse("[\"AUTH\"," + json + "]");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, Kind::invalid_event);
+  EXPECT_EQ(m.error().verb, "AUTH");
+  EXPECT_EQ(m.error().event_id, ev.id) << "answered with OK for the readable id";
+}
+
 TEST(ClientMessage, ReqWithSeveralFilters) {
   auto m = parse(" [\"REQ\", \"sub 1\", {\"kinds\":[1]}, {\"#d\":[\"x\"],\"limit\":0}] ");
   ASSERT_TRUE(m.ok()) << m.error().message;
@@ -76,7 +99,7 @@ TEST(ClientMessage, MalformedFramesAnswerNotice) {
 }
 
 TEST(ClientMessage, UnknownVerbsAreReportedWithTheVerb) {
-  for (const char* verb : {"AUTH", "NEG-FOO", "event"}) {
+  for (const char* verb : {"AUTHX", "NEG-FOO", "event"}) {
     auto m = parse(std::string("[\"") + verb + "\",\"x\"]");
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.error().kind, Kind::unknown_verb);

@@ -18,6 +18,7 @@ TEST(RelayMessage, Builders) {
   EXPECT_EQ(relay_eose("s"), "[\"EOSE\",\"s\"]");
   EXPECT_EQ(relay_closed("s", "error: x"), "[\"CLOSED\",\"s\",\"error: x\"]");
   EXPECT_EQ(relay_notice("n"), "[\"NOTICE\",\"n\"]");
+  EXPECT_EQ(relay_auth("00ff"), "[\"AUTH\",\"00ff\"]");
   EXPECT_EQ(relay_count("s", 42), "[\"COUNT\",\"s\",{\"count\":42}]");
   EXPECT_EQ(relay_count("s", 42, true), "[\"COUNT\",\"s\",{\"count\":42,\"approximate\":true}]");
 }

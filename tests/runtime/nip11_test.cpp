@@ -121,6 +121,10 @@ TEST(Nip11, DocumentFromDefaults) {
   EXPECT_NE(std::string(document["repo_acceptance_criteria"].GetString()).find("30617"),
             std::string::npos);
   EXPECT_EQ(document["limitation"]["max_message_length"].GetInt64(), 1048576);
+  for (int nip : {42, 70})
+    EXPECT_NE(std::find(listed.begin(), listed.end(), nip), listed.end()) << nip;
+  EXPECT_FALSE(document["limitation"]["auth_required"].GetBool());
+  EXPECT_TRUE(document["limitation"]["restricted_writes"].GetBool());
 }
 
 TEST(Nip11, ASyncingGraspdReadsTheLimitsThisOneAdvertises) {

@@ -321,6 +321,16 @@ TEST_F(PolicyTest, EphemeralKindsPass) {
   EXPECT_EQ(policy_.evaluate(make(20001, key(1), {})).rule, Rule::ephemeral);
 }
 
+TEST_F(PolicyTest, CredentialKindsAreRefusedAlthoughEphemeral) {
+  for (std::uint32_t kind : {22242u, 27235u}) {
+    auto decision = policy_.evaluate(make(kind, key(1), {}));
+    EXPECT_FALSE(decision.accepted()) << kind;
+    EXPECT_EQ(decision.rule, Rule::credential_kind);
+    EXPECT_EQ(decision.message,
+              "invalid: " + std::to_string(kind) + " is a credential, not an event");
+  }
+}
+
 // -- retry cache ----------------------------------------------------------------
 
 TEST_F(PolicyTest, RetryCacheReleasesMaintainerAnnouncementWhenOwnersArrives) {

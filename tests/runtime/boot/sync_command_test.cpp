@@ -224,6 +224,29 @@ TEST(SyncIngest, RefusesWhatThePolicyRefusesAndCountsDuplicates) {
   EXPECT_FALSE(store->contains(spam.id));
 }
 
+TEST(SyncIngest, ProtectedEventsAreRefusedWithOrWithoutAPolicy) {
+  auto t = thread_for("relay.example.com");
+  auto guarded = test::signed_event(1621, {{"a", nostr::address_of(t.announcement)}, {"-"}},
+                                    1700000150, "mine only", 21);
+  for (bool with_policy : {true, false}) {
+    test::TempDir dir;
+    auto store = open_store(dir);
+    std::vector<std::string> refusals;
+    SyncIngest ingest(
+        store, with_policy ? std::optional(policy_for("relay.example.com")) : std::nullopt,
+        [&](const nostr::EventId&, const std::string& why) { refusals.push_back(why); });
+    ingest.submit(ptr(t.announcement));
+    ingest.submit(ptr(guarded));
+    ASSERT_TRUE(ingest.flush()) << ingest.error();
+    EXPECT_EQ(ingest.counts().stored, 1u) << with_policy;
+    EXPECT_EQ(ingest.counts().refused, 1u);
+    EXPECT_EQ(ingest.counts().protected_refused, 1u);
+    ASSERT_EQ(refusals.size(), 1u);
+    EXPECT_EQ(refusals[0].rfind("restricted:", 0), 0u) << refusals[0];
+    EXPECT_FALSE(store->contains(guarded.id));
+  }
+}
+
 TEST(SyncIngest, WithoutAPolicyEveryEventIsWritten) {
   test::TempDir dir;
   auto store = open_store(dir);
