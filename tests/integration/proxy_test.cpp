@@ -24,12 +24,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int per_address_cap = 2;
+constexpr int proxy_test_cap = 2;
 
 /// A WebSocket client connecting from `from`, its upgrade request carrying `forwarded_for` as
 /// X-Forwarded-For (none when empty).
-std::unique_ptr<TestClient> client(std::uint16_t port, const std::string& forwarded_for,
-                                   const std::string& from = "127.0.0.1") {
+std::unique_ptr<TestClient> forwarding_client(std::uint16_t port, const std::string& forwarded_for,
+                                              const std::string& from = "127.0.0.1") {
   runtime::WsClient::Options options;
   options.local_address = from;
   if (!forwarded_for.empty()) options.request_headers = {{"X-Forwarded-For", forwarded_for}};
@@ -37,7 +37,7 @@ std::unique_ptr<TestClient> client(std::uint16_t port, const std::string& forwar
 }
 
 /// Served: a REQ is answered (so the session holds its slot of the per-address cap).
-::testing::AssertionResult served(TestClient* c) {
+::testing::AssertionResult served_through(TestClient* c) {
   if (!c) return ::testing::AssertionFailure() << "no connection";
   if (!c->query("s", "{\"kinds\":[9999],\"limit\":1}"))
     return ::testing::AssertionFailure() << "no EOSE; last frame: " << c->last_text();
@@ -45,7 +45,7 @@ std::unique_ptr<TestClient> client(std::uint16_t port, const std::string& forwar
 }
 
 /// Refused by the per-address cap: a rate-limited NOTICE, then the close.
-::testing::AssertionResult refused(TestClient* c) {
+::testing::AssertionResult refused_at_cap(TestClient* c) {
   if (!c) return ::testing::AssertionFailure() << "no connection";
   auto notice = c->next_as<nostr::RelayNotice>();
   if (!notice) return ::testing::AssertionFailure() << "no NOTICE";
@@ -59,7 +59,7 @@ class ProxyE2E : public ::testing::Test {
   static void SetUpTestSuite() {
     graspd_ = new GraspdProcess(
         relay_options({{"NGIT_TRUSTED_PROXY_CIDRS", "127.0.0.1/32"},
-                       {"NGIT_MAX_CONNECTIONS_PER_IP", std::to_string(per_address_cap)}}));
+                       {"NGIT_MAX_CONNECTIONS_PER_IP", std::to_string(proxy_test_cap)}}));
     ASSERT_TRUE(graspd_->start()) << graspd_->stderr_text();
   }
   static void TearDownTestSuite() {
@@ -85,47 +85,47 @@ class ProxyE2E : public ::testing::Test {
 
 TEST_F(ProxyE2E, AForwardedClientHasItsOwnPerAddressCap) {
   double used_before = forwarded("used");
-  auto a = client(port(), "198.51.100.7");
-  auto b = client(port(), "198.51.100.7");
-  ASSERT_TRUE(served(a.get()));
-  ASSERT_TRUE(served(b.get()));
+  auto a = forwarding_client(port(), "198.51.100.7");
+  auto b = forwarding_client(port(), "198.51.100.7");
+  ASSERT_TRUE(served_through(a.get()));
+  ASSERT_TRUE(served_through(b.get()));
   // 198.51.100.7 is at its cap; the proxy's own address and another client are not.
-  auto third = client(port(), "198.51.100.7");
-  EXPECT_TRUE(refused(third.get()));
-  auto other = client(port(), "198.51.100.8");
-  EXPECT_TRUE(served(other.get()));
-  auto direct = client(port(), "");
-  EXPECT_TRUE(served(direct.get()));
+  auto third = forwarding_client(port(), "198.51.100.7");
+  EXPECT_TRUE(refused_at_cap(third.get()));
+  auto other = forwarding_client(port(), "198.51.100.8");
+  EXPECT_TRUE(served_through(other.get()));
+  auto direct = forwarding_client(port(), "");
+  EXPECT_TRUE(served_through(direct.get()));
   // The right-most untrusted hop is the client: a spoofed entry left of it changes nothing.
-  auto spoofed = client(port(), "203.0.113.9, 198.51.100.7");
-  EXPECT_TRUE(refused(spoofed.get()));
+  auto spoofed = forwarding_client(port(), "203.0.113.9, 198.51.100.7");
+  EXPECT_TRUE(refused_at_cap(spoofed.get()));
   EXPECT_GE(forwarded("used") - used_before, 5);
 }
 
 TEST_F(ProxyE2E, AnUntrustedPeersHeaderIsIgnored) {
   double untrusted_before = forwarded("untrusted_peer");
   // From 127.0.0.2 (not trusted): counted per 127.0.0.2, whatever the header claims.
-  auto a = client(port(), "198.51.100.20", "127.0.0.2");
-  auto b = client(port(), "198.51.100.21", "127.0.0.2");
-  ASSERT_TRUE(served(a.get()));
-  ASSERT_TRUE(served(b.get()));
-  auto third = client(port(), "198.51.100.22", "127.0.0.2");
-  EXPECT_TRUE(refused(third.get()));
+  auto a = forwarding_client(port(), "198.51.100.20", "127.0.0.2");
+  auto b = forwarding_client(port(), "198.51.100.21", "127.0.0.2");
+  ASSERT_TRUE(served_through(a.get()));
+  ASSERT_TRUE(served_through(b.get()));
+  auto third = forwarding_client(port(), "198.51.100.22", "127.0.0.2");
+  EXPECT_TRUE(refused_at_cap(third.get()));
   // The forwarded addresses it named have their budgets untouched.
-  auto named = client(port(), "198.51.100.20");
-  EXPECT_TRUE(served(named.get()));
+  auto named = forwarding_client(port(), "198.51.100.20");
+  EXPECT_TRUE(served_through(named.get()));
   EXPECT_GE(forwarded("untrusted_peer") - untrusted_before, 3);
 }
 
 TEST_F(ProxyE2E, AnUnparsableHopLeavesTheTrustedProxyAsTheClient) {
   double malformed_before = forwarded("malformed");
   // "unknown" ends the walk: the client is the last trusted hop, the proxy itself (127.0.0.1).
-  auto a = client(port(), "198.51.100.30, unknown");
-  auto b = client(port(), "");
-  ASSERT_TRUE(served(a.get()));
-  ASSERT_TRUE(served(b.get()));
-  auto third = client(port(), "");
-  EXPECT_TRUE(refused(third.get()));
+  auto a = forwarding_client(port(), "198.51.100.30, unknown");
+  auto b = forwarding_client(port(), "");
+  ASSERT_TRUE(served_through(a.get()));
+  ASSERT_TRUE(served_through(b.get()));
+  auto third = forwarding_client(port(), "");
+  EXPECT_TRUE(refused_at_cap(third.get()));
   EXPECT_GE(forwarded("malformed") - malformed_before, 1);
 }
 
@@ -191,15 +191,15 @@ TEST_F(ProxyE2E, BehindARealHaproxyTwoClientsGetSeparateBudgets) {
   double used_before = forwarded("used");
   // Client 127.0.0.2 fills its budget through the proxy (graspd sees every connection come from
   // 127.0.0.1, the proxy, which names 127.0.0.2 in X-Forwarded-For).
-  auto a = client(haproxy.port(), "", "127.0.0.2");
-  auto b = client(haproxy.port(), "", "127.0.0.2");
-  ASSERT_TRUE(served(a.get()));
-  ASSERT_TRUE(served(b.get()));
-  auto third = client(haproxy.port(), "", "127.0.0.2");
-  EXPECT_TRUE(refused(third.get()));
+  auto a = forwarding_client(haproxy.port(), "", "127.0.0.2");
+  auto b = forwarding_client(haproxy.port(), "", "127.0.0.2");
+  ASSERT_TRUE(served_through(a.get()));
+  ASSERT_TRUE(served_through(b.get()));
+  auto third = forwarding_client(haproxy.port(), "", "127.0.0.2");
+  EXPECT_TRUE(refused_at_cap(third.get()));
   // Client 127.0.0.1 is still served through the same proxy.
-  auto other = client(haproxy.port(), "", "127.0.0.1");
-  EXPECT_TRUE(served(other.get()));
+  auto other = forwarding_client(haproxy.port(), "", "127.0.0.1");
+  EXPECT_TRUE(served_through(other.get()));
   EXPECT_GE(forwarded("used") - used_before, 4);
 }
 
