@@ -3,6 +3,8 @@
 // from clients and from sync; one naming another relay only is refused.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "messages/nostr/nip19.hpp"
 #include "tests/integration/sync_test_support.hpp"
 
@@ -107,6 +109,38 @@ TEST_F(VanishE2E, ARequestNamingThisRelayRemovesAndRefusesTheAuthorsEvents) {
   auto after_restart = client_->publish(repo);
   ASSERT_TRUE(after_restart);
   EXPECT_FALSE(after_restart->accepted);
+}
+
+TEST(VanishHeldE2E, ARequestToVanishEndsTheHoldOfAHeldAnnouncementAndRemovesItsRepository) {
+  GraspdProcess graspd{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"}}, {}, true}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  auto host = "127.0.0.1:" + std::to_string(graspd.port());
+  auto npub = nostr::encode_npub(*nostr::pubkey_from_secret(secret_key(vanishing_key)));
+  auto repo = make_event(30617, "",
+                         {{"d", "held"},
+                          {"clone", "http://" + host + "/" + npub + "/held.git"},
+                          {"relays", "ws://" + host}},
+                         vanish_t0, vanishing_key);
+  auto client = TestClient::connect(graspd.port());
+  ASSERT_TRUE(client);
+  auto held = client->publish(repo);
+  ASSERT_TRUE(held && held->accepted) << (held ? held->message : "no OK");
+  auto metrics = [&] { return http_get(graspd.port(), "/metrics").body; };
+  ASSERT_EQ(metric_value(metrics(), "graspd_purgatory_events{kind=\"announcement\"}"), 1);
+  const auto repository = graspd.work_dir() + "/git/" + npub + "/held.git";
+  ASSERT_TRUE(std::filesystem::exists(repository));
+
+  auto request = make_event(62, "", {{"relay", "ALL_RELAYS"}}, vanish_t0 + 10, vanishing_key);
+  auto ok = client->publish(request);
+  ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return metric_value(metrics(), "graspd_purgatory_events{kind=\"announcement\"}") == 0 &&
+               !std::filesystem::exists(repository);
+      },
+      std::chrono::seconds(10)))
+      << graspd.stderr_text();
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
 TEST(VanishSyncE2E, AVanishedAuthorsEventsDoNotComeBackBySync) {
