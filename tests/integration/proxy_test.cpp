@@ -1,16 +1,21 @@
 // Trusted reverse proxies end to end (docs/operations.md "Behind a reverse proxy"): with
 // NGIT_TRUSTED_PROXY_CIDRS=127.0.0.1/32 the per-address WebSocket cap counts the client a
 // loopback proxy names in X-Forwarded-For, an untrusted peer's header is ignored, and behind a real
-// HAProxy two clients get separate budgets. One daemon for the suite; each test uses addresses of
+// HAProxy two clients get separate budgets; the per-address git connection cap counts the forwarded
+// client too. One daemon for the suite; each test uses addresses of
 // its own and starts once every earlier connection is released.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include "messages/nostr/nip19.hpp"
 #include "relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/http_client.hpp"
@@ -201,6 +206,62 @@ TEST_F(ProxyE2E, BehindARealHaproxyTwoClientsGetSeparateBudgets) {
   auto other = forwarding_client(haproxy.port(), "", "127.0.0.1");
   EXPECT_TRUE(served_through(other.get()));
   EXPECT_GE(forwarded("used") - used_before, 4);
+}
+
+/// A git upload-pack POST from loopback carrying `forwarded_for`, whose body stops after two bytes:
+/// it holds its git connection. Returns the socket, or -1.
+int proxied_slow_upload(std::uint16_t port, const std::string& path,
+                        const std::string& forwarded_for) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+    return ::close(fd), -1;
+  std::string head = "POST " + path +
+                     "/git-upload-pack HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: " + forwarded_for +
+                     "\r\nContent-Type: application/x-git-upload-pack-request\r\n"
+                     "Content-Length: 100000\r\n\r\n00";
+  if (::write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size()))
+    return ::close(fd), -1;
+  return fd;
+}
+
+TEST(ProxyGitE2E, TheGitConnectionCapCountsTheForwardedClient) {
+  GraspdProcess graspd{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"},
+                                      {"NGIT_TRUSTED_PROXY_CIDRS", "127.0.0.1/32"},
+                                      {"NGIT_GIT_MAX_CONNECTIONS_PER_IP", "1"}},
+                                     {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  constexpr std::uint8_t repository_owner = 31;
+  auto host = "127.0.0.1:" + std::to_string(graspd.port());
+  auto npub = nostr::encode_npub(*nostr::pubkey_from_secret(secret_key(repository_owner)));
+  auto announcement = make_event(30617, "",
+                                 {{"d", "proxied"},
+                                  {"clone", "http://" + host + "/" + npub + "/proxied.git"},
+                                  {"relays", "ws://" + host}},
+                                 1700000000, repository_owner);
+  auto publisher = TestClient::connect(graspd.port());
+  ASSERT_TRUE(publisher);
+  auto ok = publisher->publish(announcement);
+  ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
+  const std::string path = "/" + npub + "/proxied.git";
+  auto refs_for = [&](const std::string& forwarded_for) {
+    return http_request(graspd.port(), "GET", path + "/info/refs?service=git-upload-pack",
+                        {{"X-Forwarded-For", forwarded_for}})
+        .status;
+  };
+  ASSERT_EQ(refs_for("198.51.100.7"), 200);
+  // 198.51.100.7 holds its one git connection (as soon as graspd has read the upload's head)...
+  int held = proxied_slow_upload(graspd.port(), path, "198.51.100.7");
+  ASSERT_GE(held, 0);
+  EXPECT_TRUE(wait_until([&] { return refs_for("198.51.100.7") == 503; }, 10s));
+  // ...while another client behind the same proxy, and the proxy itself, are served.
+  EXPECT_EQ(refs_for("198.51.100.8"), 200);
+  EXPECT_EQ(http_get(graspd.port(), path + "/info/refs?service=git-upload-pack").status, 200);
+  ::close(held);
+  EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
 }  // namespace
