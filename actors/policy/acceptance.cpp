@@ -14,6 +14,7 @@
 
 #include "messages/nostr/nip34.hpp"
 #include "messages/nostr/nip42.hpp"
+#include "messages/nostr/nip62.hpp"
 #include "runtime/ops/log.hpp"
 #include "runtime/ops/progress.hpp"
 #include "store/lmdb/event_store.hpp"
@@ -68,7 +69,10 @@ void on_written(Self self, Submission submission, WriteOutcome outcome) {
       if (wrote(outcome)) {
         if (ev->kind == nostr::nip34::kind::repo_state && st.config.git)
           self->send(st.config.git, StateStored{ev, came_by_sync(submission)});
-        if (ev->kind == nostr::nip34::kind::deletion && st.purgatory) withdraw_held(self, *ev);
+        if ((ev->kind == nostr::nip34::kind::deletion ||
+             ev->kind == nostr::nip62::kind_request_to_vanish) &&
+            st.purgatory)
+          withdraw_held(self, *ev);
       }
       return submission.reply(AcceptanceVerdict{true, {}, outcome});
     case policy::AfterWrite::refuse:
@@ -321,8 +325,9 @@ void withdraw_repositories(Self self, const std::vector<policy::HeldEvent>& entr
   }
 }
 
-/// The held events a stored deletion names leave purgatory unremembered (the deletion itself keeps
-/// them out of the store), and a held announcement's repository goes (§4.6).
+/// The held events a stored deletion names (or, for a request to vanish, every held event of its
+/// author up to it) leave purgatory unremembered (the stored request itself keeps them out of the
+/// store), and a held announcement's repository goes (§4.6).
 void withdraw_held(Self self, const nostr::Event& deletion) {
   auto& st = self->state;
   auto withdrawn = st.purgatory->withdraw(deletion);

@@ -30,6 +30,7 @@
 #include "runtime/boot/wire_status.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
+#include "runtime/net/forwarded_metrics.hpp"
 #include "runtime/net/http_server.hpp"
 #include "runtime/net/nip05.hpp"
 #include "runtime/net/nip11.hpp"
@@ -72,10 +73,12 @@ class ActorSystemConfig : public caf::actor_system_config {
   }
 };
 
-runtime::HttpServerOptions http_options(const Config& config) {
+runtime::HttpServerOptions http_options(const Config& config, runtime::Metrics& metrics) {
   runtime::HttpServerOptions options;
   options.host = config.bind_address.host;
   options.port = config.bind_address.port;
+  options.trusted_proxies = config.trusted_proxies;
+  options.count_forwarded = runtime::forwarded_counter(metrics.registry());
   return options;
 }
 
@@ -122,9 +125,10 @@ struct Process {
         system(actor_config),
         io(static_cast<int>(io_thread_count(config))),
         work(boost::asio::make_work_guard(io)),
-        http(io, http_options(config), [content = content](const runtime::HttpRequestInfo& r) {
-          return runtime::route_request(r, *content);
-        }) {}
+        http(io, http_options(config, metrics),
+             [content = content](const runtime::HttpRequestInfo& r) {
+               return runtime::route_request(r, *content);
+             }) {}
 
   runtime::Metrics metrics{std::string(runtime::version())};
   ActorSystemConfig actor_config;

@@ -17,6 +17,7 @@
 #include "runtime/boot/sync_ingest.hpp"
 #include "runtime/boot/sync_session.hpp"
 #include "runtime/boot/wire_policy.hpp"
+#include "runtime/boot/wire_store.hpp"
 #include "runtime/config/config.hpp"
 #include "store/lmdb/event_store.hpp"
 
@@ -56,9 +57,7 @@ std::optional<runtime::Config> load(const SyncArgs& args) {
 /// Opens the store and our side of the reconciliation; a message on stderr when it cannot.
 bool prepare(const SyncArgs& args, Prepared& out) {
   try {
-    store::StoreOptions options;
-    options.path = out.config.data_path;
-    out.store = std::make_shared<store::EventStore>(options);
+    out.store = std::make_shared<store::EventStore>(store_options(out.config));
     const auto cap = out.config.negentropy_max_sync_events;
     auto items = out.store->negentropy_items(args.filter, cap);
     if (!items) {

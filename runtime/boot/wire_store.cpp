@@ -34,6 +34,8 @@ StoreWriterConfig store_writer_config(runtime::Metrics& metrics) {
 store::StoreOptions store_options(const runtime::Config& config) {
   store::StoreOptions options;
   options.path = config.data_path;
+  // NIP-62: which requests to vanish name this relay.
+  if (!config.domain.address.host.empty()) options.service = config.domain.address;
   return options;
 }
 

@@ -21,6 +21,7 @@
 #include "messages/nostr/verify.hpp"
 #include "messages/relay_url.hpp"
 #include "runtime/config/config_values.hpp"
+#include "runtime/net/forwarded_address.hpp"
 #include "runtime/ops/log.hpp"
 #include "store/policy/repository_rule.hpp"
 
@@ -70,6 +71,8 @@ struct Config {
 
   // Relay limits, advertised in NIP-11 `limitation`.
   std::uint64_t max_connections_per_ip = 256;  ///< 0 = unlimited
+  /// NGIT_TRUSTED_PROXY_CIDRS and NGIT_TRUSTED_PROXY_HEADER: who may name the client.
+  TrustedProxies trusted_proxies;
   std::uint64_t max_subscriptions = 0;
   std::uint64_t max_filters = 0;
   std::uint64_t max_count_examined = 200000;

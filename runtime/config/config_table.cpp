@@ -92,9 +92,21 @@ std::vector<OptionSpec> connection_limits() {
        uint_option(&C::max_event_bytes, 256, 1ull << 30)},
       {"max_connections_per_ip", "NGIT_MAX_CONNECTIONS_PER_IP", "--max-connections-per-ip",
        "integer", "256",
-       "WebSocket connections allowed from one IP address (behind a reverse proxy every client "
-       "shares the proxy's address: raise it there); 0 = unlimited.",
+       "WebSocket connections allowed from one IP address (behind a reverse proxy, set "
+       "NGIT_TRUSTED_PROXY_CIDRS so that each client counts by its own address); 0 = unlimited.",
        uint_option(&C::max_connections_per_ip, 0, unlimited)},
+      {"trusted_proxy_cidrs", "NGIT_TRUSTED_PROXY_CIDRS", "--trusted-proxy-cidrs", "list", "",
+       "Reverse proxies (IPv4/IPv6 CIDRs or addresses, comma or blank separated) whose "
+       "NGIT_TRUSTED_PROXY_HEADER names the client; every per-address limit, log line and metric "
+       "then sees that client. Set it only when graspd is reachable through the proxy alone. "
+       "Empty = none.",
+       trusted_proxy_cidrs_setter},
+      {"trusted_proxy_header", "NGIT_TRUSTED_PROXY_HEADER", "--trusted-proxy-header",
+       "x-forwarded-for|forwarded|x-real-ip", "x-forwarded-for",
+       "The header a trusted proxy writes the client into; read it only if the proxy sets or "
+       "overwrites it (a header the proxy passes through unchanged lets clients choose their "
+       "address).",
+       trusted_proxy_header_setter},
   };
 }
 

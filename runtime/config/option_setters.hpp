@@ -104,6 +104,24 @@ inline Expectation archive_read_only_setter(Config& config, std::string_view tex
   return std::nullopt;
 }
 
+inline Expectation trusted_proxy_cidrs_setter(Config& config, std::string_view text) {
+  std::string bad_item;
+  auto networks = parse_ip_networks(text, &bad_item);
+  if (!networks) {
+    return "expected comma or blank separated IPv4/IPv6 CIDRs or addresses (item \"" + bad_item +
+           "\")";
+  }
+  config.trusted_proxies.networks = std::move(*networks);
+  return std::nullopt;
+}
+
+inline Expectation trusted_proxy_header_setter(Config& config, std::string_view text) {
+  auto header = parse_forwarding_header(text);
+  if (!header) return "expected x-forwarded-for, forwarded or x-real-ip";
+  config.trusted_proxies.header = *header;
+  return std::nullopt;
+}
+
 inline Expectation acceptance_policy_setter(Config& config, std::string_view text) {
   auto mode = parse_acceptance_mode(text);
   if (!mode) return "expected grasp01 or open";

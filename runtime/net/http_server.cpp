@@ -94,7 +94,8 @@ class Session : public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket)), state_(std::move(state)) {
     beast::error_code error;
     auto endpoint = stream_.socket().remote_endpoint(error);
-    if (!error) remote_ip_ = endpoint.address().to_string();
+    if (!error)
+      peer_ip_ = client_ip_ = normalise_address(endpoint.address().to_string()).value_or("");
   }
 
   void start() {
@@ -110,6 +111,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // The header first: a request for the hand-off handler (git hosting) leaves with its body
   // unread; every other request reads its body here, bounded by max_body_bytes.
   void read_request() {
+    client_ip_ = peer_ip_;  // until this request's header names another (resolve_client)
     parser_.reset();
     header_parser_ = std::make_unique<HeaderParser>();
     header_parser_->header_limit(static_cast<std::uint32_t>(state_->options.max_header_bytes));
@@ -126,6 +128,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_header(beast::error_code error) {
     if (error) return on_read(error);
     const auto& header = header_parser_->get();
+    resolve_client(header);
     if (state_->handoff_handler && state_->handoff_wanted &&
         state_->handoff_wanted(view(header.target())) && !beast::websocket::is_upgrade(header))
       return hand_off();
@@ -142,11 +145,24 @@ class Session : public std::enable_shared_from_this<Session> {
                      });
   }
 
+  /// Per request: a proxy may carry several clients over one connection.
+  void resolve_client(const http::fields& header) {
+    const auto& proxies = state_->options.trusted_proxies;
+    std::vector<std::string_view> values;
+    auto name = to_string(proxies.header);
+    for (auto [it, end] = header.equal_range({name.data(), name.size()}); it != end; ++it)
+      values.push_back(view(it->value()));
+    auto resolved = resolve_client_address(proxies, peer_ip_, values);
+    client_ip_ = std::move(resolved.address);
+    if (resolved.outcome != ForwardedOutcome::absent && state_->options.count_forwarded)
+      state_->options.count_forwarded(resolved.outcome);
+  }
+
   void hand_off() {
     release_from_server();
     stream_.expires_never();
     state_->handoff_handler(std::move(stream_), std::move(header_parser_), std::move(buffer_),
-                            remote_ip_);
+                            client_ip_);
   }
 
   void on_read(beast::error_code error) {
@@ -158,7 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return send_error(413, "request too large\n");
     }
     if (error) {
-      log::debug(log::components::http, "bad request from ", remote_ip_, ": ", error.message());
+      log::debug(log::components::http, "bad request from ", client_ip_, ": ", error.message());
       return send_error(400, "bad request\n");
     }
     auto& request = parser_->get();
@@ -172,8 +188,8 @@ class Session : public std::enable_shared_from_this<Session> {
     try {
       routed = state_->handler(info);
     } catch (const std::exception& failure) {
-      log::error(log::components::http, "handler failed for ", request.target(), ": ",
-                 failure.what());
+      log::error(log::components::http, "handler failed for ", request.target(), " from ",
+                 client_ip_, ": ", failure.what());
       routed = HttpResponse{500, "text/plain; charset=utf-8", "internal error\n", {}};
     }
     if (routed.deferred) return defer(std::move(routed.deferred), keep_alive);
@@ -202,7 +218,7 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_never();
     // The callee owns the stream from here on; this session object dies with this handler.
     state_->websocket_handler(std::move(stream_), parser_->release(), std::move(buffer_),
-                              remote_ip_);
+                              client_ip_);
   }
 
   void send_error(unsigned status, std::string body) {
@@ -273,7 +289,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<Response> response_;
   std::shared_ptr<ServerState> state_;
-  std::string remote_ip_;
+  std::string peer_ip_;    ///< the TCP peer
+  std::string client_ip_;  ///< the client of the current request (resolve_client)
   std::size_t requests_served_ = 0;
   bool lingering_close_ = false;
   std::size_t discarded_ = 0;

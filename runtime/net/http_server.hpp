@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/net/forwarded_address.hpp"
 #include "runtime/net/http_handoff.hpp"
 #include "runtime/net/http_routes.hpp"
 #include "runtime/net/websocket_upgrade.hpp"
@@ -28,6 +29,11 @@ struct HttpServerOptions {
   std::size_t max_body_bytes = 64 * 1024;
   std::chrono::seconds idle_timeout{30};  ///< a keep-alive connection idle this long is closed
   std::size_t max_keep_alive_requests = 1000;
+  /// Who may name the client of a request (NGIT_TRUSTED_PROXY_CIDRS); the resolved client is what
+  /// the WebSocket and hand-off handlers receive as the remote address.
+  TrustedProxies trusted_proxies;
+  /// Called per request that carried a forwarding header (graspd_forwarded_total); may be empty.
+  std::function<void(ForwardedOutcome)> count_forwarded;
 };
 
 /// Maps a parsed request to a response; called on network threads, must be thread-safe.

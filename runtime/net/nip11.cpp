@@ -97,8 +97,9 @@ RelayInformation relay_information(const Config& config) {
   info.pubkey_hex = config.owner_npub ? nostr::to_hex(*config.owner_npub) : info.self_hex;
   info.software = software_url;
   info.version = std::string(version());
-  // 42: AUTH (clients authenticate to publish protected events); 70: protected events.
-  info.supported_nips = {1, 9, 11, 40, 42, 45, 70, 77};
+  // 42: AUTH (clients authenticate to publish protected events); 70: protected events; 62: requests
+  // to vanish; 86: the management API.
+  info.supported_nips = {1, 9, 11, 40, 42, 45, 62, 70, 77, 86};
   if (config.acceptance_policy == AcceptanceMode::grasp01)
     info.supported_grasps.push_back("GRASP-01");
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");

@@ -100,6 +100,12 @@ struct WsClient::Impl : std::enable_shared_from_this<WsClient::Impl> {
       ws.set_option(pmd);
     }
     ws.read_message_max(options.max_message_bytes);
+    if (!options.request_headers.empty()) {
+      ws.set_option(websocket::stream_base::decorator(
+          [headers = options.request_headers](websocket::request_type& request) {
+            for (const auto& [name, value] : headers) request.insert(name, value);
+          }));
+    }
     ws.async_handshake(handshake_response, host_header, path,
                        [self = shared_from_this()](beast::error_code ec) {
                          if (ec) return self->fail_connect("handshake: " + ec.message());

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "messages/errors.hpp"
 
@@ -23,6 +25,8 @@ class WsClient {
     std::chrono::milliseconds connect_timeout{10000};
     /// When set, the connection leaves from this local address (tests: 127.0.0.2 as another host).
     std::string local_address;
+    /// Extra headers of the upgrade request (tests: a proxy's X-Forwarded-For).
+    std::vector<std::pair<std::string, std::string>> request_headers;
     /// When set, every received text message goes here (on the io thread)
     /// instead of the receive() queue.
     std::function<void(std::string&&)> on_message;

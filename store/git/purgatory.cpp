@@ -5,6 +5,7 @@
 
 #include "messages/client_address.hpp"
 #include "messages/nostr/nip34.hpp"
+#include "messages/nostr/nip62.hpp"
 
 namespace graspd::policy {
 
@@ -298,6 +299,7 @@ std::array<std::size_t, held_kind_count> Purgatory::counts() const {
 }
 
 std::vector<HeldEvent> Purgatory::withdraw(const nostr::Event& deletion) {
+  if (deletion.kind == nostr::nip62::kind_request_to_vanish) return withdraw_vanished(deletion);
   std::vector<HeldEvent> out;
   // Only the author's own events; an address deletion spares versions newer than the request.
   auto take_if = [&](nostr::EventId id, bool by_address) {
@@ -314,6 +316,19 @@ std::vector<HeldEvent> Purgatory::withdraw(const nostr::Event& deletion) {
     if (tag[0] == "a")
       if (auto held = by_address_.find(tag[1]); held != by_address_.end())
         take_if(held->second, true);
+  }
+  return out;
+}
+
+std::vector<HeldEvent> Purgatory::withdraw_vanished(const nostr::Event& request) {
+  std::vector<nostr::EventId> ids;
+  for (const auto& [id, entry] : held_)
+    if (entry.event->pubkey == request.pubkey && entry.event->created_at <= request.created_at)
+      ids.push_back(id);
+  std::vector<HeldEvent> out;
+  for (const auto& id : ids) {
+    out.push_back(held_.at(id));
+    remove(id);
   }
   return out;
 }

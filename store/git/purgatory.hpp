@@ -158,7 +158,8 @@ class Purgatory {
 
   /// A stored deletion request (kind 5, NIP-09) ends the holds of its author's events it names:
   /// by `e` id, or by `a` address for a held version not newer than the request (§4.6). Returns
-  /// them (to unpersist; an announcement's repository goes too).
+  /// them (to unpersist; an announcement's repository goes too). A stored request to vanish
+  /// (kind 62, NIP-62) ends the holds of every event of its author not newer than it.
   std::vector<HeldEvent> withdraw(const nostr::Event& deletion);
 
   /// Events whose hold ended at or before `now` (removed and remembered), and remembered ids
@@ -211,6 +212,7 @@ class Purgatory {
   /// "kind:pubkey:d" of an addressable event; empty for others (pull requests).
   static std::string address_of(const nostr::Event& ev);
   void remove(const nostr::EventId& id);
+  std::vector<HeldEvent> withdraw_vanished(const nostr::Event& request);
   void remember(const nostr::EventId& id, std::int64_t forget_at);
   void forget(const nostr::EventId& id);
   void insert(HeldEvent entry);

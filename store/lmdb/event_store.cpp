@@ -166,7 +166,7 @@ std::optional<std::vector<WriteReport>> EventStore::try_batch(
     try {
       std::shared_lock lock(remap_mutex_);
       Txn txn(env_, 0);
-      Writer writer(txn.get(), *dbs_, now());
+      Writer writer(txn.get(), *dbs_, now(), options_.service);
       for (std::size_t i = 0; i < events.size(); ++i) {
         if (!events[i]) {
           reports[i] = {WriteOutcome::error, nullptr, 0};
@@ -290,7 +290,7 @@ std::size_t EventStore::sweep_expired(std::int64_t now) {
     try {
       std::shared_lock lock(remap_mutex_);
       Txn txn(env_, 0);
-      Writer writer(txn.get(), *dbs_, now);
+      Writer writer(txn.get(), *dbs_, now, options_.service);
       swept = writer.sweep(now, kPerTxn);
       txn.commit();
     } catch (const StoreError& e) {

@@ -26,6 +26,7 @@
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "messages/nostr/negentropy.hpp"
+#include "messages/relay_url.hpp"
 #include "messages/store_messages.hpp"
 
 struct MDB_env;
@@ -64,6 +65,10 @@ struct StoreOptions {
   std::uint64_t ids_merge_every = 32768;
   /// Seconds since the epoch; injectable so tests control NIP-40 expiration.
   std::function<std::int64_t()> clock;
+  /// This relay's service (NGIT_DOMAIN): a NIP-62 request to vanish whose `relay` tag names it
+  /// (or ALL_RELAYS) deletes its author's events (docs/store.md "Requests to vanish"). nullopt:
+  /// only ALL_RELAYS names this relay.
+  std::optional<HostPort> service;
 };
 
 /// One event handed to a query callback. Views point into the read

@@ -31,7 +31,8 @@ struct EventStore::Dbs {
   MDB_dbi tags = 0;     // letter | len | value | time | seq
   MDB_dbi expiry = 0;   // expiration be64 | seq be64
   MDB_dbi heads = 0;    // address key -> seq be64 (current replaceable/addressable version)
-  MDB_dbi deleted = 0;  // 'i' id pubkey -> "" ; 'a' address key -> deletion created_at be64
+  MDB_dbi deleted = 0;  // 'i' id pubkey -> "" ; 'a' address key -> deletion created_at be64;
+                        // 'v' pubkey -> the latest request to vanish's created_at be64
   MDB_dbi held = 0;     // id[32] -> purgatory record (store/lmdb/store_view.hpp); added later, so
                         // an older store gains it empty without a schema change
   /// The ids of the events with seq >= ids_upto (not in `ids` yet).
@@ -87,6 +88,13 @@ inline bool has_address(std::uint32_t kind) {
 inline std::string deleted_id_key(const std::uint8_t* id, const std::uint8_t* pubkey) {
   std::string key = "i";
   append_bytes(key, id, 32);
+  append_bytes(key, pubkey, 32);
+  return key;
+}
+
+/// Key of a vanished author in `deleted` (NIP-62): 'v' pubkey.
+inline std::string vanished_key(const std::uint8_t* pubkey) {
+  std::string key = "v";
   append_bytes(key, pubkey, 32);
   return key;
 }

@@ -2,18 +2,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "messages/nostr/json.hpp"
 #include "messages/nostr/nip34.hpp"
+#include "messages/nostr/nip62.hpp"
 #include "store/lmdb/lmdb.hpp"
 #include "store/lmdb/schema.hpp"
 
 namespace graspd::store::detail {
 
-Writer::Writer(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now)
-    : txn_(txn), db_(db), now_(now), tail_(read_id_tail(txn, db.meta)) {
+Writer::Writer(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now,
+               const std::optional<HostPort>& service)
+    : txn_(txn), db_(db), now_(now), service_(service), tail_(read_id_tail(txn, db.meta)) {
   next_seq_ = tail_.next;
   // Nothing is written yet: the transaction sees committed data only.
   db_.recent->catch_up(txn_, db_.events, tail_);
@@ -52,7 +55,11 @@ WriteOutcome Writer::apply(const nostr::Event& ev, std::string_view json) {
   std::int64_t expiration = expiration_of(ev);
   if (expiration != 0 && expiration <= now_) return WriteOutcome::expired;
   if (find(ev.id)) return WriteOutcome::duplicate;
-  if (lookup(txn_, db_.deleted, deleted_id_key(ev.id.data(), ev.pubkey.data())))
+  if (auto until = vanished_until(ev.pubkey); until && ev.created_at <= *until)
+    return WriteOutcome::deleted;
+  // A deletion request against a request to vanish has no effect (NIP-62).
+  if (ev.kind != nostr::nip62::kind_request_to_vanish &&
+      lookup(txn_, db_.deleted, deleted_id_key(ev.id.data(), ev.pubkey.data())))
     return WriteOutcome::deleted;
   WriteOutcome outcome = WriteOutcome::stored;
   if (has_address(ev.kind)) {
@@ -73,6 +80,7 @@ WriteOutcome Writer::apply(const nostr::Event& ev, std::string_view json) {
   }
   insert(ev, expiration, json);
   if (ev.kind == nostr::nip34::kind::deletion) apply_deletion(ev);
+  if (nostr::nip62::names_relay(ev, service_ ? &*service_ : nullptr)) apply_vanish(ev, last_seq());
   return outcome;
 }
 
@@ -180,8 +188,9 @@ void Writer::delete_by_id(const nostr::Event& request, std::string_view id_hex) 
   auto seq = find(id);
   RecordView target;
   if (!seq || !load(*seq, target)) return;
-  // Deleting a deletion request has no effect (NIP-09).
+  // Deleting a deletion request (NIP-09) or a request to vanish (NIP-62) has no effect.
   if (target.kind == nostr::nip34::kind::deletion ||
+      target.kind == nostr::nip62::kind_request_to_vanish ||
       std::memcmp(target.pubkey, request.pubkey.data(), 32) != 0)
     return;
   erase(*seq);
@@ -199,6 +208,37 @@ void Writer::delete_by_address(const nostr::Event& request, std::string_view tex
   auto head = lookup_seq(txn_, db_.heads, key);
   RecordView current;
   if (head && load(*head, current) && current.created_at <= request.created_at) erase(*head);
+}
+
+std::optional<std::int64_t> Writer::vanished_until(const nostr::Pubkey& author) const {
+  auto until = lookup(txn_, db_.deleted, vanished_key(author.data()));
+  if (!until || until->size() != 8) return std::nullopt;
+  return time_from_sortable(read_be64(until->data()));
+}
+
+void Writer::apply_vanish(const nostr::Event& request, std::uint64_t request_seq) {
+  auto until =
+      std::max(request.created_at,
+               vanished_until(request.pubkey).value_or(std::numeric_limits<std::int64_t>::min()));
+  put(db_.deleted, vanished_key(request.pubkey.data()), be64_string(sortable_time(until)));
+  // The author's events oldest first, from the `pubkey` index (pubkey · time · seq), up to the
+  // request's created_at; erased after the walk, which erasing would disturb.
+  std::vector<std::uint64_t> doomed;
+  std::string author(id_view(request.pubkey.data()));
+  {
+    Cursor c(txn_, db_.pubkey);
+    MDB_val k = to_val(author), v;
+    int rc = mdb_cursor_get(c.get(), &k, &v, MDB_SET_RANGE);
+    for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(c.get(), &k, &v, MDB_NEXT)) {
+      auto key = to_view(k);
+      if (key.size() != 48 || key.substr(0, 32) != author) break;
+      if (time_from_sortable(read_be64(key.data() + 32)) > request.created_at) break;
+      auto seq = read_be64(key.data() + 40);
+      if (seq != request_seq) doomed.push_back(seq);
+    }
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "vanish scan");
+  }
+  for (auto seq : doomed) erase(seq);
 }
 
 }  // namespace graspd::store::detail

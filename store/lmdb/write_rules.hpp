@@ -1,6 +1,6 @@
 // Internal write side of the store: the Writer that applies events inside one
-// write transaction with the NIP-01 (replaceable heads), NIP-09 (deletions)
-// and NIP-40 (expiration) rules. Not part of the public API.
+// write transaction with the NIP-01 (replaceable heads), NIP-09 (deletions),
+// NIP-40 (expiration) and NIP-62 (requests to vanish) rules. Not part of the public API.
 #pragma once
 
 #include <lmdb.h>
@@ -23,7 +23,9 @@ namespace graspd::store::detail {
 /// Applies events inside one write transaction.
 class Writer {
  public:
-  Writer(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now);
+  /// `service`: this relay, which a request to vanish must name (StoreOptions::service).
+  Writer(MDB_txn* txn, const EventStore::Dbs& db, std::int64_t now,
+         const std::optional<HostPort>& service);
 
   /// Persists the next sequence number; called before committing a transaction that inserted.
   void finish();
@@ -50,6 +52,11 @@ class Writer {
   void apply_deletion(const nostr::Event& request);
   void delete_by_id(const nostr::Event& request, std::string_view id_hex);
   void delete_by_address(const nostr::Event& request, std::string_view text);
+  /// The created_at up to which `author` asked this relay to vanish, if ever.
+  std::optional<std::int64_t> vanished_until(const nostr::Pubkey& author) const;
+  /// Erases every event of the request's author up to its created_at but the request (stored
+  /// as `request_seq`), and remembers the horizon.
+  void apply_vanish(const nostr::Event& request, std::uint64_t request_seq);
 
   /// The seq of the event stored with `id` as this transaction sees it.
   std::optional<std::uint64_t> find(const nostr::EventId& id) const;
@@ -61,6 +68,7 @@ class Writer {
   MDB_txn* txn_;
   const EventStore::Dbs& db_;
   std::int64_t now_;
+  const std::optional<HostPort>& service_;
   std::uint64_t next_seq_ = 1;
   IdTail tail_;  // the committed id tail when the transaction began
   std::unordered_map<Id, std::uint64_t, IdHash> inserted_;  // ids this transaction stored

@@ -7,6 +7,7 @@
 #include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
 #include "messages/nostr/nip42.hpp"
+#include "messages/nostr/nip62.hpp"
 
 namespace graspd::policy {
 
@@ -164,6 +165,8 @@ const char* to_string(Rule rule) {
                                                                 "deletion_no_own_target",
                                                                 "identity_eligible",
                                                                 "identity_not_eligible",
+                                                                "vanish_request",
+                                                                "author_vanished",
                                                                 "ephemeral",
                                                                 "credential_kind"};
   return names[static_cast<std::size_t>(rule)];
@@ -245,6 +248,11 @@ Decision AcceptancePolicy::evaluate(const Event& ev) const {
 }
 
 Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
+  // NIP-62: a request to vanish naming this relay is followed whatever its author's standing here
+  // (blacklisted included); the store then deletes and refuses the author's older events.
+  if (nostr::nip62::names_relay(ev, &config_.service)) return accept(Rule::vanish_request);
+  if (author_vanished(ev))
+    return refuse(Rule::author_vanished, "blocked: its author asked this relay to vanish");
   if (config_.event_blacklist.count(ev.pubkey))
     return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
   // Before the ephemeral rule, which would broadcast them: NIP-42 and NIP-98 credentials are
@@ -387,8 +395,10 @@ bool AcceptancePolicy::in_maintainer_set(const Pubkey& author, std::string_view 
 void AcceptancePolicy::forget_maintainers(const Event& committed) {
   if (committed.kind == kind_announcement) {
     maintainers_.erase(std::string(committed.d_tag()));
-  } else if (committed.kind == kind_deletion) {
-    // A deletion removes only its author's announcements: only sets they contributed to change.
+  } else if (committed.kind == kind_deletion ||
+             committed.kind == nostr::nip62::kind_request_to_vanish) {
+    // A deletion (or a request to vanish) removes only its author's announcements: only sets
+    // they contributed to change.
     for (auto it = maintainers_.begin(); it != maintainers_.end();)
       it = it->second.authors.count(committed.pubkey) ? maintainers_.erase(it) : std::next(it);
   }
@@ -444,6 +454,15 @@ Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
                         "' may publish its state",
                     std::move(keys));
   return accept(Rule::state_maintainer);
+}
+
+bool AcceptancePolicy::author_vanished(const Event& ev) const {
+  Filter requests;
+  requests.authors = std::vector<Pubkey>{ev.pubkey};
+  requests.kinds = std::vector<std::uint32_t>{nostr::nip62::kind_request_to_vanish};
+  requests.since = ev.created_at;
+  requests.limit = 1;
+  return view_.exists({requests});
 }
 
 Decision AcceptancePolicy::evaluate_deletion(const Event& ev) const {

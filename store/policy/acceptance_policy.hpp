@@ -65,6 +65,8 @@ enum class Rule : std::uint8_t {
   deletion_no_own_target,
   identity_eligible,
   identity_not_eligible,
+  vanish_request,
+  author_vanished,
   ephemeral,
   credential_kind,
 };
@@ -245,6 +247,8 @@ class AcceptancePolicy {
   Decision evaluate_announcement(const nostr::Event& ev) const;
   Decision evaluate_state(const nostr::Event& ev) const;
   Decision evaluate_deletion(const nostr::Event& ev) const;
+  /// NIP-62: whether a stored (or pending) request to vanish of the author is not older than `ev`.
+  bool author_vanished(const nostr::Event& ev) const;
   Decision evaluate_identity(const nostr::Event& ev) const;
   Decision evaluate_related(const nostr::Event& ev) const;
   /// evaluate_related, then GRASP-06's relaxation for pull requests it refuses.

@@ -44,6 +44,12 @@ class TestClient {
     runtime::WsClient::Options options;
     options.compression = compression;
     options.local_address = std::move(from);
+    return connect_with(port, std::move(options));
+  }
+
+  /// With every client option (e.g. the upgrade request's headers).
+  static std::unique_ptr<TestClient> connect_with(std::uint16_t port,
+                                                  runtime::WsClient::Options options) {
     auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options));
     if (!ws) {
       ADD_FAILURE() << "connect: " << ws.error().message;

@@ -110,6 +110,7 @@ TEST(Nip11, DocumentFromDefaults) {
   EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end()));
   EXPECT_NE(std::find(listed.begin(), listed.end(), 1), listed.end());
   EXPECT_NE(std::find(listed.begin(), listed.end(), 11), listed.end());
+  EXPECT_NE(std::find(listed.begin(), listed.end(), 62), listed.end());  // requests to vanish
   ASSERT_TRUE(document["supported_grasps"].IsArray());
   // GRASP-01 (policy on by default), GRASP-02 (sync on by default) and GRASP-03 (Sync+ on by
   // default).

@@ -632,5 +632,48 @@ TEST_F(PolicyTest, MaintainerChecksOfAPopularIdentifierDoNotRereadItsAnnouncemen
   EXPECT_TRUE(policy.evaluate(state).accepted());
 }
 
+// -- NIP-62 requests to vanish --------------------------------------------------
+
+TEST_F(PolicyTest, ARequestToVanishNamingThisRelayIsAcceptedFromAnyone) {
+  for (auto relay : {"wss://relay.example.com", "ALL_RELAYS", "wss://RELAY.example.com:443/"}) {
+    auto d = policy_.evaluate(make(62, key(1), {{"relay", relay}}));
+    EXPECT_TRUE(d.accepted()) << relay;
+    EXPECT_EQ(d.rule, Rule::vanish_request);
+  }
+}
+
+TEST_F(PolicyTest, ARequestToVanishNamingAnotherRelayOnlyIsBlocked) {
+  for (auto relay : {"wss://other.example.com", "wss://relay.example.com.evil.net", "all_relays"}) {
+    auto d = policy_.evaluate(make(62, key(1), {{"relay", relay}}));
+    EXPECT_FALSE(d.accepted()) << relay;
+    EXPECT_EQ(d.message.rfind("blocked: ", 0), 0u) << d.message;
+  }
+}
+
+TEST_F(PolicyTest, ABlacklistedAuthorMayStillVanish) {
+  auto config = make_config();
+  config.event_blacklist.insert(key(1));
+  AcceptancePolicy policy(config, store_);
+  EXPECT_EQ(policy.evaluate(make(62, key(1), {{"relay", "ALL_RELAYS"}})).rule,
+            Rule::vanish_request);
+  EXPECT_EQ(policy.evaluate(make(1, key(1), {})).rule, Rule::event_blacklisted);
+}
+
+TEST_F(PolicyTest, AVanishedAuthorsOlderEventsAreRefused) {
+  auto repo = announcement(key(1), "r");
+  auto request = make(62, key(1), {{"relay", "ALL_RELAYS"}});
+  ASSERT_TRUE(submit(request).accepted());
+  // `repo` was made before the request: refused; a later announcement is judged as usual.
+  auto refused = policy_.evaluate(repo);
+  EXPECT_FALSE(refused.accepted());
+  EXPECT_EQ(refused.rule, Rule::author_vanished);
+  EXPECT_EQ(refused.message.rfind("blocked: ", 0), 0u) << refused.message;
+  EXPECT_EQ(policy_.evaluate(announcement(key(1), "r")).rule, Rule::announcement_lists_service);
+  // Another author is not concerned.
+  auto other = announcement(key(2), "r");
+  other.created_at = request.created_at - 10;
+  EXPECT_TRUE(policy_.evaluate(other).accepted());
+}
+
 }  // namespace
 }  // namespace graspd::policy

@@ -632,5 +632,109 @@ TEST(EventStoreOkMessages, PrefixesAndAcceptance) {
   EXPECT_EQ(ok_message(WriteOutcome::expired).substr(0, 8), "invalid:");
 }
 
+// NIP-62: a request to vanish naming this relay (NGIT_DOMAIN 127.0.0.1:7334 here) or ALL_RELAYS.
+class VanishTest : public EventStoreTest {
+ protected:
+  VanishTest() {
+    store_.reset();
+    auto options = test::options_for(dir_, &now_);
+    options.service = HostPort{"relay.example.com", std::nullopt};
+    store_ = std::make_unique<EventStore>(options);
+  }
+  static EventPtr vanish(std::uint64_t n, std::uint64_t who, std::int64_t created_at,
+                         const std::string& relay) {
+    return unsigned_event(n, who, created_at, 62, {{"relay", relay}}, "gone");
+  }
+};
+
+TEST_F(VanishTest, DeletesTheAuthorsEventsUpToItsCreatedAt) {
+  write(unsigned_event(1, 7, 100, 1));
+  write(unsigned_event(2, 7, 200, 30617, {{"d", "repo"}}));
+  write(unsigned_event(3, 7, 150, 5, {{"e", hex_id(1)}}));  // deletions go too
+  write(unsigned_event(4, 7, 400, 1));                      // newer than the request: stays
+  write(unsigned_event(5, 8, 100, 1));                      // another author: stays
+  EXPECT_EQ(write(vanish(9, 7, 300, "wss://relay.example.com")), WriteOutcome::stored);
+  EXPECT_EQ(all(), (Ids{id(4), id(9), id(5)}));
+  // The request is kept (bookkeeping, and so that peers learn it).
+  EXPECT_TRUE(store_->contains(id(9)));
+}
+
+TEST_F(VanishTest, RefusesTheAuthorsOlderEventsAfterwards) {
+  write(vanish(9, 7, 300, "ALL_RELAYS"));
+  EXPECT_EQ(write(unsigned_event(1, 7, 300, 1)), WriteOutcome::deleted);
+  EXPECT_EQ(write(unsigned_event(2, 7, 10, 30617, {{"d", "repo"}})), WriteOutcome::deleted);
+  EXPECT_EQ(write(vanish(8, 7, 200, "ALL_RELAYS")), WriteOutcome::deleted);
+  EXPECT_EQ(write(unsigned_event(3, 7, 301, 1)), WriteOutcome::stored);
+  EXPECT_EQ(write(unsigned_event(4, 8, 100, 1)), WriteOutcome::stored);
+  // A later request moves the horizon on.
+  EXPECT_EQ(write(vanish(10, 7, 500, "ALL_RELAYS")), WriteOutcome::stored);
+  EXPECT_FALSE(store_->contains(id(3)));
+  EXPECT_FALSE(store_->contains(id(9)));
+  EXPECT_EQ(write(unsigned_event(5, 7, 450, 1)), WriteOutcome::deleted);
+}
+
+TEST_F(VanishTest, SurvivesAReopen) {
+  write(vanish(9, 7, 300, "ALL_RELAYS"));
+  store_.reset();
+  auto options = test::options_for(dir_, &now_);
+  store_ = std::make_unique<EventStore>(options);
+  EXPECT_EQ(write(unsigned_event(1, 7, 200, 1)), WriteOutcome::deleted);
+}
+
+TEST_F(VanishTest, ARequestNamingAnotherRelayIsAPlainEvent) {
+  write(unsigned_event(1, 7, 100, 1));
+  std::uint64_t n = 20;
+  for (auto relay : {"wss://other.example.com", "wss://relay.example.com.evil.net",
+                     "wss://relay.example.com:8443", "https://relay.example.com", "all_relays",
+                     "relay.example.com", ""}) {
+    EXPECT_EQ(write(vanish(n++, 7, 300, relay)), WriteOutcome::stored) << relay;
+    EXPECT_TRUE(store_->contains(id(1))) << relay;
+  }
+  EXPECT_EQ(write(unsigned_event(2, 7, 200, 1)), WriteOutcome::stored);
+}
+
+TEST_F(VanishTest, RelayUrlsCompareParsed) {
+  write(unsigned_event(1, 7, 100, 1));
+  write(unsigned_event(2, 8, 100, 1));
+  write(unsigned_event(3, 9, 100, 1));
+  write(vanish(11, 7, 300, "WSS://Relay.Example.COM:443/"));
+  write(unsigned_event(
+      12, 8, 300, 62,
+      {{"relay", "wss://other.example.com"}, {"relay", "wss://relay.example.com/some/path"}}));
+  write(vanish(13, 9, 300, "wss://relay.example.com:8443"));  // another port: another service
+  EXPECT_FALSE(store_->contains(id(1)));
+  EXPECT_FALSE(store_->contains(id(2)));
+  EXPECT_TRUE(store_->contains(id(3)));
+}
+
+TEST_F(VanishTest, ADeletionAgainstARequestHasNoEffect) {
+  write(vanish(9, 7, 300, "ALL_RELAYS"));
+  EXPECT_EQ(write(unsigned_event(10, 7, 400, 5, {{"e", hex_id(9)}})), WriteOutcome::stored);
+  EXPECT_TRUE(store_->contains(id(9)));
+  EXPECT_EQ(write(unsigned_event(1, 7, 200, 1)), WriteOutcome::deleted);
+  // Nor does one sent before the request arrives.
+  write(unsigned_event(11, 8, 400, 5, {{"e", hex_id(12)}}));
+  EXPECT_EQ(write(vanish(12, 8, 300, "ALL_RELAYS")), WriteOutcome::stored);
+}
+
+TEST_F(VanishTest, WithoutAServiceOnlyAllRelaysCounts) {
+  store_.reset();
+  store_ = std::make_unique<EventStore>(test::options_for(dir_, &now_));
+  write(unsigned_event(1, 7, 100, 1));
+  write(vanish(9, 7, 300, "wss://relay.example.com"));
+  EXPECT_TRUE(store_->contains(id(1)));
+  write(vanish(10, 7, 300, "ALL_RELAYS"));
+  EXPECT_FALSE(store_->contains(id(1)));
+}
+
+TEST_F(VanishTest, ManyEventsInOneRequest) {
+  std::vector<EventPtr> batch;
+  for (std::uint64_t n = 1; n <= 2000; ++n)
+    batch.push_back(unsigned_event(n, 7, static_cast<std::int64_t>(n), 1));
+  store_->write_batch(batch);
+  EXPECT_EQ(write(vanish(5000, 7, 1500, "ALL_RELAYS")), WriteOutcome::stored);
+  EXPECT_EQ(store_->size(), 501u);
+}
+
 }  // namespace
 }  // namespace graspd::store

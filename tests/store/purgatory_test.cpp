@@ -602,5 +602,24 @@ TEST(PurgatorySharesTest, AStateOlderThanTheStoredVersionIsSuperseded) {
 
 }  // namespace shares
 
+TEST(PurgatoryTest, ARequestToVanishEndsEveryHoldOfItsAuthorUpToIt) {
+  Purgatory purgatory(limits());
+  auto old_repo = announcement(1, 1, "repo", t0);
+  auto old_state = state(2, 1, "repo", t0 + 10);
+  auto newer = announcement(3, 1, "other", t0 + 100);
+  auto foreign = announcement(4, 2, "repo", t0);
+  for (const auto& ev : {old_repo, newer, foreign})
+    ASSERT_EQ(purgatory.hold(ev, HeldKind::announcement, t0).outcome, Purgatory::Hold::held);
+  ASSERT_EQ(purgatory.hold(old_state, HeldKind::state, t0).outcome, Purgatory::Hold::held);
+  auto request = unsigned_event(9, 1, t0 + 50, 62, {{"relay", "ALL_RELAYS"}});
+  auto withdrawn = purgatory.withdraw(*request);
+  std::set<nostr::EventId> ids;
+  for (const auto& entry : withdrawn) ids.insert(entry.event->id);
+  EXPECT_EQ(ids, (std::set<nostr::EventId>{old_repo->id, old_state->id}));
+  EXPECT_FALSE(purgatory.contains(old_repo->id));
+  EXPECT_TRUE(purgatory.contains(newer->id));
+  EXPECT_TRUE(purgatory.contains(foreign->id));
+}
+
 }  // namespace
 }  // namespace graspd::policy
