@@ -95,7 +95,7 @@ RelayInformation relay_information(const Config& config) {
   if (config.owner_npub) info.pubkey_hex = nostr::to_hex(*config.owner_npub);
   info.software = software_url;
   info.version = std::string(version());
-  info.supported_nips = {1, 9, 11, 40, 45, 77};
+  info.supported_nips = {1, 9, 11, 40, 45, 77, 86};
   if (config.acceptance_policy == AcceptanceMode::grasp01)
     info.supported_grasps.push_back("GRASP-01");
   if (config.sync_enabled) info.supported_grasps.push_back("GRASP-02");

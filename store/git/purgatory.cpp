@@ -318,6 +318,14 @@ std::vector<HeldEvent> Purgatory::withdraw(const nostr::Event& deletion) {
   return out;
 }
 
+std::optional<HeldEvent> Purgatory::drop(const nostr::EventId& id) {
+  auto it = held_.find(id);
+  if (it == held_.end()) return std::nullopt;
+  auto entry = it->second;
+  remove(id);
+  return entry;
+}
+
 void Purgatory::remove(const nostr::EventId& id) {
   auto it = held_.find(id);
   if (it == held_.end()) return;

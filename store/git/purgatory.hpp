@@ -161,6 +161,9 @@ class Purgatory {
   /// them (to unpersist; an announcement's repository goes too).
   std::vector<HeldEvent> withdraw(const nostr::Event& deletion);
 
+  /// A banned event (NIP-86 banevent) leaves purgatory unremembered; returns it when it was held.
+  std::optional<HeldEvent> drop(const nostr::EventId& id);
+
   /// Events whose hold ended at or before `now` (removed and remembered), and remembered ids
   /// past their time (forgotten).
   struct Expired {

@@ -243,8 +243,11 @@ Decision AcceptancePolicy::evaluate(const Event& ev) const {
 }
 
 Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
-  if (config_.event_blacklist.count(ev.pubkey))
+  // The one blacklist check: configured and runtime (NIP-86) bans alike.
+  if (is_banned_author(ev.pubkey))
     return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
+  if (runtime_.banned_events.count(ev.id))
+    return refuse(Rule::event_blacklisted, "blocked: this event is banned here");
   if (nostr::is_ephemeral(ev.kind)) return accept(Rule::ephemeral);
   switch (kind_group(ev.kind)) {
     case KindGroup::announcement:
@@ -281,12 +284,33 @@ std::optional<Decision> AcceptancePolicy::repository_blacklist_refusal(
   return std::nullopt;
 }
 
+void apply_entry(AcceptancePolicy::RuntimeLists& lists, const ModerationEntry& entry, bool add) {
+  auto change = [&](std::set<nostr::Bytes32>& set) {
+    if (add)
+      set.insert(entry.key);
+    else
+      set.erase(entry.key);
+  };
+  switch (entry.list) {
+    case ModerationList::banned_pubkeys:
+      return change(lists.banned_pubkeys);
+    case ModerationList::banned_events:
+      return change(lists.banned_events);
+    case ModerationList::allowed_pubkeys:
+      return change(lists.allowed_pubkeys);
+  }
+}
+
+bool AcceptancePolicy::is_banned_author(const Pubkey& author) const {
+  return config_.event_blacklist.count(author) > 0 || runtime_.banned_pubkeys.count(author) > 0;
+}
+
 std::optional<Decision> AcceptancePolicy::repository_whitelist_refusal(
     const Pubkey& owner, std::string_view identifier) const {
   const auto& white = config_.repository_whitelist;
-  if (!white.empty() && std::none_of(white.begin(), white.end(), [&](const RepositoryRule& rule) {
-        return rule.covers(owner, identifier);
-      }))
+  if (!white.empty() && !runtime_.allowed_pubkeys.count(owner) &&
+      std::none_of(white.begin(), white.end(),
+                   [&](const RepositoryRule& rule) { return rule.covers(owner, identifier); }))
     return refuse(Rule::repository_not_whitelisted,
                   "blocked: repository '" + std::string(identifier) +
                       "' is not on this relay's repository whitelist");

@@ -59,6 +59,10 @@ store_writer_actor::behavior_type gated_writer(
             store->commit_batch({}, {}, std::span<const HeldRecordChanges>(&held.changes, 1));
         return static_cast<bool>(batch.held[0]);
       },
+      [=](const StoreModeration& changes) {
+        store->apply_moderation(changes);
+        return true;
+      },
       [=](atom::feed_subscribe, const store_feed_actor& subscriber) {
         self->state.subscribers.push_back(subscriber);
       },
