@@ -41,8 +41,8 @@ const char* to_string(CallOutcome outcome) {
 
 namespace {
 
-using Self = management_actor::stateful_pointer<ManagementState>;
-using Promise = caf::typed_response_promise<ManagementAnswer>;
+using ManagementSelf = management_actor::stateful_pointer<ManagementState>;
+using ManagementPromise = caf::typed_response_promise<ManagementAnswer>;
 
 constexpr std::string_view component = "management";
 
@@ -54,15 +54,15 @@ struct CallRecord {
   std::string signer;  ///< npub; empty before authentication
 };
 
-void count(Self self, const CallRecord& call, CallOutcome outcome) {
+void count(ManagementSelf self, const CallRecord& call, CallOutcome outcome) {
   auto m = static_cast<std::size_t>(call.method);
   auto o = static_cast<std::size_t>(outcome);
   ++self->state.calls[m][o];
   if (self->state.metrics) self->state.metrics->counters[m][o]->Increment();
 }
 
-ManagementAnswer finish(Self self, const CallRecord& call, CallOutcome outcome, unsigned status,
-                        std::string body) {
+ManagementAnswer finish(ManagementSelf self, const CallRecord& call, CallOutcome outcome,
+                        unsigned status, std::string body) {
   count(self, call, outcome);
   log::info(component, "call ", call.name.empty() ? "(malformed)" : call.name, " ", call.params,
             " by ", call.signer, ": ", to_string(outcome));
@@ -70,7 +70,7 @@ ManagementAnswer finish(Self self, const CallRecord& call, CallOutcome outcome, 
 }
 
 /// The one answer to every authentication failure: which check failed stays in the log.
-ManagementAnswer unauthorized(Self self, const CallRecord& call, std::string_view why) {
+ManagementAnswer unauthorized(ManagementSelf self, const CallRecord& call, std::string_view why) {
   count(self, call, CallOutcome::unauthorized);
   log::info(component, "refused a call (", nostr::nip86::to_string(call.method),
             "): unauthorized (", why, ")");
@@ -90,7 +90,8 @@ Method claimed_method(const std::string& body) {
 }
 
 /// Why the caller is not let in; empty when it is (its token is then used up).
-std::string authentication_failure(Self self, const ManagementCall& call, CallRecord& record) {
+std::string authentication_failure(ManagementSelf self, const ManagementCall& call,
+                                   CallRecord& record) {
   auto& st = self->state;
   auto now = st.config.unix_now();
   auto verified =
@@ -103,7 +104,7 @@ std::string authentication_failure(Self self, const ManagementCall& call, CallRe
 }
 
 /// The acceptance actor takes back changes the store writer could not persist.
-void undo(Self self, const StoreModeration& changes) {
+void undo(ManagementSelf self, const StoreModeration& changes) {
   StoreModeration inverse;
   for (const auto& entry : changes.puts)
     if (!self->state.lists->contains(entry.list, entry.key)) inverse.erases.push_back(entry);
@@ -115,7 +116,8 @@ void undo(Self self, const StoreModeration& changes) {
 /// Applies a step's changes: acceptance actor first (the next event is judged with them), then
 /// the store writer (persisted; a banned event deleted after every write queued before). When the
 /// writer fails, the acceptance actor is told to undo them.
-void apply(Self self, ops::ManagementStep step, CallRecord call, Promise promise) {
+void apply(ManagementSelf self, ops::ManagementStep step, CallRecord call,
+           ManagementPromise promise) {
   auto& st = self->state;
   auto changes = std::make_shared<StoreModeration>(std::move(step.changes));
   auto failed = [self, call, promise](const caf::error&) mutable {
@@ -145,13 +147,14 @@ void apply(Self self, ops::ManagementStep step, CallRecord call, Promise promise
           failed);
 }
 
-ManagementAnswer run_read(Self self, const CallRecord& call, const ops::ManagementStep& step) {
+ManagementAnswer run_read(ManagementSelf self, const CallRecord& call,
+                          const ops::ManagementStep& step) {
   if (!step.error.empty())
     return finish(self, call, CallOutcome::error, 200, nostr::nip86::error_answer(step.error));
   return finish(self, call, CallOutcome::ok, 200, nostr::nip86::result_answer(step.result_json));
 }
 
-caf::result<ManagementAnswer> on_call(Self self, const ManagementCall& call) {
+caf::result<ManagementAnswer> on_call(ManagementSelf self, const ManagementCall& call) {
   CallRecord record;
   record.method = claimed_method(call.body);
   if (auto why = authentication_failure(self, call, record); !why.empty())
@@ -171,7 +174,7 @@ caf::result<ManagementAnswer> on_call(Self self, const ManagementCall& call) {
 
 }  // namespace
 
-management_actor::behavior_type management(Self self, ManagementConfig config,
+management_actor::behavior_type management(ManagementSelf self, ManagementConfig config,
                                            acceptance_actor acceptance, store_writer_actor writer,
                                            std::shared_ptr<prometheus::Registry> registry) {
   auto& st = self->state;
