@@ -751,6 +751,25 @@ TEST_F(PurgatoryAcceptanceTest, TheOwnersDeletionEndsAHoldAndRemovesTheRepositor
   EXPECT_EQ(held_records(), 0u) << "nothing held, nothing remembered";
 }
 
+TEST_F(PurgatoryAcceptanceTest, ABannedHeldEventLeavesPurgatoryAndIsRefusedAfterwards) {
+  auto repo = announcement(1, "demo");
+  submit({repo});
+  verdicts();
+  ASSERT_TRUE(purgatory().contains(repo->id));
+  // NIP-86 banevent: the management actor tells the acceptance actor first.
+  StoreModeration ban;
+  ban.puts = {{ModerationList::banned_events, repo->id, "spam"}};
+  ban.delete_events = {repo->id};
+  auto applied = request<bool>(acceptance_, ban);
+  ASSERT_TRUE(applied && *applied);
+  EXPECT_FALSE(purgatory().contains(repo->id));
+  EXPECT_EQ(removed_, std::vector<nostr::EventId>{repo->id}) << "its repository goes";
+  submit({repo});
+  auto verdict = verdicts().at(0);
+  EXPECT_FALSE(verdict.accepted);
+  EXPECT_EQ(verdict.message, "blocked: this event is banned here");
+}
+
 TEST_F(PurgatoryAcceptanceTest, HeldEventsAreReadBackAfterARestartAndStatesHandedToGitAgain) {
   auto repo = announcement(1, "demo");
   auto st = state(1, "demo");
