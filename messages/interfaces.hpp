@@ -8,6 +8,7 @@
 
 #include "messages/atoms.hpp"
 #include "messages/git_messages.hpp"
+#include "messages/management_messages.hpp"
 #include "messages/nostr/verify.hpp"
 #include "messages/relay_messages.hpp"
 #include "messages/store_messages.hpp"
@@ -27,6 +28,11 @@ using process_monitor_actor = caf::typed_actor<
 using status_history_actor = caf::typed_actor<
     // Timer: sample the counters, publish the buckets, schedule the next tick.
     caf::reacts_to<atom::tick>>;
+
+// The MANAGEMENT actor (NIP-86, actors/ops/management.*): checks each call's NIP-98 token (it owns
+// the replay cache), runs the method, changes the runtime lists through the acceptance actor and
+// the store writer.
+using management_actor = caf::typed_actor<caf::replies_to<ManagementCall>::with<ManagementAnswer>>;
 
 // The FAN-OUT actor: live subscriptions of every connection, fed by the
 // store writer's change feed and by ephemeral events.
@@ -63,6 +69,9 @@ using store_writer_actor = caf::typed_actor<
     // Apply purgatory record changes in the same transaction as the events batched with them;
     // true once committed (the acceptance actor's held events and refs/nostr placeholders).
     caf::replies_to<StoreHeld>::with<bool>,
+    // NIP-86: change the management lists and delete banned events, after the writes queued before
+    // it; true once committed.
+    caf::replies_to<StoreModeration>::with<bool>,
     // Add a change-feed subscriber (monitored; dropped when it dies).
     caf::reacts_to<atom::feed_subscribe, store_feed_actor>,
     // Internal: commit the pending batch / periodic NIP-40 sweep / periodic look for events
@@ -96,6 +105,9 @@ using acceptance_actor = caf::typed_actor<
     caf::reacts_to<atom::feed_subscribe, peer_feed_actor>,
     // Every event purgatory holds now (for a cluster peer that just connected).
     caf::replies_to<atom::held_events>::with<HeldForPeers>,
+    // NIP-86 management: runtime bans and allowed owners change, banned events leave purgatory;
+    // true once applied (the store writer persists the same change afterwards).
+    caf::replies_to<StoreModeration>::with<bool>,
     // INTERNAL: periodic expiry of the retry cache; a held state's answer is due.
     caf::reacts_to<atom::tick>, caf::reacts_to<StateAnswerDue>>;
 

@@ -69,6 +69,41 @@ typename Inspector::result_type inspect(Inspector& f, StoreHeld& x) {
   return f(caf::meta::type_name("StoreHeld"), x.changes.puts, x.changes.erases);
 }
 
+/// The NIP-86 management lists the store keeps (its "moderation" database): runtime bans and the
+/// runtime allow list (docs/operations.md, "Management API").
+enum class ModerationList : std::uint8_t {
+  banned_pubkeys,
+  banned_events,
+  allowed_pubkeys,
+};
+
+/// One entry of a ModerationList: a pubkey or an event id, and the reason it was given with.
+struct ModerationEntry {
+  ModerationList list = ModerationList::banned_pubkeys;
+  nostr::Bytes32 key{};
+  std::string reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ModerationEntry& x) {
+  return f(caf::meta::type_name("ModerationEntry"), x.list, x.key, x.reason);
+}
+
+/// Request to change the management lists and delete banned events (stored ones and their
+/// purgatory records), in one write transaction after the writes already queued; answered true
+/// once committed, false when it failed (nothing of it was applied).
+struct StoreModeration {
+  std::vector<ModerationEntry> puts;
+  /// Entries to remove (their reason is not looked at).
+  std::vector<ModerationEntry> erases;
+  std::vector<nostr::EventId> delete_events;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StoreModeration& x) {
+  return f(caf::meta::type_name("StoreModeration"), x.puts, x.erases, x.delete_events);
+}
+
 /// An event committed to the store, published once to every feed subscriber
 /// in commit order. `json` is the exact stored text (what REQ answers send).
 struct StoreCommitted {

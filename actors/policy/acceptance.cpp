@@ -341,6 +341,23 @@ void withdraw_held(Self self, const nostr::Event& deletion) {
   publish_purgatory(self);
 }
 
+bool moderate(Self self, const StoreModeration& changes) {
+  auto& st = self->state;
+  auto& lists = st.policy->runtime_lists();
+  for (const auto& entry : changes.puts) policy::apply_entry(lists, entry, true);
+  for (const auto& entry : changes.erases) policy::apply_entry(lists, entry, false);
+  if (!st.purgatory) return true;
+  std::vector<policy::HeldEvent> banned;
+  for (const auto& id : changes.delete_events)
+    if (auto entry = st.purgatory->drop(id)) banned.push_back(std::move(*entry));
+  if (banned.empty()) return true;
+  std::vector<nostr::EventPtr> dropped;
+  withdraw_repositories(self, banned, dropped);
+  tell_held_feed(self, dropped, HeldRepositories::Change::dropped);
+  publish_purgatory(self);
+  return true;
+}
+
 void write_released(Self self, nostr::EventPtr ev, Reply then) {
   // Push authorisation reads held records and the store together (§5.11): erasing the record
   // before the commit would leave a moment in which neither holds the event.
@@ -611,6 +628,9 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
                                  "events");
   st.policy->load_from_store([&](std::uint64_t read) { progress.update(read); });
   progress.clear();
+  store->for_each_moderation([&](const ModerationEntry& entry) {
+    policy::apply_entry(st.policy->runtime_lists(), entry, true);
+  });
   log::info("acceptance", "startup load from the store took ",
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                   load_started)
@@ -649,6 +669,7 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
         self->state.peer_feed = std::move(follower);
       },
       [=](atom::held_events) { return held_for_peers(self->state); },
+      [=](const StoreModeration& changes) { return moderate(self, changes); },
       [=](atom::tick) { expire(self, interval); },
       [=](StateAnswerDue& due) { answer_state(self, due.state, held_verdict()); },
   };

@@ -60,6 +60,9 @@ std::optional<AcceptanceVerdict> hold_refusal(Self self, policy::Purgatory::Hold
 void publish_purgatory(Self self);
 /// A stored deletion request (kind 5) ends the holds of the events it names (§4.6).
 void withdraw_held(Self self, const nostr::Event& deletion);
+/// NIP-86: the management lists change at once; a banned event leaves purgatory (the store writer
+/// deletes its record with the stored copy). True: applied.
+bool moderate(Self self, const StoreModeration& changes);
 /// Stores an event released from purgatory; its purgatory record goes only once the store answered
 /// (kept when the write failed, so a restart holds it again), and `then` gets the answer.
 void write_released(Self self, nostr::EventPtr ev, Reply then);

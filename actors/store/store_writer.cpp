@@ -147,6 +147,21 @@ caf::result<bool> enqueue_held(StoreWriterSelf self, StoreHeld& msg) {
   return promise;
 }
 
+/// Applies management list changes in a transaction of their own, after every write queued before
+/// them (a banned event accepted earlier is committed, then deleted).
+bool moderate(StoreWriterSelf self, const StoreModeration& changes) {
+  auto& st = self->state;
+  flush(self);
+  try {
+    st.store->apply_moderation(changes);
+    return true;
+  } catch (const std::exception& failure) {
+    ++st.failed_batches;
+    log::warn(StoreWriterState::name, "management list change failed: ", failure.what());
+    return false;
+  }
+}
+
 void subscribe(StoreWriterSelf self, const store_feed_actor& subscriber) {
   auto& subs = self->state.subscribers;
   if (!subscriber || std::find(subs.begin(), subs.end(), subscriber) != subs.end()) return;
@@ -202,6 +217,7 @@ store_writer_actor::behavior_type store_writer(StoreWriterSelf self,
   return {
       [self](StoreWrite& msg) -> caf::result<WriteOutcome> { return enqueue_write(self, msg); },
       [self](StoreHeld& msg) -> caf::result<bool> { return enqueue_held(self, msg); },
+      [self](const StoreModeration& msg) { return moderate(self, msg); },
       [self](atom::feed_subscribe, const store_feed_actor& subscriber) {
         subscribe(self, subscriber);
       },

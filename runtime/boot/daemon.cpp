@@ -22,6 +22,7 @@
 
 #include "messages/errors.hpp"
 #include "runtime/boot/services.hpp"
+#include "runtime/boot/wire_admin.hpp"
 #include "runtime/boot/wire_git.hpp"
 #include "runtime/boot/wire_identity.hpp"
 #include "runtime/boot/wire_monitor.hpp"
@@ -150,6 +151,7 @@ struct Wired {
   WiredGit git;
   WiredPolicy policy;
   WiredRelay relay;
+  WiredAdmin admin;
   std::optional<WiredSync> sync;
   WiredMonitor monitor;
   WiredStatus status;
@@ -167,6 +169,8 @@ void wire_all(const Services& services, Wired& wired) {
   if (wired.policy.acceptance) log::debug(log::components::daemon, "started acceptance");
   wired.relay = wire_relay(services, wired.store, wired.policy);
   log::debug(log::components::daemon, "started relay");
+  wired.admin = wire_admin(services, wired.store, wired.policy);
+  log::debug(log::components::daemon, "started management");
   wired.sync = wire_sync(services, wired.store, wired.policy);
   if (wired.sync) log::debug(log::components::daemon, "started sync_manager");
   wired.monitor = wire_monitor(services);
@@ -177,10 +181,10 @@ void wire_all(const Services& services, Wired& wired) {
   if (wired.identity.publisher) log::debug(log::components::daemon, "started relay_profile");
 }
 
-/// The long-lived actors: store writer, git hosting, fan-out, process monitor and status history;
-/// acceptance and sync manager when enabled.
+/// The long-lived actors: store writer, git hosting, fan-out, management, process monitor and
+/// status history; acceptance and sync manager when enabled.
 std::size_t actor_count(const Wired& wired) {
-  return 5 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
+  return 6 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
 }
 
 /// Closes what faces the network once the listener stopped accepting: the outbound sync
@@ -198,6 +202,7 @@ void stop_actors(const Wired& wired) {
   stop(wired.status);
   stop(wired.monitor);
   if (wired.sync) stop(*wired.sync);
+  stop(wired.admin);
   stop(wired.relay);
   stop(wired.policy);
   stop(wired.git);
@@ -217,6 +222,7 @@ bool boot(Config& config, Process& process, Wired& wired) {
     runtime::adopt_bound_port(config, process.http.port());
     wire_all(services, wired);
     *process.content = site_content(config, process.metrics, process.status, wired.store.store);
+    process.content->management = management_entry(process.system, wired.admin);
   } catch (const std::exception& failure) {
     log::error(log::components::daemon, "cannot start: ", failure.what(), " (bind address ",
                config.bind_address.text, ")");

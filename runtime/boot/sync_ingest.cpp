@@ -28,6 +28,10 @@ SyncIngest::SyncIngest(std::shared_ptr<store::EventStore> store,
   view_ = std::make_unique<store::EventStoreView>(store_);
   policy_ = std::make_unique<policy::AcceptancePolicy>(std::move(*policy), *view_);
   policy_->load_from_store();
+  // The management API's bans hold for `graspd sync` too.
+  store_->for_each_moderation([this](const ModerationEntry& entry) {
+    policy::apply_entry(policy_->runtime_lists(), entry, true);
+  });
   retry_ = std::make_unique<policy::RetryCache>(retry_limits());
 }
 

@@ -102,6 +102,8 @@ struct Config {
   // Curation, parsed into what the acceptance policy matches.
   AcceptanceMode acceptance_policy = AcceptanceMode::grasp01;
   std::set<nostr::Pubkey> event_blacklist;
+  /// NGIT_ADMIN_NPUBS: NIP-86 management API callers besides owner_npub.
+  std::set<nostr::Pubkey> admin_npubs;
   std::vector<policy::RepositoryRule> repository_whitelist;
   std::vector<policy::RepositoryRule> repository_blacklist;
   // GRASP-05 archives (docs/policy.md "Archives").

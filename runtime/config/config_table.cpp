@@ -231,6 +231,10 @@ std::vector<OptionSpec> policy_options() {
       {"event_blacklist", "NGIT_EVENT_BLACKLIST", "--event-blacklist", "list", "",
        "Comma separated authors (npub or hex) whose events are refused.",
        list_option(&C::event_blacklist, pubkey_item, pubkey_list_expected)},
+      {"admin_npubs", "NGIT_ADMIN_NPUBS", "--admin-npubs", "list", "",
+       "Comma separated keys (npub or hex) allowed to call the NIP-86 management API besides "
+       "NGIT_OWNER_NPUB.",
+       list_option(&C::admin_npubs, pubkey_item, pubkey_list_expected)},
       {"repository_whitelist", "NGIT_REPOSITORY_WHITELIST", "--repository-whitelist", "list", "",
        "Comma separated repositories accepted (npub, npub/identifier or identifier); empty = "
        "no whitelist.",

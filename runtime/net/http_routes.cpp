@@ -54,6 +54,29 @@ HttpResponse nip05_response(
   return HttpResponse{200, "application/json", nip05(name), {}};
 }
 
+/// Whether a request is a NIP-86 management call: POST / with the nostr+json+rpc media type
+/// (parameters such as "; charset=utf-8" allowed).
+bool is_management_call(const HttpRequestInfo& request, std::string_view path) {
+  constexpr std::string_view rpc = "application/nostr+json+rpc";
+  auto type = request.content_type.substr(0, request.content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  if (path != "/" || request.method != "POST" || type.size() != rpc.size()) return false;
+  for (std::size_t i = 0; i < rpc.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(type[i])) != rpc[i]) return false;
+  return true;
+}
+
+/// The management actor answers (after its store writes): the network thread does not wait.
+HttpResponse management_call(const HttpRequestInfo& request, const SiteContent& content) {
+  HttpResponse response;
+  response.deferred = [management = content.management,
+                       authorization = std::string(request.authorization),
+                       body = std::string(request.body)](HttpRespond respond) mutable {
+    management(std::move(authorization), std::move(body), std::move(respond));
+  };
+  return response;
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -116,6 +139,8 @@ HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& co
                (path == nip05_path && content.nip05) || api;
   if (!known) return text_response(404, "not found\n");
   if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
+  if (content.management && is_management_call(request, path))
+    return management_call(request, content);
   if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
 
   if (path == "/healthz") return text_response(200, "ok\n");

@@ -13,9 +13,12 @@
 namespace graspd::runtime {
 
 struct HttpRequestInfo {
-  std::string_view method;  ///< "GET", "HEAD", "OPTIONS", ...
-  std::string_view target;  ///< path with optional query string
-  std::string_view accept;  ///< value of the Accept header, may be empty
+  std::string_view method{};         ///< "GET", "HEAD", "OPTIONS", ...
+  std::string_view target{};         ///< path with optional query string
+  std::string_view accept{};         ///< value of the Accept header, may be empty
+  std::string_view content_type{};   ///< value of the Content-Type header, may be empty
+  std::string_view authorization{};  ///< value of the Authorization header, may be empty
+  std::string_view body{};           ///< the request body (at most the server's body limit)
 };
 
 struct HttpResponse;
@@ -60,6 +63,10 @@ struct SiteContent {
   /// NIP-05 JSON of GET /.well-known/nostr.json for the `name` asked (nullopt = none); empty
   /// function = not served (runtime/net/nip05.hpp).
   std::function<std::string(const std::optional<std::string>& name)> nip05;
+  /// NIP-86 management API (POST / with Content-Type application/nostr+json+rpc): takes the
+  /// Authorization header and the body, answers through the HttpRespond, later, from any thread.
+  /// Empty: not offered (POST / is 405).
+  std::function<void(std::string authorization, std::string body, HttpRespond respond)> management;
 };
 
 /// Headers every response carries (CORS for browser clients).

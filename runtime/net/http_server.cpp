@@ -182,8 +182,12 @@ class Session : public std::enable_shared_from_this<Session> {
     ++requests_served_;
     bool keep_alive =
         request.keep_alive() && requests_served_ < state_->options.max_keep_alive_requests;
-    HttpRequestInfo info{view(request.method_string()), view(request.target()),
-                         view(request[http::field::accept])};
+    HttpRequestInfo info{view(request.method_string()),
+                         view(request.target()),
+                         view(request[http::field::accept]),
+                         view(request[http::field::content_type]),
+                         view(request[http::field::authorization]),
+                         request.body()};
     HttpResponse routed;
     try {
       routed = state_->handler(info);

@@ -333,6 +333,14 @@ std::vector<HeldEvent> Purgatory::withdraw_vanished(const nostr::Event& request)
   return out;
 }
 
+std::optional<HeldEvent> Purgatory::drop(const nostr::EventId& id) {
+  auto it = held_.find(id);
+  if (it == held_.end()) return std::nullopt;
+  auto entry = it->second;
+  remove(id);
+  return entry;
+}
+
 void Purgatory::remove(const nostr::EventId& id) {
   auto it = held_.find(id);
   if (it == held_.end()) return;

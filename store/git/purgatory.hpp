@@ -162,6 +162,9 @@ class Purgatory {
   /// (kind 62, NIP-62) ends the holds of every event of its author not newer than it.
   std::vector<HeldEvent> withdraw(const nostr::Event& deletion);
 
+  /// A banned event (NIP-86 banevent) leaves purgatory unremembered; returns it when it was held.
+  std::optional<HeldEvent> drop(const nostr::EventId& id);
+
   /// Events whose hold ended at or before `now` (removed and remembered), and remembered ids
   /// past their time (forgotten).
   struct Expired {

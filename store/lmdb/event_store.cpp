@@ -277,6 +277,61 @@ void EventStore::for_each_held(
   });
 }
 
+namespace {
+
+constexpr char moderation_letters[] = {'p', 'e', 'a'};
+
+std::string moderation_key(const ModerationEntry& entry) {
+  std::string key(1, moderation_letters[static_cast<std::size_t>(entry.list)]);
+  key.append(reinterpret_cast<const char*>(entry.key.data()), entry.key.size());
+  return key;
+}
+
+std::optional<ModerationList> moderation_list(char letter) {
+  for (std::size_t i = 0; i < sizeof moderation_letters; ++i)
+    if (moderation_letters[i] == letter) return static_cast<ModerationList>(i);
+  return std::nullopt;
+}
+
+}  // namespace
+
+void EventStore::apply_moderation(const StoreModeration& changes) {
+  write_small([&](MDB_txn* txn) {
+    for (const auto& entry : changes.puts) {
+      auto key = moderation_key(entry);
+      MDB_val k = to_val(key), v = to_val(entry.reason);
+      check(mdb_put(txn, dbs_->moderation, &k, &v, 0), "write moderation entry");
+    }
+    for (const auto& entry : changes.erases) {
+      auto key = moderation_key(entry);
+      MDB_val k = to_val(key);
+      int rc = mdb_del(txn, dbs_->moderation, &k, nullptr);
+      if (rc != MDB_NOTFOUND) check(rc, "erase moderation entry");
+    }
+    if (changes.delete_events.empty()) return;
+    Writer writer(txn, *dbs_, now(), options_.service);
+    for (const auto& id : changes.delete_events) writer.erase_id(id);
+    apply_held(txn, HeldRecordChanges{{}, changes.delete_events});
+  });
+}
+
+void EventStore::for_each_moderation(
+    const std::function<void(const ModerationEntry&)>& sink) const {
+  read([&](MDB_txn* txn) {
+    Cursor cursor(txn, dbs_->moderation);
+    MDB_val k, v;
+    for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+      auto key = to_view(k);
+      auto list = key.size() == 33 ? moderation_list(key[0]) : std::nullopt;
+      if (!list) continue;
+      ModerationEntry entry{*list, {}, std::string(to_view(v))};
+      std::memcpy(entry.key.data(), key.data() + 1, 32);
+      sink(entry);
+    }
+  });
+}
+
 std::string EventStore::last_error() const {
   std::lock_guard lock(error_mutex_);
   return last_error_;

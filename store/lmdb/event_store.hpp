@@ -216,6 +216,13 @@ class EventStore {
   void for_each_held(
       const std::function<bool(const nostr::EventId& id, std::string_view record)>& sink) const;
 
+  /// The NIP-86 management lists (the "moderation" database) and the deletion of banned events:
+  /// one write transaction; a banned event leaves `events` and `held` alike. For the store writer
+  /// (the daemon's only writer) and tests. Throws StoreError when it cannot be committed.
+  void apply_moderation(const StoreModeration& changes);
+  /// Every management list entry, by list then key.
+  void for_each_moderation(const std::function<void(const ModerationEntry&)>& sink) const;
+
   /// Message of the last failed write transaction ("error: ...").
   std::string last_error() const;
 

@@ -35,6 +35,8 @@ struct EventStore::Dbs {
                         // 'v' pubkey -> the latest request to vanish's created_at be64
   MDB_dbi held = 0;     // id[32] -> purgatory record (store/lmdb/store_view.hpp); added later, so
                         // an older store gains it empty without a schema change
+  MDB_dbi moderation = 0;  // list letter ('p' banned pubkey, 'e' banned event, 'a' allowed pubkey)
+                           // · key[32] -> reason (UTF-8); added later like `held`
   /// The ids of the events with seq >= ids_upto (not in `ids` yet).
   std::unique_ptr<detail::RecentIds> recent = std::make_unique<detail::RecentIds>();
   /// The id tail is merged into `ids` once it holds this many events.
@@ -63,6 +65,7 @@ inline void open_databases(MDB_txn* txn, EventStore::Dbs& dbs) {
   open("heads", 0, dbs.heads);
   open("deleted", 0, dbs.deleted);
   open("held", 0, dbs.held);
+  open("moderation", 0, dbs.moderation);
 }
 
 inline std::string be64_string(std::uint64_t v) {

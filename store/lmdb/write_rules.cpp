@@ -84,6 +84,13 @@ WriteOutcome Writer::apply(const nostr::Event& ev, std::string_view json) {
   return outcome;
 }
 
+bool Writer::erase_id(const nostr::EventId& id) {
+  auto seq = find(id);
+  if (!seq) return false;
+  erase(*seq);
+  return true;
+}
+
 std::size_t Writer::sweep(std::int64_t now, std::size_t max) {
   std::vector<std::uint64_t> doomed;
   {

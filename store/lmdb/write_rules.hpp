@@ -37,6 +37,9 @@ class Writer {
 
   WriteOutcome apply(const nostr::Event& ev, std::string_view json);
 
+  /// Deletes the stored event `id` (a banned one); false when none is stored.
+  bool erase_id(const nostr::EventId& id);
+
   /// Deletes events with expiration <= now, at most `max` of them.
   std::size_t sweep(std::int64_t now, std::size_t max);
 

@@ -253,8 +253,11 @@ Decision AcceptancePolicy::evaluate_rules(const Event& ev) const {
   if (nostr::nip62::names_relay(ev, &config_.service)) return accept(Rule::vanish_request);
   if (author_vanished(ev))
     return refuse(Rule::author_vanished, "blocked: its author asked this relay to vanish");
-  if (config_.event_blacklist.count(ev.pubkey))
+  // The one blacklist check: configured and runtime (NIP-86) bans alike.
+  if (is_banned_author(ev.pubkey))
     return refuse(Rule::event_blacklisted, "blocked: events of this author are not accepted here");
+  if (runtime_.banned_events.count(ev.id))
+    return refuse(Rule::event_blacklisted, "blocked: this event is banned here");
   // Before the ephemeral rule, which would broadcast them: NIP-42 and NIP-98 credentials are
   // never stored nor relayed, from clients or from sync (docs/policy.md "Credential kinds").
   if (nostr::is_credential_kind(ev.kind))
@@ -295,12 +298,33 @@ std::optional<Decision> AcceptancePolicy::repository_blacklist_refusal(
   return std::nullopt;
 }
 
+void apply_entry(AcceptancePolicy::RuntimeLists& lists, const ModerationEntry& entry, bool add) {
+  auto change = [&](std::set<nostr::Bytes32>& set) {
+    if (add)
+      set.insert(entry.key);
+    else
+      set.erase(entry.key);
+  };
+  switch (entry.list) {
+    case ModerationList::banned_pubkeys:
+      return change(lists.banned_pubkeys);
+    case ModerationList::banned_events:
+      return change(lists.banned_events);
+    case ModerationList::allowed_pubkeys:
+      return change(lists.allowed_pubkeys);
+  }
+}
+
+bool AcceptancePolicy::is_banned_author(const Pubkey& author) const {
+  return config_.event_blacklist.count(author) > 0 || runtime_.banned_pubkeys.count(author) > 0;
+}
+
 std::optional<Decision> AcceptancePolicy::repository_whitelist_refusal(
     const Pubkey& owner, std::string_view identifier) const {
   const auto& white = config_.repository_whitelist;
-  if (!white.empty() && std::none_of(white.begin(), white.end(), [&](const RepositoryRule& rule) {
-        return rule.covers(owner, identifier);
-      }))
+  if (!white.empty() && !runtime_.allowed_pubkeys.count(owner) &&
+      std::none_of(white.begin(), white.end(),
+                   [&](const RepositoryRule& rule) { return rule.covers(owner, identifier); }))
     return refuse(Rule::repository_not_whitelisted,
                   "blocked: repository '" + std::string(identifier) +
                       "' is not on this relay's repository whitelist");

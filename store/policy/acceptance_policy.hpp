@@ -238,6 +238,19 @@ class AcceptancePolicy {
   /// none.
   void set_held_announcements(const StoreView* held) { held_ = held; }
 
+  /// NIP-86 runtime lists (docs/policy.md "Bans"): banned authors join NGIT_EVENT_BLACKLIST,
+  /// banned ids are refused, allowed owners join the npub entries of NGIT_REPOSITORY_WHITELIST.
+  /// Changed by the management API through the acceptance actor, loaded from the store at boot.
+  struct RuntimeLists {
+    std::set<nostr::Pubkey> banned_pubkeys;
+    std::set<nostr::EventId> banned_events;
+    std::set<nostr::Pubkey> allowed_pubkeys;
+  };
+  RuntimeLists& runtime_lists() { return runtime_; }
+  const RuntimeLists& runtime_lists() const { return runtime_; }
+  /// Whether events of `author` are refused: NGIT_EVENT_BLACKLIST or a runtime ban.
+  bool is_banned_author(const nostr::Pubkey& author) const;
+
   bool is_eligible_identity_author(const nostr::Pubkey& author) const;
   std::size_t eligible_author_count() const { return eligible_authors_.size(); }
   const PolicyConfig& config() const { return config_; }
@@ -277,6 +290,7 @@ class AcceptancePolicy {
   void make_eligible(const nostr::Pubkey& author, std::vector<std::string>& released);
 
   PolicyConfig config_;
+  RuntimeLists runtime_;
   const StoreView& store_;
   const StoreView* held_ = nullptr;
   PendingEvents pending_;
@@ -289,6 +303,9 @@ class AcceptancePolicy {
   /// one of its authors commits.
   mutable std::map<std::string, MaintainerSet, std::less<>> maintainers_;
 };
+
+/// Adds (`add`) or removes one management list entry (messages/store_messages.hpp) in `lists`.
+void apply_entry(AcceptancePolicy::RuntimeLists& lists, const ModerationEntry& entry, bool add);
 
 /// The reply chain from `ev` up to a repository root in `store`, nearest parent first and the
 /// root last; nullopt when none is found within the thread depth (breadth-first, each event

@@ -59,6 +59,10 @@ store_writer_actor::behavior_type gated_writer(
             store->commit_batch({}, {}, std::span<const HeldRecordChanges>(&held.changes, 1));
         return static_cast<bool>(batch.held[0]);
       },
+      [=](const StoreModeration& changes) {
+        store->apply_moderation(changes);
+        return true;
+      },
       [=](atom::feed_subscribe, const store_feed_actor& subscriber) {
         self->state.subscribers.push_back(subscriber);
       },
@@ -745,6 +749,25 @@ TEST_F(PurgatoryAcceptanceTest, TheOwnersDeletionEndsAHoldAndRemovesTheRepositor
   EXPECT_FALSE(purgatory().contains(held_state->id));
   EXPECT_EQ(removed_, std::vector<nostr::EventId>{repo->id}) << "its repository goes";
   EXPECT_EQ(held_records(), 0u) << "nothing held, nothing remembered";
+}
+
+TEST_F(PurgatoryAcceptanceTest, ABannedHeldEventLeavesPurgatoryAndIsRefusedAfterwards) {
+  auto repo = announcement(1, "demo");
+  submit({repo});
+  verdicts();
+  ASSERT_TRUE(purgatory().contains(repo->id));
+  // NIP-86 banevent: the management actor tells the acceptance actor first.
+  StoreModeration ban;
+  ban.puts = {{ModerationList::banned_events, repo->id, "spam"}};
+  ban.delete_events = {repo->id};
+  auto applied = request<bool>(acceptance_, ban);
+  ASSERT_TRUE(applied && *applied);
+  EXPECT_FALSE(purgatory().contains(repo->id));
+  EXPECT_EQ(removed_, std::vector<nostr::EventId>{repo->id}) << "its repository goes";
+  submit({repo});
+  auto verdict = verdicts().at(0);
+  EXPECT_FALSE(verdict.accepted);
+  EXPECT_EQ(verdict.message, "blocked: this event is banned here");
 }
 
 TEST_F(PurgatoryAcceptanceTest, HeldEventsAreReadBackAfterARestartAndStatesHandedToGitAgain) {

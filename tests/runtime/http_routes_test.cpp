@@ -54,6 +54,34 @@ TEST(HttpRoutes, Nip11WhenAcceptAsksForIt) {
   EXPECT_EQ(get("/?x=1", "application/nostr+json").content_type, "application/nostr+json");
 }
 
+TEST(HttpRoutes, PostRootWithTheRpcTypeIsTheManagementApiAndOtherPostsStay405) {
+  auto site = content();
+  EXPECT_EQ(
+      route_request({"POST", "/", "", "application/nostr+json+rpc", "Nostr x", "{}"}, site).status,
+      405u)
+      << "no management API wired";
+  std::string seen_authorization, seen_body;
+  site.management = [&](std::string authorization, std::string body, HttpRespond respond) {
+    seen_authorization = std::move(authorization);
+    seen_body = std::move(body);
+    respond(HttpResponse{200, "application/nostr+json+rpc", "{\"result\":true}"});
+  };
+  auto routed = route_request(
+      {"POST", "/", "", "Application/Nostr+JSON+RPC; charset=utf-8", "Nostr abc", "{\"a\":1}"},
+      site);
+  ASSERT_TRUE(routed.deferred);  // the management actor answers, not the network thread
+  auto answered = settle(std::move(routed));
+  EXPECT_EQ(answered.status, 200u);
+  EXPECT_EQ(seen_authorization, "Nostr abc");
+  EXPECT_EQ(seen_body, "{\"a\":1}");
+  EXPECT_EQ(route_request({"POST", "/", "", "application/json", "", "{}"}, site).status, 405u);
+  EXPECT_EQ(route_request({"POST", "/", "", "application/nostr+json+rpcx", "", "{}"}, site).status,
+            405u);
+  EXPECT_EQ(
+      route_request({"POST", "/metrics", "", "application/nostr+json+rpc", "", "{}"}, site).status,
+      405u);
+}
+
 TEST(HttpRoutes, HealthAndMetrics) {
   EXPECT_EQ(get("/healthz").body, "ok\n");
   auto metrics = get("/metrics");

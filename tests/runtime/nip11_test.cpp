@@ -111,6 +111,8 @@ TEST(Nip11, DocumentFromDefaults) {
   EXPECT_NE(std::find(listed.begin(), listed.end(), 1), listed.end());
   EXPECT_NE(std::find(listed.begin(), listed.end(), 11), listed.end());
   EXPECT_NE(std::find(listed.begin(), listed.end(), 62), listed.end());  // requests to vanish
+  // NIP-86: the management API (POST / with application/nostr+json+rpc).
+  EXPECT_NE(std::find(listed.begin(), listed.end(), 86), listed.end());
   ASSERT_TRUE(document["supported_grasps"].IsArray());
   // GRASP-01 (policy on by default), GRASP-02 (sync on by default) and GRASP-03 (Sync+ on by
   // default).

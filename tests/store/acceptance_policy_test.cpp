@@ -190,6 +190,34 @@ TEST_F(PolicyTest, EventBlacklistBlocksEverything) {
   EXPECT_EQ(d.message.rfind("blocked: ", 0), 0u);
 }
 
+TEST_F(PolicyTest, RuntimeBansJoinTheBlacklistAndBannedIdsAreRefused) {
+  auto banned_author = announcement(key(8), "r");
+  auto other = announcement(key(7), "s");
+  EXPECT_TRUE(policy_.evaluate(banned_author).accepted());
+  apply_entry(policy_.runtime_lists(), {ModerationList::banned_pubkeys, key(8), "spam"}, true);
+  apply_entry(policy_.runtime_lists(), {ModerationList::banned_events, other.id, ""}, true);
+  auto refused = policy_.evaluate(banned_author);
+  EXPECT_EQ(refused.rule, Rule::event_blacklisted);
+  EXPECT_EQ(refused.message, "blocked: events of this author are not accepted here");
+  EXPECT_TRUE(policy_.is_banned_author(key(8)));
+  auto refused_id = policy_.evaluate(other);
+  EXPECT_EQ(refused_id.rule, Rule::event_blacklisted);
+  EXPECT_EQ(refused_id.message.rfind("blocked: ", 0), 0u);
+  // Another event of the same author passes: only the id is banned.
+  EXPECT_TRUE(policy_.evaluate(announcement(key(7), "t")).accepted());
+  apply_entry(policy_.runtime_lists(), {ModerationList::banned_pubkeys, key(8), ""}, false);
+  EXPECT_TRUE(policy_.evaluate(banned_author).accepted());
+}
+
+TEST_F(PolicyTest, RuntimeAllowedOwnersJoinTheWhitelist) {
+  PolicyConfig config = make_config();
+  config.repository_whitelist = {RepositoryRule{key(1), std::nullopt}};
+  AcceptancePolicy policy(config, store_);
+  EXPECT_EQ(policy.evaluate(announcement(key(2), "repo")).rule, Rule::repository_not_whitelisted);
+  apply_entry(policy.runtime_lists(), {ModerationList::allowed_pubkeys, key(2), ""}, true);
+  EXPECT_TRUE(policy.evaluate(announcement(key(2), "repo")).accepted());
+}
+
 // -- state ------------------------------------------------------------------
 
 TEST_F(PolicyTest, StateOnlyFromMaintainers) {
