@@ -46,7 +46,11 @@ class VanishE2E : public ::testing::Test {
   }
 
   std::vector<nostr::EventId> stored_by(std::uint8_t key) {
-    auto events = client_->query("q", "{\"authors\":[\"" + hex_of_key(key) + "\"]}");
+    // On a connection of its own, closed after EOSE: a subscription left open would deliver the
+    // author's next events live to the publishing connection.
+    auto reader = TestClient::connect(graspd_->port());
+    if (!reader) return {};
+    auto events = reader->query("q", "{\"authors\":[\"" + hex_of_key(key) + "\"]}");
     std::vector<nostr::EventId> ids;
     for (const auto& ev : events.value_or(std::vector<nostr::Event>{})) ids.push_back(ev.id);
     return ids;
