@@ -30,6 +30,7 @@
 #include "tests/integration/relay_test_helpers.hpp"
 #include "tests/support/git_objects.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/raw_socket.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
@@ -48,26 +49,6 @@ std::string trim(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
     text.pop_back();
   return text;
-}
-
-/// A connection to graspd on loopback from `from` (127.0.0.2 is an attacker's address), or -1.
-int connect_from(std::uint16_t port, const char* from = "127.0.0.1") {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  ::inet_pton(AF_INET, from, &local.sin_addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) return ::close(fd), -1;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-    return ::close(fd), -1;
-  return fd;
-}
-
-bool send_all(int fd, const std::string& data) {
-  return ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
 }
 
 /// Sends a git POST header promising 1000 bytes of body and only `body` of them; returns the

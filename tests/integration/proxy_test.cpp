@@ -20,6 +20,7 @@
 #include "relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/raw_socket.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -213,19 +214,13 @@ TEST_F(ProxyE2E, BehindARealHaproxyTwoClientsGetSeparateBudgets) {
 /// it holds its git connection. Returns the socket, or -1.
 int proxied_slow_upload(std::uint16_t port, const std::string& path,
                         const std::string& forwarded_for) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-    return ::close(fd), -1;
+  int fd = connect_from(port);
+  if (fd < 0) return -1;
   std::string head = "POST " + path +
                      "/git-upload-pack HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: " + forwarded_for +
                      "\r\nContent-Type: application/x-git-upload-pack-request\r\n"
                      "Content-Length: 100000\r\n\r\n00";
-  if (::write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size()))
-    return ::close(fd), -1;
+  if (!send_all(fd, head)) return ::close(fd), -1;
   return fd;
 }
 
