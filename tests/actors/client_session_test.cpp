@@ -252,6 +252,7 @@ TEST_F(ClientSessionTest, TheHookHearsWhetherTheAuthorOfAProtectedEventAuthentic
         [](atom::feed_subscribe, const held_feed_actor&) {},
         [](atom::feed_subscribe, const peer_feed_actor&) {},
         [](atom::held_events) { return HeldForPeers{}; },
+        [](const StoreModeration&) { return true; },
         [](atom::tick) {},
         [](const StateAnswerDue&) {},
     };
@@ -401,6 +402,10 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
         [](atom::held_events) {
           ADD_FAILURE() << "held_events";
           return HeldForPeers{};
+        },
+        [](const StoreModeration&) {
+          ADD_FAILURE() << "StoreModeration";
+          return false;
         },
         [](atom::tick) {},
         [](const StateAnswerDue&) { ADD_FAILURE() << "StateAnswerDue"; },

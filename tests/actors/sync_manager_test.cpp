@@ -184,6 +184,7 @@ acceptance_actor::behavior_type stand_in_acceptance(acceptance_actor::pointer,
         here->followers.push_back(follower);
       },
       [here](atom::held_events) { return HeldForPeers{here->held}; },
+      [](StoreModeration&) { return true; },
       [](atom::tick) {},
       [](StateAnswerDue&) {},
   };
