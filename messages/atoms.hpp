@@ -70,5 +70,7 @@ using held_events = caf::atom_constant<caf::atom("held_evts")>;
 using publish = caf::atom_constant<caf::atom("publish")>;
 /// Sync+ controller timer: admit due work between reconciliations.
 using maintain = caf::atom_constant<caf::atom("plus_mnt")>;
+/// Replication view: a waiting request's deadline, and the deadline of a relay probe.
+using replication_wait = caf::atom_constant<caf::atom("repl_wait")>;
 
 }  // namespace graspd::atom

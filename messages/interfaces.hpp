@@ -11,6 +11,7 @@
 #include "messages/management_messages.hpp"
 #include "messages/nostr/verify.hpp"
 #include "messages/relay_messages.hpp"
+#include "messages/replication_messages.hpp"
 #include "messages/store_messages.hpp"
 #include "messages/sync_messages.hpp"
 #include "messages/sync_plus_messages.hpp"
@@ -244,5 +245,27 @@ using relay_profile_actor = caf::typed_actor<
     caf::reacts_to<atom::relay_gone, bool, std::string>,
     // INTERNAL: the deadline of the connection with this sequence number.
     caf::reacts_to<atom::tick, std::uint64_t>>;
+
+// A REPLICATION PROBE (actors/sync/replication_probe.*): compares one relay with our store over a
+// repository's filters by NIP-77, reports a RelayProbeOutcome to the replication actor and quits.
+using replication_probe_actor = caf::typed_actor<
+    // INTERNAL, from the transport bridge.
+    caf::reacts_to<atom::relay_open, RelayUp>, caf::reacts_to<atom::relay_msg, std::string>,
+    caf::reacts_to<atom::relay_gone, bool, std::string>,
+    // INTERNAL: the probe's deadline.
+    caf::reacts_to<atom::replication_wait>>;
+
+// The REPLICATION actor (actors/sync/replication.*): the replication view of the hosted
+// repositories. Owns the cache of measurements, starts the probes, answers the HTTP requests.
+using replication_actor = caf::typed_actor<
+    // GET /api/repositories/<npub>/<identifier>/replication (answered once the probes it
+    // started are done, or at its deadline).
+    caf::replies_to<ReplicationQuery>::with<ReplicationAnswer>,
+    // What a relay probe or a git server probe found.
+    caf::reacts_to<RelayProbeOutcome>, caf::reacts_to<ServerProbeOutcome>,
+    // INTERNAL: the deadline of the waiting request with this number.
+    caf::reacts_to<atom::replication_wait, std::uint64_t>,
+    // INTERNAL: the background check of the next hosted repository.
+    caf::reacts_to<atom::tick>>;
 
 }  // namespace graspd

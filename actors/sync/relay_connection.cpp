@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "actors/sync/relay_bridge.hpp"
 #include "messages/nostr/canonical.hpp"
 #include "messages/nostr/nip42.hpp"
 #include "messages/nostr/nip42_client.hpp"
@@ -23,32 +24,6 @@ using RelayConnectionSelf = relay_connection_actor::stateful_pointer<RelayConnec
 
 /// Consumed bytes are reported to the transport at least this many at a time (and on every tick).
 constexpr std::size_t consumed_report_bytes = 256 * 1024;
-
-/// Transport -> actor bridge: runs on the io thread and only sends messages.
-class Bridge final : public runtime::RelayClientHandler {
- public:
-  explicit Bridge(relay_connection_actor target) : target_(std::move(target)) {}
-  void on_open(runtime::PeerLimits peer) override {
-    caf::anon_send(target_, atom::relay_open::value,
-                   RelayUp{{},
-                           peer.max_message_bytes,
-                           peer.max_filters,
-                           peer.max_limit,
-                           peer.nip77.has_value(),
-                           peer.nip77.value_or(false),
-                           peer.max_subscriptions,
-                           peer.max_subscription_values});
-  }
-  void on_message(std::string&& text) override {
-    caf::anon_send(target_, atom::relay_msg::value, std::move(text));
-  }
-  void on_close(bool was_open, std::string reason) override {
-    caf::anon_send(target_, atom::relay_gone::value, was_open, std::move(reason));
-  }
-
- private:
-  relay_connection_actor target_;
-};
 
 /// True when `wire_id` belongs to an open subscription (paged or reconciled).
 bool owns(const RelayConnectionState& st, const std::string& wire_id) {
@@ -392,7 +367,7 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
   st.verifiers = VerifierPool(config.verifiers, config.max_in_flight);
   st.negentropy = sync::NegentropyHistory(config.negentropy, config.local_records);
   auto url = parse_url(relay);
-  auto bridge = std::make_shared<Bridge>(relay_connection_actor{self});
+  auto bridge = std::make_shared<RelayBridge<relay_connection_actor>>(relay_connection_actor{self});
   if (url) {
     st.client = clients(*url, config.client, bridge);
   } else {

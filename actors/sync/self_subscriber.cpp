@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/sync/engine/replication_view.hpp"
 #include "messages/nostr/nip34.hpp"
 #include "messages/relay_url.hpp"
 #include "store/lmdb/store_view.hpp"
@@ -16,14 +17,9 @@ using SelfSubscriberSelf = self_subscriber_actor::stateful_pointer<SelfSubscribe
 
 namespace nip34 = nostr::nip34;
 
-std::set<std::string> announced_relays(const nostr::Event& announcement) {
-  std::set<std::string> out;
-  for (const auto& tag : announcement.tags) {
-    if (tag.empty() || tag[0] != "relays") continue;
-    for (std::size_t i = 1; i < tag.size(); ++i)
-      if (auto key = untrusted_relay_key(tag[i])) out.insert(std::move(*key));
-  }
-  return out;
+std::set<std::string> announced_relay_set(const nostr::Event& announcement) {
+  auto relays = sync::announced_relays(announcement);
+  return {std::make_move_iterator(relays.begin()), std::make_move_iterator(relays.end())};
 }
 
 void send_inventory(SelfSubscriberSelf self) {
@@ -141,7 +137,7 @@ void on_held(SelfSubscriberSelf self, const HeldRepositories& held) {
       facts.roots.clear();
       facts.level.reset();
     } else {
-      facts.relays = announced_relays(ev);
+      facts.relays = announced_relay_set(ev);
       facts.level = entry.change == Change::held ? SyncLevel::state_only : SyncLevel::full;
     }
     if (!st.inventory) continue;
@@ -164,8 +160,8 @@ void collect_repository_facts(const nostr::Event& ev,
     auto repo = nostr::address_of(ev);
     auto& facts = pending[repo];
     facts.repo = repo;
-    facts.relays = announced_relays(ev);  // the latest announcement's list wins
-    facts.level = SyncLevel::full;        // stored: served, so synced in full
+    facts.relays = announced_relay_set(ev);  // the latest announcement's list wins
+    facts.level = SyncLevel::full;           // stored: served, so synced in full
     facts.removed = false;
     return;
   }

@@ -28,6 +28,7 @@
 #include "runtime/boot/wire_monitor.hpp"
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_relay.hpp"
+#include "runtime/boot/wire_replication.hpp"
 #include "runtime/boot/wire_status.hpp"
 #include "runtime/boot/wire_store.hpp"
 #include "runtime/boot/wire_sync.hpp"
@@ -153,6 +154,7 @@ struct Wired {
   WiredRelay relay;
   WiredAdmin admin;
   std::optional<WiredSync> sync;
+  WiredReplication replication;
   WiredMonitor monitor;
   WiredStatus status;
   /// The relay profile publisher: short-lived, not counted among the long-lived actors.
@@ -173,6 +175,8 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(log::components::daemon, "started management");
   wired.sync = wire_sync(services, wired.store, wired.policy);
   if (wired.sync) log::debug(log::components::daemon, "started sync_manager");
+  wired.replication = wire_replication(services, wired.store, {});
+  log::debug(log::components::daemon, "started replication");
   wired.monitor = wire_monitor(services);
   log::debug(log::components::daemon, "started process_monitor");
   wired.status = wire_status(services, wired.store);
@@ -181,10 +185,10 @@ void wire_all(const Services& services, Wired& wired) {
   if (wired.identity.publisher) log::debug(log::components::daemon, "started relay_profile");
 }
 
-/// The long-lived actors: store writer, git hosting, fan-out, management, process monitor and
-/// status history; acceptance and sync manager when enabled.
+/// The long-lived actors: store writer, git hosting, fan-out, management, replication, process
+/// monitor and status history; acceptance and sync manager when enabled.
 std::size_t actor_count(const Wired& wired) {
-  return 6 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
+  return 7 + (wired.policy.acceptance ? 1 : 0) + (wired.sync ? 1 : 0);
 }
 
 /// Closes what faces the network once the listener stopped accepting: the outbound sync
@@ -192,6 +196,7 @@ std::size_t actor_count(const Wired& wired) {
 void hang_up(const Wired& wired) {
   close_connections(wired.identity);
   if (wired.sync) close_connections(*wired.sync);
+  close_connections(wired.replication);
   hang_up(wired.git);
   close_sessions(wired.relay);
 }
@@ -201,6 +206,7 @@ void stop_actors(const Wired& wired) {
   stop(wired.identity);
   stop(wired.status);
   stop(wired.monitor);
+  if (wired.replication.actor) stop(wired.replication);
   if (wired.sync) stop(*wired.sync);
   stop(wired.admin);
   stop(wired.relay);
@@ -223,6 +229,7 @@ bool boot(Config& config, Process& process, Wired& wired) {
     wire_all(services, wired);
     *process.content = site_content(config, process.metrics, process.status, wired.store.store);
     process.content->management = management_entry(process.system, wired.admin);
+    process.content->replication = replication_entry(process.system, wired.replication);
   } catch (const std::exception& failure) {
     log::error(log::components::daemon, "cannot start: ", failure.what(), " (bind address ",
                config.bind_address.text, ")");

@@ -183,6 +183,8 @@ struct Config {
   bool sync_allow_private_addresses = false;
   bool sync_negentropy = true;
   std::uint64_t sync_max_relays = 0;
+  /// Replication view: one background repository check every this often; 0 = on request only.
+  std::uint64_t replication_sweep_secs = 60;
 
   // GRASP-03 Sync+ overlay (runs with the GRASP-02 manager).
   bool sync_plus_enabled = true;

@@ -348,6 +348,11 @@ std::vector<OptionSpec> sync_options() {
       {"sync_negentropy", "NGIT_SYNC_NEGENTROPY", "--sync-negentropy", "bool", "true",
        "Reconcile history with NIP-77 where the peer speaks it (false: always page by REQ).",
        bool_option(&C::sync_negentropy)},
+      {"replication_sweep_secs", "NGIT_REPLICATION_SWEEP_SECS", "--replication-sweep-secs",
+       "seconds", "60",
+       "Replication view: check one hosted repository's relays and git servers in the "
+       "background this often (each at most once an hour). 0 = only when asked.",
+       uint_option(&C::replication_sweep_secs, 0, 86400)},
   };
 }
 

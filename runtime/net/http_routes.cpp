@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "messages/relay_url.hpp"
 #include "runtime/net/nip05.hpp"
 
 namespace graspd::runtime {
@@ -77,6 +78,33 @@ HttpResponse management_call(const HttpRequestInfo& request, const SiteContent& 
   return response;
 }
 
+/// npub and identifier of /api/repositories/<npub>/<identifier>/replication; nullopt for any
+/// other path (or an identifier that is not a single, well-escaped path segment).
+std::optional<std::pair<std::string, std::string>> replication_path(std::string_view path) {
+  constexpr std::string_view prefix = "/api/repositories/";
+  constexpr std::string_view suffix = "/replication";
+  if (path.size() <= prefix.size() + suffix.size() || path.rfind(prefix, 0) != 0 ||
+      path.substr(path.size() - suffix.size()) != suffix)
+    return std::nullopt;
+  auto middle = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  auto slash = middle.find('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  auto identifier = percent_decode(middle.substr(slash + 1));
+  if (!identifier || identifier->empty() || identifier->find('/') != std::string::npos)
+    return std::nullopt;
+  return std::make_pair(std::string(middle.substr(0, slash)), std::move(*identifier));
+}
+
+HttpResponse replication_request(std::pair<std::string, std::string> repository,
+                                 const SiteContent& content) {
+  HttpResponse response;
+  response.deferred = [replication = content.replication,
+                       repository = std::move(repository)](HttpRespond respond) mutable {
+    replication(std::move(repository.first), std::move(repository.second), std::move(respond));
+  };
+  return response;
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -132,6 +160,11 @@ const std::vector<std::pair<std::string, std::string>>& cors_headers() {
 
 HttpResponse route_request(const HttpRequestInfo& request, const SiteContent& content) {
   auto path = path_of(request.target);
+  if (auto repository = content.replication ? replication_path(path) : std::nullopt) {
+    if (request.method == "OPTIONS") return HttpResponse{204, {}, {}, {}};
+    if (request.method != "GET" && request.method != "HEAD") return method_not_allowed();
+    return replication_request(std::move(*repository), content);
+  }
   std::shared_ptr<const std::string> api;
   if (path.rfind("/api/", 0) == 0 && content.api_document)
     api = content.api_document(std::string(path.substr(5)));

@@ -67,6 +67,10 @@ struct SiteContent {
   /// Authorization header and the body, answers through the HttpRespond, later, from any thread.
   /// Empty: not offered (POST / is 405).
   std::function<void(std::string authorization, std::string body, HttpRespond respond)> management;
+  /// The replication view of one hosted repository, GET
+  /// /api/repositories/<npub>/<identifier>/replication (the identifier percent-decoded): answers
+  /// through the HttpRespond, later, from any thread. Empty: not offered (404).
+  std::function<void(std::string npub, std::string identifier, HttpRespond respond)> replication;
 };
 
 /// Headers every response carries (CORS for browser clients).

@@ -142,9 +142,10 @@ bool GraspdProcess::launch(std::chrono::milliseconds deadline) {
   auto log_offset = read_file(stderr_path_).size();
   // Git repositories go to the temporary directory too, unless the test chose a place.
   auto env = options_.env;
-  bool git_path_set = false, purgatory_set = false, key_file_set = false;
+  bool git_path_set = false, purgatory_set = false, key_file_set = false, sweep_set = false;
   for (const auto& [key, value] : env) {
     git_path_set |= key == "NGIT_GIT_DATA_PATH";
+    sweep_set |= key == "NGIT_REPLICATION_SWEEP_SECS";
     purgatory_set |= key == "NGIT_PURGATORY_ENABLED";
     key_file_set |= key == "NGIT_RELAY_OWNER_NSEC_FILE";
   }
@@ -154,6 +155,9 @@ bool GraspdProcess::launch(std::chrono::milliseconds deadline) {
     env.emplace_back("NGIT_RELAY_OWNER_NSEC_FILE", work_dir_ + "/relay-owner.nsec");
   if (!purgatory_set)
     env.emplace_back("NGIT_PURGATORY_ENABLED", options_.purgatory ? "true" : "false");
+  // No background replication checks: they would dial the relays a test's announcements name
+  // (and count among a fault peer's connections) at a moment no test chose.
+  if (!sweep_set) env.emplace_back("NGIT_REPLICATION_SWEEP_SECS", "0");
   pid_ = spawn_process(args, env, work_dir_ + "/stdout.log", stderr_path_);
   if (pid_ <= 0) return false;
 
