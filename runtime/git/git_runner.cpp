@@ -30,6 +30,20 @@ void GitRunner::run(std::vector<std::string> argv, std::string input, std::chron
               max_file_bytes, std::move(done));
 }
 
+void GitRunner::run_outside(std::vector<std::string> args, std::chrono::seconds timeout,
+                            std::size_t max_output, std::uint64_t max_memory_bytes,
+                            std::function<void(Collected)> done) const {
+  std::vector<std::string> argv{git_binary};
+  argv.insert(argv.end(), std::make_move_iterator(args.begin()),
+              std::make_move_iterator(args.end()));
+  auto env = repositories.git_environment();
+  // git looks for a repository in its working directory and upwards: `.home` is none, and the
+  // data directory above it is a ceiling it does not climb into.
+  env.push_back("GIT_CEILING_DIRECTORIES=" + repositories.root().string());
+  run_collect(executor, std::move(argv), std::move(env), repositories.home_dir().string(), "",
+              timeout, max_output, 0, std::move(done), max_memory_bytes);
+}
+
 void GitRunner::missing(const std::string& path, const std::vector<std::string>& ids,
                         std::function<void(std::optional<std::vector<std::string>>)> done) const {
   std::string input;
