@@ -2,9 +2,6 @@
 
 #include "runtime/git/git_fetcher.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 #include <boost/asio/post.hpp>
 #include <set>
 
@@ -13,61 +10,11 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "runtime/net/relay_client.hpp"
 #include "runtime/ops/log.hpp"
 
 namespace graspd::runtime::git {
 
 namespace net = boost::asio;
-
-namespace {
-
-constexpr std::size_t max_listing = 16 * 1024 * 1024;
-constexpr std::chrono::seconds fetcher_local_timeout{60};
-
-}  // namespace
-
-// ------------------------------------------------------------------ GitRunner
-
-std::vector<std::string> GitRunner::argv(const std::string& path,
-                                         std::vector<std::string> args) const {
-  std::vector<std::string> out{git_binary, "--git-dir=" + path};
-  out.insert(out.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
-  return out;
-}
-
-void GitRunner::run(std::vector<std::string> argv, std::string input, std::chrono::seconds timeout,
-                    std::uint64_t max_file_bytes, std::function<void(Collected)> done) const {
-  run_collect(executor, std::move(argv), repositories.git_environment(),
-              repositories.root().string(), std::move(input), timeout, max_listing, max_file_bytes,
-              std::move(done));
-}
-
-void GitRunner::missing(const std::string& path, const std::vector<std::string>& ids,
-                        std::function<void(std::optional<std::vector<std::string>>)> done) const {
-  std::string input;
-  for (const auto& id : ids) input += id + "\n";
-  run(argv(path, {"cat-file", "--batch-check"}), std::move(input), fetcher_local_timeout, 0,
-      [done = std::move(done), path](Collected result) {
-        if (result.exit_code != 0) {
-          log::warn(log::components::git, "cat-file failed in ", path, ": ", result.err);
-          return done(std::nullopt);
-        }
-        // One line per id: "<id> <type> <size>" or "<id> missing".
-        std::vector<std::string> out;
-        std::string_view text = result.out;
-        constexpr std::string_view marker = " missing";
-        while (!text.empty()) {
-          auto line = text.substr(0, text.find('\n'));
-          if (line.size() > marker.size() && line.substr(line.size() - marker.size()) == marker)
-            out.emplace_back(line.substr(0, line.size() - marker.size()));
-          text.remove_prefix(std::min(text.size(), line.size() + 1));
-        }
-        done(std::move(out));
-      });
-}
-
-// ------------------------------------------------------------------ GitFetcher
 
 GitFetcher::GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::Registry* registry)
     : runner_(std::move(runner)),
@@ -109,13 +56,6 @@ GitFetcher::GitFetcher(GitRunner runner, GitFetcherOptions options, prometheus::
   running_gauge_ = gauge("graspd_git_fetches_running", "Git data fetches running now");
   skipped_gauge_ = gauge("graspd_git_fetch_hosts_skipped",
                          "Hosts skipped by git data fetches after a DNS, connect or TLS failure");
-}
-
-std::string trusted_host_key(const ParsedUrl& url) {
-  std::string host = url.host;
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return host + ":" + std::to_string(url.port);
 }
 
 void GitFetcher::request(FetchJob job) {
@@ -201,7 +141,8 @@ void GitFetcher::arm_timer(FetchTime now) {
 }
 
 /// Checks the request is still wanted, then resolves the host; the first acceptable address is
-/// pinned for the fetch (no second resolution between check and connect).
+/// pinned for the fetch (runtime/git/git_remote.hpp: no second resolution between check and
+/// connect).
 void GitFetcher::start(FetchAttempt attempt) {
   auto it = pending_.find(attempt.key);
   if (it == pending_.end() || (it->second.still_wanted && !it->second.still_wanted())) {
@@ -216,50 +157,31 @@ void GitFetcher::start(FetchAttempt attempt) {
     }
   }
   auto url = *parse_url(attempt.url);  // fetch_source checked it
-  std::string host = url.host;
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  resolver_.async_resolve(
-      host, std::to_string(url.port),
-      [self = shared_from_this(), attempt = std::move(attempt), url, host](
-          const boost::system::error_code& error,
-          net::ip::tcp::resolver::results_type results) mutable {
-        if (self->stopping_) return;
-        std::string address;
-        if (!error) {
-          for (const auto& entry : results) {
-            auto text = entry.endpoint().address().to_string();
-            if (self->options_.allow_private_addresses || is_public_address(text) ||
-                self->options_.trusted_hosts.contains(trusted_host_key(url))) {
-              address = entry.endpoint().address().is_v6() ? "[" + text + "]" : text;
-              break;
-            }
-          }
-        }
-        if (address.empty()) {
-          log::info(log::components::git, "fetch from ", attempt.url, ": ",
-                    error ? "cannot resolve " + host : host + " has no public address");
-          self->finish(attempt, FetchOutcome::unreachable);
-          return self->pump();
-        }
-        self->fetch(std::move(attempt), url, host, address);
-      });
+  bool any_address =
+      any_address_allowed(url, options_.allow_private_addresses, options_.trusted_hosts);
+  resolve_remote(resolver_, url, any_address,
+                 [self = shared_from_this(), attempt = std::move(attempt)](
+                     Result<PinnedRemote, RemoteUnresolved> pinned) mutable {
+                   if (self->stopping_) return;
+                   if (pinned) return self->fetch(std::move(attempt), *pinned);
+                   log::info(log::components::git, "fetch from ", attempt.url, ": ",
+                             unresolved_name(pinned.error()));
+                   self->finish(attempt, FetchOutcome::unreachable);
+                   self->pump();
+                 });
 }
 
-void GitFetcher::fetch(FetchAttempt attempt, const ParsedUrl& url, const std::string& host,
-                       const std::string& address) {
+void GitFetcher::fetch(FetchAttempt attempt, const PinnedRemote& remote) {
   auto it = pending_.find(attempt.key);
   if (it == pending_.end()) {
     finish(attempt, FetchOutcome::cancelled);
     return pump();
   }
-  std::vector<std::string> args{
-      "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c",
-      "protocol.http.allow=always", "-c", "http.followRedirects=false", "-c",
-      // The address checked above is the one connected to (no second resolution).
-      "http.curloptResolve=" + host + ":" + std::to_string(url.port) + ":" + address, "-c",
-      "credential.helper=", "-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60", "-c",
-      "fetch.fsckObjects=true", "-c", "core.hooksPath=" + runner_.repositories.hooks_dir().string(),
-      "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", attempt.url};
+  auto args = remote_options(remote);
+  args.insert(args.end(),
+              {"-c", "fetch.fsckObjects=true", "-c",
+               "core.hooksPath=" + runner_.repositories.hooks_dir().string(), "fetch", "--quiet",
+               "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", attempt.url});
   args.insert(args.end(), attempt.ids.begin(), attempt.ids.end());
   runner_.run(runner_.argv(it->second.repository, std::move(args)), "", options_.fetch_timeout,
               options_.max_fetch_bytes,

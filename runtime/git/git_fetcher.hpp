@@ -2,10 +2,10 @@
 // other clone URLs, as many at once as runtime/git/engine/git_fetch_schedule.hpp allows
 // (daemon-wide and per-host caps, per-host rate, retry backoff, skipped hosts). Each attempt
 // resolves the URL's host asynchronously, checks the address (public unless allowed otherwise) and
-// pins it, then runs `git fetch` by id as a non-blocking child process (runtime/git/git_process.*);
-// afterwards `cat-file` says what is still missing. Everything runs on the strand given at
-// construction; call it only from there. Used by the state applier (runtime/git/git_state_sync.*).
-// Include only in runtime/git_* (Asio).
+// pins it (runtime/git/git_remote.*, the rule shared with the ref probe), then runs `git fetch` by
+// id as a non-blocking child process (runtime/git/git_process.*); afterwards `cat-file` says what
+// is still missing. Everything runs on the strand given at construction; call it only from there.
+// Used by the state applier (runtime/git/git_state_sync.*). Include only in runtime/git_* (Asio).
 #pragma once
 #include <utility>  // before Asio, see docs/toolchain.md §1
 
@@ -25,7 +25,9 @@
 #include "messages/relay_url.hpp"
 #include "runtime/git/engine/git_fetch_schedule.hpp"
 #include "runtime/git/git_process.hpp"
+#include "runtime/git/git_remote.hpp"
 #include "runtime/git/git_repository.hpp"
+#include "runtime/git/git_runner.hpp"
 
 namespace prometheus {
 class Registry;
@@ -36,23 +38,6 @@ class Gauge;
 }  // namespace prometheus
 
 namespace graspd::runtime::git {
-
-/// Runs git commands in graspd's environment on one executor. Shared by the state applier and the
-/// fetcher.
-struct GitRunner {
-  boost::asio::any_io_executor executor;
-  Repositories repositories;
-  std::string git_binary;
-
-  /// `git --git-dir=<path> <args…>`.
-  std::vector<std::string> argv(const std::string& path, std::vector<std::string> args) const;
-  /// Runs to the end (stdout up to 16 MiB); `done` runs on the executor.
-  void run(std::vector<std::string> argv, std::string input, std::chrono::seconds timeout,
-           std::uint64_t max_file_bytes, std::function<void(Collected)> done) const;
-  /// Which of `ids` repository `path` lacks (`cat-file --batch-check`); nullopt when git failed.
-  void missing(const std::string& path, const std::vector<std::string>& ids,
-               std::function<void(std::optional<std::vector<std::string>>)> done) const;
-};
 
 struct GitFetcherOptions {
   /// NGIT_DOMAIN: clone URLs naming it are never fetched from.
@@ -68,13 +53,10 @@ struct GitFetcherOptions {
   /// A request is retried until this long after it was made (NGIT_PURGATORY_HOLD_SECS: the held
   /// event it serves is gone by then).
   std::chrono::seconds give_up_after{1800};
-  /// "host:port" (host lowercased) of the cluster peers (NGIT_SYNC_PEERS): operator input,
-  /// fetched from whatever address they resolve to.
+  /// trusted_host_key (runtime/git/git_remote.hpp) of the cluster peers (NGIT_SYNC_PEERS):
+  /// operator input, fetched from whatever address they resolve to.
   std::set<std::string> trusted_hosts;
 };
-
-/// The "host:port" key of a URL's authority as GitFetcherOptions::trusted_hosts holds it.
-std::string trusted_host_key(const ParsedUrl& url);
 
 enum class FetchResult {
   complete,   ///< every wanted id is in the repository
@@ -125,8 +107,7 @@ class GitFetcher : public std::enable_shared_from_this<GitFetcher> {
 
   void pump();
   void start(FetchAttempt attempt);
-  void fetch(FetchAttempt attempt, const ParsedUrl& url, const std::string& host,
-             const std::string& address);
+  void fetch(FetchAttempt attempt, const PinnedRemote& remote);
   void fetched(FetchAttempt attempt, Collected result);
   void finish(const FetchAttempt& attempt, FetchOutcome outcome,
               const std::vector<std::string>& ids = {});

@@ -1,6 +1,7 @@
 // Which addresses an untrusted URL (a relay or clone URL from an event) may make graspd connect
-// to, and which hosts such a URL may name. Used by the outbound relay client and the git fetcher
-// after they resolved a host, and by the Sync+ mailbox hygiene for literal addresses.
+// to, and which hosts such a URL may name. Used by the outbound relay client and by git's remote
+// commands (runtime/git/git_remote.*: fetches, ref probes) after they resolved a host, and by the
+// Sync+ mailbox hygiene for literal addresses.
 #pragma once
 
 #include <string_view>

@@ -9,9 +9,6 @@
 #include "runtime/git/git_fetcher.hpp"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/strand.hpp>
@@ -26,6 +23,7 @@
 #include "tests/support/git_backend_server.hpp"
 #include "tests/support/git_test_repos.hpp"
 #include "tests/support/io_thread.hpp"
+#include "tests/support/silent_host.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -39,30 +37,6 @@ using namespace std::chrono_literals;
 struct Reported {
   std::atomic<int> calls{0};
   std::atomic<FetchResult> result{FetchResult::dropped};
-};
-
-/// A listening socket nobody accepts from: connections complete, requests are never answered.
-class SilentHost {
- public:
-  SilentHost() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length);
-    ::listen(fd_, 8);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-  }
-  ~SilentHost() { ::close(fd_); }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
-  }
-
- private:
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
 };
 
 class GitFetcherTest : public ::testing::Test {
@@ -241,7 +215,7 @@ TEST_F(GitFetcherTest, APackBeyondMaxFetchBytesIsNotKept) {
 }
 
 TEST_F(GitFetcherTest, AHostThatNeverAnswersIsCutAtTheFetchTimeout) {
-  SilentHost silent;
+  test::SilentHost silent;
   auto options = loopback_allowed();
   options.fetch_timeout = 1s;
   make_fetcher(options);
