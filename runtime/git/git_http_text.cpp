@@ -6,6 +6,7 @@
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git/git_http.hpp"
 #include "runtime/net/http_routes.hpp"
+#include "runtime/net/site_url.hpp"
 
 namespace graspd::runtime::git {
 
@@ -41,10 +42,7 @@ std::string refusal_report(const PushDecision& decision, bool side_band) {
 std::string repository_page_html(const RepositoryRef& name, std::string_view domain, bool archive) {
   auto npub = nostr::encode_npub(name.owner);
   auto host = std::string(domain);
-  bool local =
-      host.rfind("127.", 0) == 0 || host.rfind("localhost", 0) == 0 || host.rfind("[::1]", 0) == 0;
-  auto url = std::string(local ? "http://" : "https://") + host + "/" + npub + "/" +
-             percent_encode(name.identifier) + ".git";
+  auto url = repository_clone_url(domain, name.owner, name.identifier);
   auto nostr_url = "nostr://" + npub + "/" + host + "/" + percent_encode(name.identifier);
   auto web = "https://gitworkshop.dev/" + npub + "/" + percent_encode(name.identifier);
   auto title = html_escape(name.identifier);

@@ -13,6 +13,7 @@
 #include "messages/nostr/nip34.hpp"
 #include "runtime/git/git_repository.hpp"
 #include "runtime/net/http_routes.hpp"
+#include "runtime/net/site_url.hpp"
 #include "runtime/ops/status_page_assets.hpp"
 #include "store/lmdb/event_store.hpp"
 
@@ -239,8 +240,9 @@ void fill_repositories(const HostedRepositories& repositories, std::size_t max_f
 void fill_relay(const RelayInformation& info, const std::string& domain, Values& values) {
   values["name"] = html_escape(info.name.empty() ? "graspd" : info.name);
   values["description"] = html_escape(info.description);
-  values["ws_url"] = html_escape("ws://" + domain);  // wss:// behind a TLS proxy
-  values["git_url"] = html_escape(domain + "/<npub>/<identifier>.git");
+  values["ws_url"] = html_escape(site_url(domain, SiteProtocol::websocket));
+  values["git_url"] =
+      html_escape(site_url(domain, SiteProtocol::http) + "/<npub>/<identifier>.git");
   values["criteria"] = html_escape(info.repo_acceptance_criteria);
   std::string contact = "not published";
   nostr::Pubkey key{};

@@ -188,6 +188,13 @@ TEST(GitHttpPieces, RepositoryPageEscapesTheIdentifier) {
   EXPECT_NE(html.find("nostr://" + npub()), std::string::npos);
 }
 
+TEST(GitHttpPieces, RepositoryPageOfALoopbackDomainClonesOverPlainHttp) {
+  auto html = repository_page_html(RepositoryRef{owner(), "r"}, "127.0.0.1:7334");
+  EXPECT_NE(html.find("<code>git clone http://127.0.0.1:7334/" + npub() + "/r.git</code>"),
+            std::string::npos)
+      << html;
+}
+
 TEST(GitStateSync, OnlyHttpCloneUrlsOfOtherServicesAreFetched) {
   HostPort self{"relay.example.com", std::nullopt};
   EXPECT_TRUE(is_fetchable_clone_url("https://other.example/npub1x/r.git", self));

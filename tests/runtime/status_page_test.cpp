@@ -45,7 +45,9 @@ TEST_F(StatusPageTest, EscapesConfiguredAndEventText) {
   EXPECT_FALSE(contains(html, "<b>relay"));
   // A placeholder inside a value stays text (values are not filled again).
   EXPECT_TRUE(contains(html, "&quot;quoted&quot; {{css}}"));
-  EXPECT_TRUE(contains(html, "ws://relay.example"));
+  EXPECT_TRUE(contains(html, "<code>wss://relay.example</code>"));
+  EXPECT_TRUE(
+      contains(html, "<code>https://relay.example/&lt;npub&gt;/&lt;identifier&gt;.git</code>"));
 }
 
 TEST_F(StatusPageTest, RepositoryLinksToItsPageNaddrAndNpub) {
