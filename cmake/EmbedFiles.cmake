@@ -1,4 +1,4 @@
-# Writes a C++ source defining one std::string_view per input file, so the status page's HTML,
+# Writes a C++ source defining one std::string_view per input file, so the pages' HTML,
 # CSS and script are compiled into the binary (nothing is read from disk at run time).
 #   cmake -DOUTPUT=out.cpp -DNAMESPACE=ns -DFILES="a.html|b.css" -P EmbedFiles.cmake
 # Each variable is named after the file with non-alphanumerics as '_' (index.html -> index_html).

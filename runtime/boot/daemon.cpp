@@ -96,9 +96,15 @@ runtime::SiteContent site_content(const Config& config, runtime::Metrics& metric
   runtime::SiteContent content;
   auto render = [info, domain = config.domain.text, status, store,
                  limits = status_page_limits(config)] {
-    return runtime::status_page_html({info.get(), domain,
-                                      runtime::hosted_repositories(*store, limits),
-                                      status->get("sync"), status->get("status_history"), limits});
+    runtime::StatusPageInput input;
+    input.info = info.get();
+    input.domain = domain;
+    input.repositories = runtime::hosted_repositories(*store, limits);
+    input.sync_json = status->get("sync");
+    input.history_json = status->get("status_history");
+    input.replication_json = status->get("replication");
+    input.limits = limits;
+    return runtime::status_page_html(input);
   };
   // Rendered on the cache's own thread, at most once per interval, however many ask.
   auto page = std::make_shared<runtime::StatusPageCache>(

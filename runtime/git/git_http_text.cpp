@@ -1,11 +1,14 @@
 // The texts git hosting writes itself: pkt-lines, the report-status of a refused push, the HTML
-// page of a repository, and the check of a forwarded Git-Protocol header.
+// page of a repository (with its replication view), and the check of a forwarded Git-Protocol
+// header.
 #include <cctype>
 #include <cstdio>
 
 #include "messages/nostr/nip19.hpp"
 #include "runtime/git/git_http.hpp"
+#include "runtime/git/repository_page_assets.hpp"
 #include "runtime/net/http_routes.hpp"
+#include "runtime/net/site_url.hpp"
 
 namespace graspd::runtime::git {
 
@@ -38,18 +41,39 @@ std::string refusal_report(const PushDecision& decision, bool side_band) {
   return out;
 }
 
+namespace {
+
+/// The Replication section of a repository's page: empty tables the embedded script fills from
+/// the replication view's JSON (textContent only); without JavaScript, a link to that JSON.
+std::string replication_section(const RepositoryRef& name) {
+  auto json = html_escape(replication_api_path(name.owner, name.identifier));
+  return "<section id=\"replication\" data-src=\"" + json +
+         "\">\n<h2>Replication</h2>\n<p id=\"replication-summary\"></p>\n"
+         "<noscript><p>The replication view as <a href=\"" +
+         json +
+         "\">JSON</a>.</p></noscript>\n"
+         "<table id=\"replication-relays\" hidden><caption>Relays</caption><thead><tr>"
+         "<th>Relay</th><th>Source</th><th>Only there</th><th>Only here</th><th>Measured</th>"
+         "<th>Reason</th></tr></thead><tbody></tbody></table>\n"
+         "<table id=\"replication-servers\" hidden><caption>Git servers</caption><thead><tr>"
+         "<th>Server</th><th>Current</th><th>Refs</th></tr></thead><tbody></tbody></table>\n"
+         "</section>\n<script>" +
+         std::string(repository_assets::replication_js) + "</script>\n";
+}
+
+}  // namespace
+
 std::string repository_page_html(const RepositoryRef& name, std::string_view domain, bool archive) {
   auto npub = nostr::encode_npub(name.owner);
   auto host = std::string(domain);
-  bool local =
-      host.rfind("127.", 0) == 0 || host.rfind("localhost", 0) == 0 || host.rfind("[::1]", 0) == 0;
-  auto url = std::string(local ? "http://" : "https://") + host + "/" + npub + "/" +
-             percent_encode(name.identifier) + ".git";
+  auto url = repository_clone_url(domain, name.owner, name.identifier);
   auto nostr_url = "nostr://" + npub + "/" + host + "/" + percent_encode(name.identifier);
   auto web = "https://gitworkshop.dev/" + npub + "/" + percent_encode(name.identifier);
   auto title = html_escape(name.identifier);
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>" + title +
-         "</title></head>\n<body>\n<h1>" + title +
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta "
+         "name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
+         title + "</title><style>" + std::string(repository_assets::repository_page_css) +
+         "</style></head>\n<body>\n<h1>" + title +
          "</h1>\n<p>A git repository announced on Nostr "
          "by <code>" +
          npub +
@@ -63,7 +87,7 @@ std::string repository_page_html(const RepositoryRef& name, std::string_view dom
          "</code></li>\n<li>Plain git: "
          "<code>git clone " +
          html_escape(url) + "</code></li>\n<li>Browse: <a href=\"" + html_escape(web) + "\">" +
-         html_escape(web) + "</a></li>\n</ul>\n</body>\n</html>\n";
+         html_escape(web) + "</a></li>\n</ul>\n" + replication_section(name) + "</body>\n</html>\n";
 }
 
 bool is_valid_git_protocol(std::string_view value) {

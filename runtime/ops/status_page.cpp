@@ -5,14 +5,17 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "messages/nostr/nip19.hpp"
 #include "messages/nostr/nip34.hpp"
 #include "runtime/git/git_repository.hpp"
 #include "runtime/net/http_routes.hpp"
+#include "runtime/net/site_url.hpp"
 #include "runtime/ops/status_page_assets.hpp"
 #include "store/lmdb/event_store.hpp"
 
@@ -185,9 +188,82 @@ void fill_sync(const std::shared_ptr<const std::string>& json, const Cells& td, 
     values["sync_summary"] += " " + std::to_string(left_out) + " rows not shown (page size limit).";
 }
 
+// ---- replication ----
+
+/// The StatusBoard's "replication" document, indexed by repository key (`30617:<hex>:<d>`):
+/// parsed once per rendering, looked up once per repository row.
+class ReplicationFigures {
+ public:
+  explicit ReplicationFigures(const std::shared_ptr<const std::string>& json) {
+    if (!json || doc_.Parse(json->c_str(), json->size()).HasParseError() || !doc_.IsObject())
+      return;
+    auto map = doc_.FindMember("repositories");
+    if (map == doc_.MemberEnd() || !map->value.IsObject()) return;
+    for (const auto& entry : map->value.GetObject())
+      if (entry.value.IsObject())
+        by_key_.emplace(std::string_view(entry.name.GetString(), entry.name.GetStringLength()),
+                        &entry.value);
+  }
+
+  /// The figures of `repo`; null when it was not measured yet.
+  const rapidjson::Value* find(const HostedRepository& repo) const {
+    auto key = std::to_string(nostr::nip34::kind::repo_announcement) + ":" +
+               nostr::to_hex(repo.author) + ":" + repo.identifier;
+    auto it = by_key_.find(key);
+    return it == by_key_.end() ? nullptr : it->second;
+  }
+
+ private:
+  rapidjson::Document doc_;
+  std::unordered_map<std::string_view, const rapidjson::Value*> by_key_;
+};
+
+std::optional<std::uint64_t> uint_of(const rapidjson::Value& object, const char* key) {
+  auto it = object.FindMember(key);
+  if (it == object.MemberEnd() || !it->value.IsUint64()) return std::nullopt;
+  return it->value.GetUint64();
+}
+
+/// "4/4 relays complete, 2/3 servers current, measured <time>"; "replication not checked yet"
+/// without figures (the repository is not in the map, or its entry lacks a figure).
+std::string replication_text(const rapidjson::Value* figures) {
+  constexpr std::string_view unchecked = "replication not checked yet";
+  if (!figures) return std::string(unchecked);
+  auto relays = uint_of(*figures, "relays");
+  auto complete = uint_of(*figures, "relays_complete");
+  auto servers = uint_of(*figures, "servers");
+  auto current = uint_of(*figures, "servers_current");
+  if (!relays || !complete || !servers || !current) return std::string(unchecked);
+  auto text = std::to_string(*complete) + "/" + std::to_string(*relays) + " relays complete, " +
+              std::to_string(*current) + "/" + std::to_string(*servers) + " servers current";
+  if (auto at = int_of(*figures, "measured_at")) text += ", measured " + utc_text(*at);
+  return text;
+}
+
 // ---- repositories ----
 
-std::string repository_row(const HostedRepository& repo, std::size_t max_field_bytes) {
+/// What every repository row needs besides its announcement.
+struct RowContext {
+  std::string_view domain;
+  const ReplicationFigures& replication;
+  std::size_t max_field_bytes;
+};
+
+/// The row's clone URL and replication line: the figures at a glance, the repository page's
+/// Replication section and the JSON behind it.
+std::string repository_links(const HostedRepository& repo, const RowContext& context) {
+  auto page = html_escape(repository_path(repo.author, repo.identifier));
+  auto figures = context.replication.find(repo);
+  return "<br><code class=\"clone\">" +
+         html_escape(repository_clone_url(context.domain, repo.author, repo.identifier)) +
+         "</code><br><span class=\"replication" + (figures ? "" : " unchecked") + "\">" +
+         html_escape(replication_text(figures)) + " · <a href=\"" + page +
+         "#replication\">replication</a> · <a href=\"" +
+         html_escape(replication_api_path(repo.author, repo.identifier)) + "\">JSON</a></span>";
+}
+
+std::string repository_row(const HostedRepository& repo, const RowContext& context) {
+  auto max_field_bytes = context.max_field_bytes;
   auto npub = nostr::encode_npub(repo.author);
   auto naddr =
       nostr::encode_naddr(nostr::nip34::kind::repo_announcement, repo.author, repo.identifier);
@@ -197,10 +273,11 @@ std::string repository_row(const HostedRepository& repo, std::size_t max_field_b
   std::string search = title + " " + shown_identifier + " " + description + " " + npub;
   std::transform(search.begin(), search.end(), search.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  std::string row = "<li data-search=\"" + html_escape(search) + "\"><a class=\"repo\" href=\"/" +
-                    npub + "/" + html_escape(percent_encode(repo.identifier)) + ".git\">" +
+  std::string row = "<li data-search=\"" + html_escape(search) + "\"><a class=\"repo\" href=\"" +
+                    html_escape(repository_path(repo.author, repo.identifier)) + "\">" +
                     html_escape(title) + "</a>";
   if (!description.empty()) row += " <span>" + html_escape(description) + "</span>";
+  row += repository_links(repo, context);
   row += "<br><span class=\"meta\">by <a href=\"nostr:" + npub + "\">" + npub.substr(0, 14) + "…" +
          npub.substr(npub.size() - 6) + "</a> · <a href=\"nostr:" + naddr +
          "\">naddr</a> · announced " + utc_text(repo.created_at) + "</span></li>";
@@ -208,13 +285,13 @@ std::string repository_row(const HostedRepository& repo, std::size_t max_field_b
 }
 
 /// Rows are added, newest first, while they fit in `budget` bytes.
-void fill_repositories(const HostedRepositories& repositories, std::size_t max_field_bytes,
+void fill_repositories(const HostedRepositories& repositories, const RowContext& context,
                        std::size_t budget, Values& values) {
   values["repository_count"] = std::to_string(repositories.total);
   std::string rows;
   std::size_t shown = 0;
   for (const auto& repo : repositories.newest) {
-    auto row = repository_row(repo, max_field_bytes);
+    auto row = repository_row(repo, context);
     if (rows.size() + row.size() > budget) break;
     rows += row;
     ++shown;
@@ -239,8 +316,9 @@ void fill_repositories(const HostedRepositories& repositories, std::size_t max_f
 void fill_relay(const RelayInformation& info, const std::string& domain, Values& values) {
   values["name"] = html_escape(info.name.empty() ? "graspd" : info.name);
   values["description"] = html_escape(info.description);
-  values["ws_url"] = html_escape("ws://" + domain);  // wss:// behind a TLS proxy
-  values["git_url"] = html_escape(domain + "/<npub>/<identifier>.git");
+  values["ws_url"] = html_escape(site_url(domain, SiteProtocol::websocket));
+  values["git_url"] =
+      html_escape(site_url(domain, SiteProtocol::http) + "/<npub>/<identifier>.git");
   values["criteria"] = html_escape(info.repo_acceptance_criteria);
   std::string contact = "not published";
   nostr::Pubkey key{};
@@ -309,8 +387,10 @@ std::string status_page_html(const StatusPageInput& input) {
   values["css"] = status_assets::style_css;
   values["js"] = status_assets::app_js;
   if (input.info) fill_relay(*input.info, input.domain, values);
+  ReplicationFigures replication(input.replication_json);
+  RowContext rows{input.domain, replication, limits.max_field_bytes};
   fill_sync(input.sync_json, Cells{limits.max_field_bytes}, 0, values);
-  fill_repositories(input.repositories, limits.max_field_bytes, 0, values);
+  fill_repositories(input.repositories, rows, 0, values);
   rapidjson::Document history;
   if (input.history_json) history.Parse(input.history_json->c_str(), input.history_json->size());
   values["stored_plot"] = plot_svg(history, "stored");
@@ -322,7 +402,7 @@ std::string status_page_html(const StatusPageInput& input) {
   auto budget = limits.max_bytes > fixed ? limits.max_bytes - fixed : 0;
   fill_sync(input.sync_json, Cells{limits.max_field_bytes}, budget / 2, values);
   auto sync_bytes = values["sync_rows"].size();
-  fill_repositories(input.repositories, limits.max_field_bytes, budget - sync_bytes, values);
+  fill_repositories(input.repositories, rows, budget - sync_bytes, values);
   return fill(status_assets::index_html, values);
 }
 

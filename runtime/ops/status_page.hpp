@@ -3,8 +3,9 @@
 // repositories. Rendered from the newest StatusBoard snapshots and a bounded store read (at most
 // once per interval, off the network threads: status_page_cache.hpp), every field truncated and
 // the lists cut to the page's byte cap; complete without JavaScript (the embedded script only
-// refreshes the sync rows from /api/sync and filters the repository list). Every string from an
-// event or a peer is escaped.
+// refreshes the sync rows from /api/sync and filters the repository list). Each repository shows
+// its clone URL and its replication at a glance (the StatusBoard's "replication" document). Every
+// string from an event or a peer is escaped.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,8 @@ struct StatusPageInput {
   HostedRepositories repositories;
   std::shared_ptr<const std::string> sync_json;     ///< /api/sync, null while sync is off
   std::shared_ptr<const std::string> history_json;  ///< StatusHistory's buckets, may be null
+  /// The StatusBoard's "replication" document (figures per measured repository), may be null.
+  std::shared_ptr<const std::string> replication_json;
   StatusPageLimits limits;
 };
 

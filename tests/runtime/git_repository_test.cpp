@@ -188,6 +188,31 @@ TEST(GitHttpPieces, RepositoryPageEscapesTheIdentifier) {
   EXPECT_NE(html.find("nostr://" + npub()), std::string::npos);
 }
 
+TEST(GitHttpPieces, RepositoryPageOfALoopbackDomainClonesOverPlainHttp) {
+  auto html = repository_page_html(RepositoryRef{owner(), "r"}, "127.0.0.1:7334");
+  EXPECT_NE(html.find("<code>git clone http://127.0.0.1:7334/" + npub() + "/r.git</code>"),
+            std::string::npos)
+      << html;
+}
+
+TEST(GitHttpPieces, RepositoryPageHasAReplicationSectionFedByItsJson) {
+  auto html = repository_page_html(RepositoryRef{owner(), "<b>\"x"}, "example.com");
+  auto json = "/api/repositories/" + npub() + "/%3Cb%3E%22x/replication";
+  EXPECT_NE(html.find("<section id=\"replication\" data-src=\"" + json + "\">"), std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<noscript><p>The replication view as <a href=\"" + json + "\">JSON</a>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<table id=\"replication-relays\" hidden>"), std::string::npos);
+  EXPECT_NE(html.find("<table id=\"replication-servers\" hidden>"), std::string::npos);
+  // The script is compiled in (no external asset), and it writes text only.
+  EXPECT_NE(html.find("getElementById(\"replication\")"), std::string::npos);
+  EXPECT_EQ(html.find("innerHTML"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos) << "nothing is loaded from elsewhere";
+  EXPECT_EQ(html.find("<b>\"x"), std::string::npos);
+  // Small: the page and its script, for any identifier.
+  EXPECT_LT(html.size(), 12u * 1024);
+}
+
 TEST(GitStateSync, OnlyHttpCloneUrlsOfOtherServicesAreFetched) {
   HostPort self{"relay.example.com", std::nullopt};
   EXPECT_TRUE(is_fetchable_clone_url("https://other.example/npub1x/r.git", self));

@@ -45,7 +45,95 @@ TEST_F(StatusPageTest, EscapesConfiguredAndEventText) {
   EXPECT_FALSE(contains(html, "<b>relay"));
   // A placeholder inside a value stays text (values are not filled again).
   EXPECT_TRUE(contains(html, "&quot;quoted&quot; {{css}}"));
-  EXPECT_TRUE(contains(html, "ws://relay.example"));
+  EXPECT_TRUE(contains(html, "<code>wss://relay.example</code>"));
+  EXPECT_TRUE(
+      contains(html, "<code>https://relay.example/&lt;npub&gt;/&lt;identifier&gt;.git</code>"));
+}
+
+TEST_F(StatusPageTest, CloneUrlsOfALoopbackDomainArePlainHttp) {
+  input_.domain = "127.0.0.1:7334";
+  auto html = render();
+  nostr::Pubkey author;
+  author.fill(7);
+  auto npub = nostr::encode_npub(author);
+  EXPECT_TRUE(contains(html, "<code>ws://127.0.0.1:7334</code>")) << html;
+  EXPECT_TRUE(
+      contains(html, "<code class=\"clone\">http://127.0.0.1:7334/" + npub + "/x%20y.git</code>"))
+      << html;
+}
+
+/// The "replication" board document with one entry, for the repository of `author` and `d`.
+std::shared_ptr<const std::string> replication_document(const nostr::Pubkey& author,
+                                                        const std::string& d,
+                                                        const std::string& figures) {
+  return std::make_shared<const std::string>(R"({"repositories":{"30617:)" + nostr::to_hex(author) +
+                                             ":" + d + R"(":)" + figures + "}}");
+}
+
+TEST_F(StatusPageTest, EachRepositoryShowsItsReplicationOrThatItWasNotCheckedYet) {
+  HostedRepository other = input_.repositories.newest[0];
+  other.identifier = "other";
+  input_.repositories.newest.push_back(other);
+  input_.replication_json = replication_document(
+      other.author, "other",
+      R"({"relays":4,"relays_complete":3,"servers":3,"servers_current":2,"measured_at":1764547200})");
+  auto html = render();
+  auto measured = html.substr(html.find("/other.git\""));
+  auto unmeasured = html.substr(html.find("/x%20y.git\""));
+  unmeasured = unmeasured.substr(0, unmeasured.find("</li>"));
+  EXPECT_TRUE(contains(measured,
+                       "<span class=\"replication\">3/4 relays complete, 2/3 servers "
+                       "current, measured 2025-12-01 00:00:00 UTC · "))
+      << measured;
+  auto npub = nostr::encode_npub(other.author);
+  EXPECT_TRUE(contains(measured, "href=\"/" + npub + "/other.git#replication\""));
+  EXPECT_TRUE(contains(measured, "href=\"/api/repositories/" + npub + "/other/replication\""));
+  EXPECT_TRUE(contains(unmeasured,
+                       "<span class=\"replication unchecked\">replication not "
+                       "checked yet · "))
+      << unmeasured;
+  EXPECT_TRUE(contains(unmeasured, "href=\"/api/repositories/" + npub + "/x%20y/replication\""));
+}
+
+TEST_F(StatusPageTest, MalformedReplicationFiguresReadAsNotCheckedYet) {
+  auto& repo = input_.repositories.newest[0];
+  for (auto figures : {R"("4/4")",
+                       R"({"relays":"<b>4</b>","relays_complete":4,"servers":1,)"
+                       R"("servers_current":1})",
+                       R"({"relays":-1,"relays_complete":0,"servers":0,"servers_current":0})",
+                       R"({"relays_complete":1})"}) {
+    input_.replication_json = replication_document(repo.author, repo.identifier, figures);
+    auto html = render();
+    EXPECT_TRUE(contains(html, "replication not checked yet")) << figures;
+    EXPECT_FALSE(contains(html, "relays complete")) << figures;
+    EXPECT_FALSE(contains(html, "<b>4")) << figures;
+  }
+  for (auto document : {"{not json", "[]", R"({"repositories":[]})", ""}) {
+    input_.replication_json = std::make_shared<const std::string>(document);
+    EXPECT_TRUE(contains(render(), "replication not checked yet")) << document;
+  }
+  // A measured_at that is no number is left out, the figures stay.
+  input_.replication_json = replication_document(
+      repo.author, repo.identifier,
+      R"({"relays":1,"relays_complete":1,"servers":0,"servers_current":0,"measured_at":"<i>"})");
+  auto html = render();
+  EXPECT_TRUE(contains(html, "1/1 relays complete, 0/0 servers current · ")) << html;
+  EXPECT_FALSE(contains(html, "<i>"));
+}
+
+TEST_F(StatusPageTest, HostileIdentifiersAndDomainsStayTextInTheRepositoryLinks) {
+  auto& repo = input_.repositories.newest[0];
+  repo.identifier = "\"><script>x</script>";
+  input_.domain = "relay.example/<img>";  // a domain is checked at load; the page escapes anyway
+  input_.replication_json =
+      replication_document(repo.author, "\\\"><script>x</script>",
+                           R"({"relays":2,"relays_complete":1,"servers":1,"servers_current":1})");
+  auto html = render();
+  EXPECT_FALSE(contains(html, "<script>x"));
+  EXPECT_FALSE(contains(html, "<img>"));
+  EXPECT_TRUE(contains(html, "/%22%3E%3Cscript%3Ex%3C%2Fscript%3E.git</code>")) << html;
+  EXPECT_TRUE(contains(html, "https://relay.example/&lt;img&gt;/"));
+  EXPECT_TRUE(contains(html, "1/2 relays complete, 1/1 servers current")) << html;
 }
 
 TEST_F(StatusPageTest, RepositoryLinksToItsPageNaddrAndNpub) {
