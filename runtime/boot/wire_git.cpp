@@ -4,12 +4,15 @@
 #include "runtime/boot/wire_policy.hpp"
 #include "runtime/boot/wire_sync.hpp"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "actors/git/git_host.hpp"
 #include "runtime/git/git_http.hpp"
+#include "runtime/git/git_ref_probe.hpp"
 #include "runtime/git/git_repository.hpp"
 #include "runtime/net/http_server.hpp"
 #include "runtime/net/nip11.hpp"
@@ -81,6 +84,36 @@ runtime::git::GitMaintenanceOptions maintenance_options(const runtime::Config& c
   return out;
 }
 
+runtime::git::RefProbeOptions ref_probe_options(const runtime::Config& config) {
+  runtime::git::RefProbeOptions out;
+  out.service = config.domain.address;
+  out.allow_private_addresses = config.sync_allow_private_addresses;
+  for (const auto& base : peer_git_bases(config))
+    if (auto url = parse_url(base)) out.trusted_hosts.insert(runtime::git::trusted_host_key(*url));
+  return out;
+}
+
+ServerProbeOutcome outcome_of(runtime::git::RefProbeResult result) {
+  return {0, result.ok, std::move(result.reason), std::move(result.refs)};
+}
+
+/// The replication view's server probe: every call hops onto the probes' strand.
+ServerProbe server_probe(std::shared_ptr<runtime::git::RefProbe> probes,
+                         runtime::git::Repositories repositories,
+                         boost::asio::any_io_executor strand) {
+  return [probes, repositories, strand](ServerProbeRequest request,
+                                        std::function<void(ServerProbeOutcome)> done) {
+    boost::asio::post(strand, [probes, repositories, request = std::move(request),
+                               done = std::move(done)] {
+      auto reply = [done](runtime::git::RefProbeResult result) {
+        done(outcome_of(std::move(result)));
+      };
+      if (!request.own) return probes->probe(request.url, reply);
+      probes->local_refs(repositories.path_of({request.owner, request.identifier}).string(), reply);
+    });
+  };
+}
+
 }  // namespace
 
 WiredGit wire_git(const Services& services, const WiredStore& store) {
@@ -131,11 +164,16 @@ WiredGit wire_git(const Services& services, const WiredStore& store) {
   services.http.set_handoff_handler(http->predicate(), http->handler());
   log::info(log::components::git, "git repositories in ", repositories.root().string(), " (git ",
             git_binary.empty() ? std::string("not found") : git_binary, ")");
-  return {host, http};
+  auto strand = boost::asio::make_strand(services.io);
+  auto probes = std::make_shared<runtime::git::RefProbe>(
+      runtime::git::GitRunner{strand, repositories, git_binary}, ref_probe_options(config));
+  auto stop_probes = [probes, strand] { boost::asio::post(strand, [probes] { probes->stop(); }); };
+  return {host, http, server_probe(probes, repositories, strand), stop_probes};
 }
 
 void hang_up(const WiredGit& wired) {
   if (wired.http) wired.http->stop();
+  if (wired.stop_probes) wired.stop_probes();
   if (!wired.host) return;
   // Synchronous: the git processes must be told to stop before the network threads drain.
   caf::scoped_actor self{wired.host->home_system()};

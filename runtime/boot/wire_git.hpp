@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "actors/sync/replication.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/boot/services.hpp"
 #include "runtime/boot/wire_store.hpp"
@@ -20,6 +21,11 @@ namespace graspd::boot {
 struct WiredGit {
   git_host_actor host;
   std::shared_ptr<runtime::git::GitHttp> http;
+  /// Reads a git server's refs for the replication view: a clone URL's ref advertisement, or the
+  /// repository here for our own URL (runtime/git/git_ref_probe.*, on a strand of its own).
+  ServerProbe probe_server;
+  /// Stops the ref probes (at hang-up).
+  std::function<void()> stop_probes;
 };
 
 /// Creates the data directory, spawns the git hosting actor and installs the Smart HTTP handler on

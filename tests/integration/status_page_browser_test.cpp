@@ -326,13 +326,17 @@ TEST(RepositoryPageBrowser, WithoutAReplicationViewThePageSaysSo) {
   EXPECT_NE(dom.find("<table id=\"replication-relays\" hidden=\"\">"), std::string::npos) << dom;
 }
 
-/// Against the daemon's own replication view (GET /api/repositories/<npub>/<d>/replication, issue
-/// #33): DISABLED_ until the daemon serves that route; enable it with the route.
-TEST(RepositoryPageBrowser, DISABLED_ShowsTheDaemonsReplicationView) {
+/// Against the daemon's own replication view (GET /api/repositories/<npub>/<d>/replication): the
+/// repository names a relay nobody answers on and the daemon's own clone URL.
+TEST(RepositoryPageBrowser, ShowsTheDaemonsReplicationView) {
   auto chromium = chromium_binary();
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
-  GraspdProcess relay(GraspdOptions{});
+  GraspdProcess relay(GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"},
+                                     {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"},
+                                     {"NGIT_STATUS_PAGE_INTERVAL_SECS", "1"}},
+                                    {}});
   ASSERT_TRUE(relay.start()) << relay.stderr_text();
+  const auto silent_relay = "ws://127.0.0.1:" + std::to_string(free_port());
   auto origin = "http://127.0.0.1:" + std::to_string(relay.port());
   auto owner = make_event(1, "").pubkey;  // the key make_event signs with
   auto client = TestClient::connect(relay.port());
@@ -341,7 +345,7 @@ TEST(RepositoryPageBrowser, DISABLED_ShowsTheDaemonsReplicationView) {
       client->publish(make_event(30617, "",
                                  {{"d", "replicated"},
                                   {"clone", origin + runtime::repository_path(owner, "replicated")},
-                                  {"relays", relay.relay_url()}},
+                                  {"relays", relay.relay_url(), silent_relay}},
                                  1764547200));
   ASSERT_TRUE(ok && ok->accepted) << (ok ? ok->message : "no OK");
   auto json_path = runtime::replication_api_path(owner, "replicated");
@@ -367,13 +371,25 @@ TEST(RepositoryPageBrowser, DISABLED_ShowsTheDaemonsReplicationView) {
   auto dom = run_chromium(chromium, profile, "--virtual-time-budget=10000 --dump-dom",
                           origin + runtime::repository_path(owner, "replicated"));
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
-  EXPECT_NE(dom.find("<td>" + relay.relay_url()), std::string::npos) << dom;
+  EXPECT_NE(dom.find("<td>" + silent_relay), std::string::npos) << dom;
+  EXPECT_EQ(dom.find("<td>" + relay.relay_url()), std::string::npos) << "not compared with itself";
   EXPECT_NE(dom.find("<td>announcement</td>"), std::string::npos) << dom;
   EXPECT_NE(dom.find(" (this server)</td>"), std::string::npos) << dom;
   EXPECT_TRUE(std::regex_search(
       dom, std::regex("<p id=\"replication-summary\">[0-9]+/1 relays complete, [0-9]+/1 servers "
                       "current")))
       << dom;
+
+  // The status page's list shows the same figures at a glance, linking to the detail.
+  const std::string glance = "0/1 relays complete, 0/1 servers current";
+  ASSERT_TRUE(wait_until(
+      [&] { return http_get(relay.port(), "/").body.find(glance) != std::string::npos; }, 20s))
+      << http_get(relay.port(), "/").body;
+  TempDir status_profile("graspd-chromium");
+  auto page =
+      run_chromium(chromium, status_profile, "--virtual-time-budget=5000 --dump-dom", origin + "/");
+  EXPECT_NE(page.find(glance), std::string::npos) << page;
+  EXPECT_NE(page.find(json_path), std::string::npos) << page;
 }
 
 }  // namespace
