@@ -211,15 +211,25 @@ void reconcile(SyncPlusSelf self) {
 }
 
 void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch);
+bool maintain_now(SyncPlusSelf self);
+void act(SyncPlusSelf self);
 
+/// A discovery answer takes effect when it arrives: an author the index answered for may now
+/// use the fallback relays (live coverage, history), and the ended batch freed a slot for a new
+/// source. Waiting for the next reconciliation delayed a reply found only on a fallback relay by
+/// up to `reconcile_interval`.
 void on_batch_done(SyncPlusSelf self, std::uint64_t id, bool ok) {
   auto& st = self->state;
   if (!ok) count(self, st.counts.discovery_failures, "discovery_failures");
   const auto spent = st.discovery->budgets_spent();
+  const auto answers = st.discovery->index_answers();
   auto next = st.discovery->on_done(id, ok, now(self));
   if (st.discovery->budgets_spent() != spent)
     count(self, st.counts.discovery_budget_spent, "discovery_budget_spent");
   if (next) send_batch(self, *next);
+  if (st.discovery->index_answers() != answers && !st.config.fallback_relays.empty())
+    return act(self);
+  if (maintain_now(self)) publish_status(self);
 }
 
 void send_batch(SyncPlusSelf self, const sync::DiscoveryBatch& batch) {
@@ -258,8 +268,9 @@ void arm_maintenance(SyncPlusSelf self, bool started) {
 }
 
 /// A maintenance pass: one discovery batch on a new source, one history relay; repeated every
-/// maintenance interval while it starts something or a relay is admissible. True when it started
-/// something: the caller publishes the status once (a pass after a reconciliation did it twice).
+/// maintenance interval while it starts something or a relay is admissible, and run at once by
+/// the facts that may make work startable (maintain_now). True when it started something: the
+/// caller publishes the status once (a pass after a reconciliation did it twice).
 bool maintain(SyncPlusSelf self) {
   auto& st = self->state;
   ++st.counts.passes;
@@ -276,28 +287,31 @@ bool maintain(SyncPlusSelf self) {
   return started;
 }
 
+/// A fact that may make work startable (an answer, a worker gone, a new inventory) runs the pass
+/// at once, unless the timer's pass is already out: it comes within the maintenance interval, and
+/// relays still join at most one per interval.
+bool maintain_now(SyncPlusSelf self) {
+  return !self->state.maintenance_armed && maintain(self);
+}
+
 void on_maintenance_timer(SyncPlusSelf self) {
   self->state.maintenance_armed = false;
   if (maintain(self)) publish_status(self);
 }
 
-/// Reconciliation, then a maintenance pass.
-void pass(SyncPlusSelf self) {
+/// What the current facts say, carried out now: reconciliation (coverage goes to the sync
+/// manager as soon as it changes), then a maintenance pass.
+void act(SyncPlusSelf self) {
   reconcile(self);
-  maintain(self);
+  maintain_now(self);
   publish_status(self);
 }
 
+/// Every inventory acts at once, the start-up one (sent right after the store load) included:
+/// new eligible authors are asked for at once rather than at the next reconciliation.
 void on_inventory(SyncPlusSelf self, PlusInventoryUpdate& update) {
-  auto& st = self->state;
-  st.snapshot = std::move(update.snapshot);
-  if (!st.first_pass_done) {
-    st.first_pass_done = true;
-    return pass(self);
-  }
-  reconcile(self);
-  publish_status(self);
-  arm_maintenance(self, false);
+  self->state.snapshot = std::move(update.snapshot);
+  act(self);
 }
 
 void on_history_next(SyncPlusSelf self, const HistoryNext& next) {
@@ -318,8 +332,11 @@ void on_history_next(SyncPlusSelf self, const HistoryNext& next) {
     st.history->on_worker_gone(next.relay);
     self->send(worker->second, HistoryGroup{true, {}, false});
     st.workers.erase(worker);
-    update_gauges(self);
-    arm_maintenance(self, false);
+    // The freed slot may go to the next relay now.
+    if (maintain_now(self))
+      publish_status(self);
+    else
+      update_gauges(self);
     return;
   }
   self->send(worker->second, HistoryGroup{false, std::move(*group), trusted(st.config, next.relay),
@@ -332,13 +349,15 @@ void on_worker_down(SyncPlusSelf self, const caf::down_msg& down) {
     if (caf::actor_cast<caf::actor_addr>(it->second) != down.source) continue;
     st.history->on_worker_gone(it->first);
     st.workers.erase(it);
-    arm_maintenance(self, false);
+    if (maintain_now(self)) publish_status(self);
     return;
   }
 }
 
+/// The periodic reconciliation: what time alone makes due (a round to refresh or retry, a
+/// back-off that ended, a history relay due again).
 void on_tick(SyncPlusSelf self) {
-  pass(self);
+  act(self);
   self->delayed_send(self, self->state.config.reconcile_interval, atom::tick::value);
 }
 

@@ -2,12 +2,15 @@
 // the self-subscriber's inventory. It owns the mailbox selection (target hygiene and the
 // four-relay bound, actors/plus/engine/mailboxes), the DiscoveryPlan and the HistoryPlan, and only
 // carries out their decisions:
-//  - a reconciliation every `reconcile_interval` (and at the first inventory) derives sources,
-//    coverage and history work from the inventory;
-//  - a maintenance pass after each reconciliation, then every `maintenance_interval` while work
-//    is admissible, starts at most one discovery batch on a new source and admits at most one
-//    history relay (spawning its HistoryWorker): relays join one by one, yet 200 mailbox relays
-//    are all visited within minutes rather than 200 reconciliations;
+//  - a reconciliation derives sources, coverage and history work from the inventory as soon as
+//    a fact changes them: every inventory (the start-up one included) and every discovery answer
+//    that lets an author use the fallback relays; every `reconcile_interval` too, for what time
+//    alone makes due;
+//  - a maintenance pass after each reconciliation and whenever a discovery batch or a worker
+//    ends, then every `maintenance_interval` while work is admissible, starts at most one
+//    discovery batch on a new source and admits at most one history relay (spawning its
+//    HistoryWorker): relays join one by one, yet 200 mailbox relays are all visited within
+//    minutes rather than 200 reconciliations;
 //  - discovery batches (kind 0 + 10002, at most 100 authors, a few in flight on distinct
 //    sources) and history groups go through the sync manager's fetch path (RelayFetch), which
 //    opens control-plane connections; each carries what is left of its relay's time budget, so
@@ -101,7 +104,6 @@ struct SyncPlusState {
   std::size_t refused_urls = 0;
   SyncPlusCounts counts;
   std::shared_ptr<SyncPlusMetrics> metrics;
-  bool first_pass_done = false;
   /// A maintenance timer is out (at most one).
   bool maintenance_armed = false;
 };

@@ -47,6 +47,23 @@ TEST_F(DiscoveryPlanTest, A101AuthorsMakeTwoQueriesOneInFlight) {
   EXPECT_TRUE(plan.index_answered(author(100)));
 }
 
+TEST_F(DiscoveryPlanTest, AnAuthorsFirstIndexAnswerIsCountedOnceAFailureNot) {
+  plan.set_index_sources({index_relay});
+  plan.set_authors({{author(1), {{index_relay}, false}}, {author(2), {{index_relay}, false}}});
+  auto failed = plan.on_pass(t);
+  ASSERT_TRUE(failed);
+  plan.on_done(failed->id, false, t);
+  EXPECT_EQ(plan.index_answers(), 0u) << "a failure answers nothing";
+  auto batch = plan.on_pass(t + 300);
+  ASSERT_TRUE(batch);
+  plan.on_done(batch->id, true, t + 300);
+  EXPECT_EQ(plan.index_answers(), 2u) << "each author's first answer is a change";
+  auto again = plan.on_pass(t + 600);
+  ASSERT_TRUE(again);
+  plan.on_done(again->id, true, t + 600);
+  EXPECT_EQ(plan.index_answers(), 2u) << "a repeated answer changes nothing";
+}
+
 TEST_F(DiscoveryPlanTest, FoundAuthorsRefreshAfter24HoursMissingOnesAfter5Minutes) {
   plan.set_index_sources({index_relay});
   plan.set_authors({{author(1), {{index_relay}, false}}, {author(2), {{index_relay}, false}}});

@@ -233,6 +233,104 @@ TEST_F(SyncPlusTest, FoundAuthorsRefreshAfter24HoursAndMissingOnesAfter5Minutes)
   EXPECT_LE(retries, 24u * 60 / 5);
 }
 
+// The reconciliation every hour: whatever happens below happens without it.
+SyncPlusConfig hourly_reconciliation(std::vector<std::string> fallback = {}) {
+  SyncPlusConfig config;
+  config.user_index_relays = {"wss://index.example"};
+  config.fallback_relays = std::move(fallback);
+  config.reconcile_interval = 1h;
+  return config;
+}
+
+TEST_F(SyncPlusTest, WhatTheStoreSaysStartsAtStartUp) {
+  thread();
+  store({relay_list(3, {{"r", "wss://inbox3.example", "read"}, {"r", "wss://out3.example"}})});
+  start_plus(hourly_reconciliation());
+  // No time passed: the start-up inventory reconciled and ran a maintenance pass.
+  EXPECT_EQ(manager_state().plan->plus_coverage().at("wss://inbox3.example"),
+            std::set<nostr::EventId>{issue_.id});
+  const auto dialled = dialled_hosts();
+  EXPECT_TRUE(std::count(dialled.begin(), dialled.end(), "inbox3.example"))
+      << "the root author's inbox is dialled as a GRASP-02 relay";
+  EXPECT_TRUE(std::count(dialled.begin(), dialled.end(), "index.example"))
+      << "the authors without a relay list are asked for";
+  EXPECT_EQ(plus_state().counts.discovery_batches, 1u);
+  EXPECT_EQ(plus_state().workers.size(), 1u) << "the first history relay is admitted";
+}
+
+TEST_F(SyncPlusTest, ANewRootAuthorIsAskedForWhenTheInventoryArrivesNotAtTheReconciliation) {
+  start_plus(hourly_reconciliation());
+  advance_time(2s);
+  EXPECT_TRUE(dials_.empty()) << "an empty store: nobody to ask for";
+  EXPECT_FALSE(plus_state().maintenance_armed);
+  announcement_ = signed_event(30617, {{"d", "demo"}}, unix_now() - 1000, 1);
+  issue_ = signed_event(1621, {{"a", nostr::address_of(announcement_)}}, unix_now() - 900, 3);
+  for (const auto& ev : {announcement_, issue_})
+    anon_send(subscriber_, StoreCommitted{std::make_shared<const nostr::Event>(ev), nullptr});
+  run();
+  advance_time(100ms);  // the self-subscriber's batch window: the inventory arrives
+  ASSERT_EQ(dialled_hosts(), std::vector<std::string>{"index.example"});
+  EXPECT_EQ(plus_state().counts.discovery_batches, 1u);
+  auto* index = peers_[0].get();
+  index->handler->on_open(req_only_peer());
+  run();
+  ASSERT_EQ(index->reqs().size(), 1u);
+  EXPECT_EQ(index->reqs()[0].second[0].authors->size(), 2u) << "the owner and the root author";
+}
+
+// The index knows neither the root author (3) nor the participant (4): when it says so, the
+// fallback relay becomes the root author's live inbox and the participant's history mailbox at
+// once, with the next reconciliation an hour away.
+TEST_F(SyncPlusTest, AnIndexAnswerPutsTheFallbackRelaysToWorkAtOnce) {
+  thread();
+  start_plus(hourly_reconciliation({"wss://fallback.example"}));
+  ASSERT_EQ(dialled_hosts(), std::vector<std::string>{"index.example"});
+  advance_time(2s);  // the maintenance timer ran dry: nothing else is due
+  EXPECT_FALSE(plus_state().maintenance_armed);
+  EXPECT_TRUE(manager_state().plan->plus_coverage().empty());
+  EXPECT_TRUE(plus_state().workers.empty());
+  auto* index = peers_[0].get();
+  index->handler->on_open(req_only_peer());
+  run();
+  answer_all_with_eose(*index);  // nothing known there
+  EXPECT_EQ(plus_state().counts.discovery_batches, 1u);
+  const auto& coverage = manager_state().plan->plus_coverage();
+  ASSERT_EQ(coverage.size(), 1u);
+  EXPECT_EQ(coverage.at("wss://fallback.example"), std::set<nostr::EventId>{issue_.id});
+  EXPECT_TRUE(manager_state().plan->relays().count("wss://fallback.example"));
+  EXPECT_EQ(dialled_hosts(), (std::vector<std::string>{"index.example", "fallback.example"}));
+  EXPECT_TRUE(plus_state().workers.count("wss://fallback.example"))
+      << "the participant's history probe starts with the same answer";
+  EXPECT_EQ(plus_state().history->relays().at("wss://fallback.example").items.roots,
+            std::set<nostr::EventId>{issue_.id});
+}
+
+// The index has the root author's relay list: once it reaches the inventory (the batch window),
+// its inbox is covered live and its outbox asked for and probed at once.
+TEST_F(SyncPlusTest, ARelayListFoundOnTheIndexIsUsedWhenItArrives) {
+  thread();
+  start_plus(hourly_reconciliation());
+  advance_time(2s);
+  auto* index = peers_[0].get();
+  index->handler->on_open(req_only_peer());
+  run();
+  auto list = relay_list(3, {{"r", "wss://inbox3.example", "read"}, {"r", "wss://out3.example"}});
+  index->handler->on_message(
+      nostr::relay_event(index->reqs()[0].first, nostr::serialize_event(list)));
+  run();
+  answer_all_with_eose(*index);
+  ASSERT_TRUE(store_->contains(list.id));
+  advance_time(100ms);  // the batch window: the relay list reaches the inventory
+  EXPECT_EQ(manager_state().plan->plus_coverage().at("wss://inbox3.example"),
+            std::set<nostr::EventId>{issue_.id});
+  const auto dialled = dialled_hosts();
+  EXPECT_TRUE(std::count(dialled.begin(), dialled.end(), "inbox3.example"));
+  EXPECT_TRUE(std::count(dialled.begin(), dialled.end(), "out3.example"))
+      << "the new outbox: discovery and history";
+  EXPECT_EQ(plus_state().workers.size(), 1u);
+  EXPECT_EQ(plus_state().counts.discovery_batches, 2u) << "the round goes on to the outbox";
+}
+
 TEST_F(SyncPlusTest, AHistoryWorkerDrainsItsRelayThroughTheFetchPathThenRetires) {
   thread();
   store({relay_list(4, {{"r", "wss://out4.example", "write"}})});

@@ -1,8 +1,8 @@
 // GRASP-03 Sync+ end to end with real processes on loopback: graspd finds a participant's relay
 // list on a user-index relay (a fault peer), follows it to the participant's outbox and fetches a
 // reply found nowhere else; a hostile relay list dials no invalid URL and at most four relays;
-// an author without a relay list is probed on the fallback relays; NGIT_SYNC_PLUS_ENABLED=false
-// does none of this and drops GRASP-03 from NIP-11.
+// an author without a relay list is probed on the fallback relays, as soon as the index answers;
+// NGIT_SYNC_PLUS_ENABLED=false does none of this and drops GRASP-03 from NIP-11.
 #include "tests/integration/sync_test_support.hpp"
 
 namespace graspd::test {
@@ -175,6 +175,44 @@ TEST(SyncPlusE2E, AnAuthorWithoutARelayListIsProbedOnTheFallbackRelays) {
   EXPECT_TRUE(wait_until([&] {
     return relay_figure(node.port(), fallback.url(), "connection_attempts") >= 1;
   })) << sync_status(node.port());
+  EXPECT_EQ(node.stop(), 0);
+}
+
+// Sync+ acts on a discovery answer when it arrives. The index knows no relay list and holds its
+// answer about the root author until the test lets it go; the reply exists only on the fallback
+// relay, and the reconciliation is an hour away: the reply can only come through the answer itself.
+TEST(SyncPlusE2E, TheFallbackRelayIsUsedAsSoonAsTheIndexAnswers) {
+  FaultPeer index, fallback;
+  ASSERT_NE(index.port(), 0);
+  ASSERT_NE(fallback.port(), 0);
+  auto env = fast_sync_env();
+  env.insert(env.end(), {{"NGIT_SYNC_PLUS_RECONCILE_SECS", "3600"},
+                         {"NGIT_SYNC_PLUS_USER_INDEX_RELAYS", index.url()},
+                         {"NGIT_SYNC_PLUS_FALLBACK_RELAYS", fallback.url()}});
+  GraspdProcess node{GraspdOptions{env, {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+  Thread thread(node);
+  ASSERT_TRUE(index.control(R"({"hold_authors":[")" + nostr::to_hex(thread.issue.pubkey) + "\"]}"));
+  ASSERT_TRUE(fallback.seed(thread.elsewhere));
+  thread.publish_to(node);
+  // The new root author is asked for when the thread reaches the inventory, not at the
+  // reconciliation; the index holds that lookup.
+  ASSERT_TRUE(wait_until([&] { return index.stat("held") >= 1; }, 10s))
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_FALSE(wait_until([&] { return stored_count(node.port(), {thread.elsewhere}) == 1; }, 3s))
+      << "nothing leads to the fallback relay before the index answers";
+  EXPECT_EQ(fallback.stat("reqs"), 0);
+
+  const auto answered = std::chrono::steady_clock::now();
+  ASSERT_TRUE(index.control(R"({"hold_authors":[],"release":true})"));
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), {thread.elsewhere}) == 1; }, 5s))
+      << sync_status(node.port()) << node.stderr_text();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - answered);
+  RecordProperty("reply_after_index_answer_ms", static_cast<int>(took.count()));
+  std::printf("reply stored %lld ms after the index answered\n",
+              static_cast<long long>(took.count()));
+  EXPECT_GT(fallback.stat("reqs"), 0);
   EXPECT_EQ(node.stop(), 0);
 }
 

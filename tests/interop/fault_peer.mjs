@@ -5,10 +5,13 @@
 // connection:
 //   ["CONTROL", {cap, drop_after_events, refuse_for_ms, rate_limit_reqs,
 //                garbage_frames, raw_events, max_message_length,
-//                negentropy, negentropy_notice}]  -> ["CONTROL","ok"]
+//                negentropy, negentropy_notice, hold_authors, release}]  -> ["CONTROL","ok"]
 //   ["STATS"]  -> ["STATS", {connections, open_subscriptions, max_open_subscriptions,
 //                            reqs, closes, events, neg_opens, neg_msgs, id_reqs,
-//                            events_sent}]
+//                            events_sent, held}]
+// With `hold_authors` (hex pubkeys) a REQ whose filters name one of those authors gets no answer
+// (stored events, EOSE) until a CONTROL message with `release: true`: a test decides when the peer
+// answers a lookup of those authors, and only that one.
 // With `negentropy` it lists NIP 77 and answers NEG-OPEN/NEG-MSG with the
 // nostr-tools port (negentropy_responder.mjs); with `negentropy_notice` it
 // lists 77 but answers NEG-OPEN with strfry's "negentropy disabled" NOTICE.
@@ -29,12 +32,14 @@ const settings = {
   max_message_length: 0,  // advertised in NIP-11 when > 0
   negentropy: false,      // answer NIP-77
   negentropy_notice: false,  // list 77, then refuse NEG-OPEN with a NOTICE
+  hold_authors: [],       // REQs naming one of these authors wait for CONTROL {release: true}
 };
+const held = [];          // answers of held REQs, run on release
 let refuseUntil = 0;
 const events = [];
 const stats = { connections: 0, open_subscriptions: 0, max_open_subscriptions: 0, reqs: 0,
                 closes: 0, events: 0, dials: 0, neg_opens: 0, neg_msgs: 0, id_reqs: 0,
-                events_sent: 0 };
+                events_sent: 0, held: 0 };
 
 const server = http.createServer((req, res) => {
   stats.dials += 1;
@@ -91,6 +96,8 @@ wss.on('connection', (ws) => {
       Object.assign(settings, msg[1]);
       if (msg[1].refuse_for_ms) refuseUntil = Date.now() + msg[1].refuse_for_ms;
       if (msg[1].drop_all) for (const s of sockets) if (s !== ws) s.terminate();
+      if (msg[1].release) for (const run of held.splice(0)) run();
+      stats.held = held.length;
       send(['CONTROL', 'ok']);
     } else if (verb === 'STATS') {
       send(['STATS', stats]);
@@ -117,9 +124,14 @@ wss.on('connection', (ws) => {
       for (let i = 0; i < settings.garbage_frames; i += 1) {
         if (ws.readyState === 1) ws.send(i % 2 ? '["EVENT","' + id + '",{"id":1}]' : 'not json at all {{{');
       }
-      for (const raw of settings.raw_events) sendEvent(id, raw);
-      for (const ev of answer(events, filters, settings.cap)) sendEvent(id, ev);
-      send(['EOSE', id]);
+      const respond = () => {
+        if (!subs.has(id)) return;  // closed while held
+        for (const raw of settings.raw_events) sendEvent(id, raw);
+        for (const ev of answer(events, filters, settings.cap)) sendEvent(id, ev);
+        send(['EOSE', id]);
+      };
+      const holds = filters.some((f) => (f.authors ?? []).some((a) => settings.hold_authors.includes(a)));
+      if (holds) { held.push(respond); stats.held = held.length; } else respond();
     } else if (verb === 'NEG-OPEN') {
       if (settings.negentropy_notice) { send(['NOTICE', 'ERROR: bad msg: negentropy disabled']); return; }
       if (!settings.negentropy) return;

@@ -109,7 +109,10 @@ std::optional<DiscoveryBatch> DiscoveryPlan::on_done(std::uint64_t batch, bool o
     auto& known = it->second;
     known.round.visited.insert(done.source);
     if (!ok) known.round.failed = true;
-    if (ok && index_sources_.count(done.source)) known.index_answered = true;
+    if (ok && index_sources_.count(done.source) && !known.index_answered) {
+      known.index_answered = true;
+      ++index_answers_;
+    }
     if (pending_sources(known, now).empty()) known.round.finished_at = now;
   }
   if (!ok) warm_.erase(done.source);

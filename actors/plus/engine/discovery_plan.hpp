@@ -82,6 +82,9 @@ class DiscoveryPlan {
   /// Authors whose last successful query on a user index or the bootstrap relay ended with no
   /// retained relay list: they use the fallback relays.
   bool index_answered(const nostr::Pubkey& author) const;
+  /// How many times an author's first index answer arrived (it only grows): a change after
+  /// on_done means the fallback relays may now stand in for someone, so the caller reconciles.
+  std::uint64_t index_answers() const { return index_answers_; }
   /// Sources and the number of authors each is asked for now (for /api/sync).
   std::map<std::string, std::size_t> pending_by_source(std::int64_t now) const;
 
@@ -115,6 +118,7 @@ class DiscoveryPlan {
   /// Sources that spent their budget, and until when they get no batch.
   std::map<std::string, Backoff> backoff_;
   std::uint64_t budgets_spent_ = 0;
+  std::uint64_t index_answers_ = 0;
   bool busy(const std::string& source, std::int64_t now) const;
   /// The batch on `source` ended at `now`: its budget spent (true) or not.
   void note_budget(const DiscoveryBatch& batch, bool ok, std::int64_t now);
