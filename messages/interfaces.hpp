@@ -234,7 +234,9 @@ using sync_plus_actor = caf::typed_actor<
     // INTERNAL: a maintenance pass (one discovery source, one history relay) while work is due.
     caf::reacts_to<atom::maintain>,
     // The Sync+ section of /api/sync.
-    caf::replies_to<atom::status>::with<std::string>>;
+    caf::replies_to<atom::status>::with<std::string>,
+    // The replication view: the mailboxes followed for one repository's threads.
+    caf::replies_to<PlusRepositoryRelays>::with<std::vector<std::string>>>;
 
 // The RELAY PROFILE publisher: dials the user-index relays one after the other, asks each for the
 // relay key's kind 0 and 10002, sends ours where it holds none or another, then quits

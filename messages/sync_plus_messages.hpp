@@ -82,9 +82,16 @@ struct HistoryGroup {
   std::int64_t budget_seconds = 0;
 };
 
+/// Replication view -> SyncPlus: the mailboxes Sync+ follows for one repository's threads
+/// ("30617:<owner hex>:<identifier>"); answered with their canonical URLs.
+struct PlusRepositoryRelays {
+  std::string repo;
+};
+
 }  // namespace graspd
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::PlusInventoryUpdate)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::PlusRepositoryRelays)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::RelayFetch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::FetchOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::PlusCoverage)

@@ -356,6 +356,24 @@ void on_worker_down(SyncPlusSelf self, const caf::down_msg& down) {
 
 /// The periodic reconciliation: what time alone makes due (a round to refresh or retry, a
 /// back-off that ended, a history relay due again).
+/// The relays Sync+ follows for `repo`'s threads: inboxes (or fallback relays) covering one of its
+/// roots live, and history relays asked for the repository or one of its roots.
+std::vector<std::string> repository_relays(const SyncPlusState& st, const std::string& repo) {
+  const auto& snap = snapshot(st);
+  auto roots = snap.roots_by_repo.find(repo);
+  auto holds_a_root = [&](const Roots& covered) {
+    return roots != snap.roots_by_repo.end() &&
+           std::any_of(roots->second.begin(), roots->second.end(),
+                       [&](const auto& root) { return covered.contains(root); });
+  };
+  std::set<std::string> out;
+  for (const auto& [relay, covered] : st.coverage)
+    if (holds_a_root(covered)) out.insert(relay);
+  for (const auto& [relay, entry] : st.history->relays())
+    if (entry.items.repos.contains(repo) || holds_a_root(entry.items.roots)) out.insert(relay);
+  return {out.begin(), out.end()};
+}
+
 void on_tick(SyncPlusSelf self) {
   act(self);
   self->delayed_send(self, self->state.config.reconcile_interval, atom::tick::value);
@@ -388,6 +406,7 @@ sync_plus_actor::behavior_type sync_plus(SyncPlusSelf self, SyncPlusConfig confi
       [=](atom::tick) { on_tick(self); },
       [=](atom::maintain) { on_maintenance_timer(self); },
       [=](atom::status) -> std::string { return sync_plus_status_json(self->state, now(self)); },
+      [=](const PlusRepositoryRelays& query) { return repository_relays(self->state, query.repo); },
   };
 }
 

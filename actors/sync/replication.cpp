@@ -208,25 +208,46 @@ void on_probe_down(ReplicationSelf self, const caf::down_msg& down) {
 }
 
 /// Reads the repository, refreshes its entry and queues what is due; null when it is not here.
-sync::RepositoryReplication* check(ReplicationSelf self, const nostr::Pubkey& owner,
-                                   const std::string& identifier) {
+sync::RepositoryReplication* check(ReplicationSelf self, const ReplicationQuery& query,
+                                   const std::vector<std::string>& mailboxes) {
   auto& st = self->state;
-  auto targets = read_repository_targets(st.config, owner, identifier);
+  auto targets = read_repository_targets(st.config, query.owner, query.identifier, mailboxes);
   if (!targets) return nullptr;
   auto& entry = st.cache->refresh(std::move(*targets));
   schedule(self, entry);
   return &entry;
 }
 
-caf::result<ReplicationAnswer> on_query(ReplicationSelf self, const ReplicationQuery& query) {
+using Checked = std::function<void(sync::RepositoryReplication*)>;
+
+/// check() once Sync+ said which mailboxes it follows for the repository (at once without Sync+;
+/// without them when it does not answer in time).
+void check_with_mailboxes(ReplicationSelf self, ReplicationQuery query, Checked then) {
   auto& st = self->state;
-  auto* entry = check(self, query.owner, query.identifier);
-  if (!entry) return ReplicationAnswer{404, {}};
-  if (!entry->pending()) return answer_for(self, entry->targets.repo);
-  auto promise = self->make_response_promise<ReplicationAnswer>();
+  if (!st.config.plus) return then(check(self, query, {}));
+  auto repo =
+      nip34::format_address({nip34::kind::repo_announcement, query.owner, query.identifier});
+  self->request(st.config.plus, std::chrono::seconds(2), PlusRepositoryRelays{std::move(repo)})
+      .then([=](const std::vector<std::string>& mailboxes) { then(check(self, query, mailboxes)); },
+            [=](caf::error&) { then(check(self, query, {})); });
+}
+
+/// Answers now when nothing is being measured, else once it is (or at the request's deadline).
+void answer_when_measured(ReplicationSelf self, sync::RepositoryReplication* entry,
+                          caf::typed_response_promise<ReplicationAnswer> promise) {
+  auto& st = self->state;
+  if (!entry) return void(promise.deliver(ReplicationAnswer{404, {}}));
+  if (!entry->pending()) return void(promise.deliver(answer_for(self, entry->targets.repo)));
   auto id = st.next_id++;
   st.waiters.emplace(id, ReplicationState::Waiter{entry->targets.repo, promise});
   self->delayed_send(self, st.config.answer_wait, atom::replication_wait::value, id);
+}
+
+caf::result<ReplicationAnswer> on_query(ReplicationSelf self, const ReplicationQuery& query) {
+  auto promise = self->make_response_promise<ReplicationAnswer>();
+  check_with_mailboxes(self, query, [self, promise](sync::RepositoryReplication* entry) {
+    answer_when_measured(self, entry, promise);
+  });
   return promise;
 }
 
@@ -267,15 +288,17 @@ void on_sweep(ReplicationSelf self) {
   auto& st = self->state;
   // One at a time: the sweep waits while probes are still running.
   if (st.running.empty() && st.queued.empty())
-    if (auto candidate = sweep_candidate(self)) check(self, candidate->first, candidate->second);
+    if (auto candidate = sweep_candidate(self))
+      check_with_mailboxes(self, {candidate->first, candidate->second},
+                           [](sync::RepositoryReplication*) {});
   self->delayed_send(self, st.config.sweep_interval, atom::tick::value);
 }
 
 }  // namespace
 
-std::optional<sync::RepositoryTargets> read_repository_targets(const ReplicationConfig& config,
-                                                               const nostr::Pubkey& owner,
-                                                               const std::string& identifier) {
+std::optional<sync::RepositoryTargets> read_repository_targets(
+    const ReplicationConfig& config, const nostr::Pubkey& owner, const std::string& identifier,
+    const std::vector<std::string>& mailboxes) {
   const auto& view = *config.view;
   auto announcement = newest_announcement(view, owner, identifier);
   if (!announcement) return std::nullopt;
@@ -283,11 +306,17 @@ std::optional<sync::RepositoryTargets> read_repository_targets(const Replication
   targets.repo = nostr::address_of(*announcement);
   targets.owner = owner;
   targets.identifier = identifier;
-  for (auto& url : sync::announced_relays(*announcement)) {
-    if (targets.relays.size() == sync::max_replication_targets) break;
-    if (config.own_relays.contains(url)) continue;
-    targets.relays.emplace_back(std::move(url), sync::RelaySource::announcement);
-  }
+  auto add_relay = [&](std::string url, sync::RelaySource source) {
+    bool listed = std::any_of(targets.relays.begin(), targets.relays.end(),
+                              [&](const auto& relay) { return relay.first == url; });
+    if (targets.relays.size() == sync::max_replication_targets || listed ||
+        config.own_relays.contains(url))
+      return;
+    targets.relays.emplace_back(std::move(url), source);
+  };
+  for (auto& url : sync::announced_relays(*announcement))
+    add_relay(std::move(url), sync::RelaySource::announcement);
+  for (const auto& url : mailboxes) add_relay(url, sync::RelaySource::sync_plus);
   for (auto& url : nip34::tag_values(*announcement, nip34::tag::clone)) {
     if (targets.servers.size() == sync::max_replication_targets) break;
     if (std::find(targets.servers.begin(), targets.servers.end(), url) != targets.servers.end())

@@ -46,6 +46,9 @@ struct ReplicationConfig {
   ReplicationProbeConfig probe;
   /// Unset: servers are listed without refs ("git hosting is off here").
   ServerProbe probe_server;
+  /// The Sync+ controller, asked which mailboxes it follows for a repository's threads (listed
+  /// with source "sync_plus"); null when Sync+ is off.
+  sync_plus_actor plus;
   /// Whether a clone URL names this service (its refs are then read locally).
   std::function<bool(std::string_view url)> is_own_server;
   /// This service's own relay URLs (canonical): never compared with ourselves, not listed.
@@ -92,10 +95,11 @@ replication_actor::behavior_type replication(
     replication_actor::stateful_pointer<ReplicationState> self, ReplicationConfig config);
 
 /// What the store says about `owner`'s repository `identifier`: nullopt when no announcement of it
-/// is stored here. Relays (our own left out) and servers capped at sync::max_replication_targets,
+/// is stored here. Relays (the announcement's, then the Sync+ `mailboxes`; our own left out) and
+/// servers capped at sync::max_replication_targets,
 /// roots at `config.max_roots` (the newest).
-std::optional<sync::RepositoryTargets> read_repository_targets(const ReplicationConfig& config,
-                                                               const nostr::Pubkey& owner,
-                                                               const std::string& identifier);
+std::optional<sync::RepositoryTargets> read_repository_targets(
+    const ReplicationConfig& config, const nostr::Pubkey& owner, const std::string& identifier,
+    const std::vector<std::string>& mailboxes = {});
 
 }  // namespace graspd

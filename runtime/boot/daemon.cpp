@@ -181,7 +181,8 @@ void wire_all(const Services& services, Wired& wired) {
   log::debug(log::components::daemon, "started management");
   wired.sync = wire_sync(services, wired.store, wired.policy);
   if (wired.sync) log::debug(log::components::daemon, "started sync_manager");
-  wired.replication = wire_replication(services, wired.store, wired.git.probe_server);
+  wired.replication = wire_replication(services, wired.store, wired.git.probe_server,
+                                       wired.sync ? wired.sync->plus : sync_plus_actor{});
   log::debug(log::components::daemon, "started replication");
   wired.monitor = wire_monitor(services);
   log::debug(log::components::daemon, "started process_monitor");

@@ -40,7 +40,7 @@ runtime::HttpResponse http_answer(const ReplicationAnswer& answer) {
 }  // namespace
 
 WiredReplication wire_replication(const Services& services, const WiredStore& store,
-                                  ServerProbe probe_server) {
+                                  ServerProbe probe_server, sync_plus_actor plus) {
   WiredReplication wired;
   wired.clients = std::make_shared<runtime::RelayClientRegistry>();
   ReplicationConfig config;
@@ -48,6 +48,7 @@ WiredReplication wire_replication(const Services& services, const WiredStore& st
       std::shared_ptr<const store::EventStore>(store.store));
   config.probe = probe_config(services, store, wired.clients);
   config.probe_server = std::move(probe_server);
+  config.plus = std::move(plus);
   config.is_own_server = [service = services.config.domain.address](std::string_view url) {
     return runtime::git::judge_clone_url(url, service) ==
            runtime::git::CloneUrlVerdict::this_service;

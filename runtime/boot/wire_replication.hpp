@@ -23,9 +23,10 @@ struct WiredReplication {
   std::shared_ptr<runtime::RelayClientRegistry> clients;
 };
 
-/// `probe_server` reads a git server's refs (empty: servers are listed without refs).
+/// `probe_server` reads a git server's refs (empty: servers are listed without refs);
+/// `plus`: the Sync+ controller (null when Sync+ is off).
 WiredReplication wire_replication(const Services& services, const WiredStore& store,
-                                  ServerProbe probe_server);
+                                  ServerProbe probe_server, sync_plus_actor plus);
 
 /// SiteContent::replication for `wired`: each request goes to the actor through a one-shot
 /// requester, the network thread does not wait.

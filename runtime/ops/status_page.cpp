@@ -197,8 +197,10 @@ class ReplicationFigures {
   explicit ReplicationFigures(const std::shared_ptr<const std::string>& json) {
     if (!json || doc_.Parse(json->c_str(), json->size()).HasParseError() || !doc_.IsObject())
       return;
-    auto map = doc_.FindMember("repositories");
-    if (map == doc_.MemberEnd() || !map->value.IsObject()) return;
+    // Through a const reference: clang finds the mutable iterators' comparisons ambiguous.
+    const rapidjson::Value& doc = doc_;
+    auto map = doc.FindMember("repositories");
+    if (map == doc.MemberEnd() || !map->value.IsObject()) return;
     for (const auto& entry : map->value.GetObject())
       if (entry.value.IsObject())
         by_key_.emplace(std::string_view(entry.name.GetString(), entry.name.GetStringLength()),

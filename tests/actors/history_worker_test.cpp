@@ -26,6 +26,10 @@ class HistoryWorkerTest : public test::ActorTest {
             unexpected("controller", "atom::status");
             return std::string{};
           },
+          [](const PlusRepositoryRelays&) {
+            unexpected("controller", "PlusRepositoryRelays");
+            return std::vector<std::string>{};
+          },
       };
     });
   }

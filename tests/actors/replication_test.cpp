@@ -202,6 +202,7 @@ class ReplicationActorTest : public test::ActorTest {
     config.publish = [this](std::string json) { published_ = std::move(json); };
     config.unix_now = [this] { return unix_now(); };
     config.max_running = max_running;
+    config.plus = plus_;
     actor_ = spawn(replication, std::move(config));
     run();
     return actor_;
@@ -250,6 +251,7 @@ class ReplicationActorTest : public test::ActorTest {
   test::TempDir dir_{"graspd-replication-actor"};
   std::shared_ptr<store::EventStore> store_;
   replication_actor actor_;
+  sync_plus_actor plus_;
   caf::scoped_actor asker_{system()};
   std::vector<std::pair<std::string, std::shared_ptr<ScriptedPeer>>> peers_;
   std::vector<std::pair<ServerProbeRequest, std::function<void(ServerProbeOutcome)>>> servers_;
@@ -362,6 +364,33 @@ TEST_F(ReplicationActorTest, ProbesRunAFewAtATimeWithinTheRequestsBudget) {
   auto* entry = st.cache->find(nostr::address_of(announcement(relays, {})));
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->targets.relays.size(), sync::max_replication_targets);
+}
+
+TEST_F(ReplicationActorTest, SyncPlusMailboxesOfTheThreadsAreComparedToo) {
+  store({announcement({"wss://a.example"}, {})});
+  auto plus = spawn([](sync_plus_actor::pointer) -> sync_plus_actor::behavior_type {
+    return {
+        [](PlusInventoryUpdate&) {},
+        [](HistoryNext&) {},
+        [](atom::tick) {},
+        [](atom::maintain) {},
+        [](atom::status) { return std::string{}; },
+        [](const PlusRepositoryRelays&) {
+          return std::vector<std::string>{"wss://a.example", "wss://inbox.example",
+                                          "wss://own.example"};
+        },
+    };
+  });
+  plus_ = plus;
+  start();
+  ask();
+  EXPECT_EQ(peers_.size(), 2u) << "a relay named twice is compared once, our own never";
+  auto& st = state<ReplicationState, replication_actor::base>(actor_);
+  auto* entry = st.cache->find(nostr::address_of(announcement({"wss://a.example"}, {})));
+  ASSERT_TRUE(entry);
+  ASSERT_EQ(entry->targets.relays.size(), 2u);
+  EXPECT_EQ(entry->targets.relays[1],
+            std::make_pair(std::string("wss://inbox.example"), sync::RelaySource::sync_plus));
 }
 
 TEST_F(ReplicationActorTest, AnUnknownRepositoryIsNotFound) {

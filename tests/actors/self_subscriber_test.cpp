@@ -149,6 +149,10 @@ sync_plus_actor::behavior_type recording_plus(
           [=](atom::status) {
             unexpected("atom::status");
             return std::string{};
+          },
+          [=](const PlusRepositoryRelays&) {
+            unexpected("PlusRepositoryRelays");
+            return std::vector<std::string>{};
           }};
 }
 

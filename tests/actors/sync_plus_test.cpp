@@ -114,6 +114,15 @@ TEST_F(SyncPlusTest, RestartRebuildsMailboxOwnershipFromTheStoreBeforeAnyNetwork
   EXPECT_TRUE(plus_state().snapshot->eligible.count(indirect.pubkey));
   EXPECT_FALSE(plus_state().snapshot->eligible.count(stranger.pubkey));
   for (const auto& peer : peers_) EXPECT_TRUE(peer->sent.empty()) << "nothing asked yet";
+  // The replication view's question: the inbox covering its thread live, the outbox probed.
+  auto relays = request<std::vector<std::string>>(
+      plus_, PlusRepositoryRelays{nostr::address_of(announcement_)});
+  ASSERT_TRUE(relays);
+  EXPECT_EQ(*relays, (std::vector<std::string>{"wss://inbox3.example", "wss://out4.example"}));
+  relays = request<std::vector<std::string>>(
+      plus_, PlusRepositoryRelays{"30617:" + std::string(64, 'e') + ":other"});
+  ASSERT_TRUE(relays);
+  EXPECT_TRUE(relays->empty());
 }
 
 TEST_F(SyncPlusTest, OwnersAndMaintainersInboxesGetRepositoryScopedHistoryProbesOnly) {

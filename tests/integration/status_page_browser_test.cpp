@@ -355,8 +355,9 @@ TEST(RepositoryPageBrowser, ShowsTheDaemonsReplicationView) {
     rapidjson::Document doc;
     if (reply.status != 200 || doc.Parse(reply.body.c_str()).HasParseError() || !doc.IsObject())
       return false;
-    auto relays = doc.FindMember("relays");
-    if (relays == doc.MemberEnd() || !relays->value.IsArray() || relays->value.Empty())
+    const rapidjson::Value& root = doc;  // const: clang finds mutable iterators ambiguous
+    auto relays = root.FindMember("relays");
+    if (relays == root.MemberEnd() || !relays->value.IsArray() || relays->value.Empty())
       return false;
     for (const auto& entry : relays->value.GetArray()) {
       if (!entry.IsObject()) return false;
