@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/sync/relay_bridge.hpp"
 #include "messages/nostr/negentropy_client.hpp"
 #include "messages/nostr/relay_message.hpp"
 #include "messages/nostr/verify.hpp"
@@ -15,24 +16,6 @@ namespace graspd {
 namespace {
 
 constexpr const char* profile_subscription = "relay-profile";
-
-/// Transport -> actor: runs on the io thread and only sends messages.
-class ProfileBridge final : public runtime::RelayClientHandler {
- public:
-  explicit ProfileBridge(relay_profile_actor target) : target_(std::move(target)) {}
-  void on_open(runtime::PeerLimits) override {
-    caf::anon_send(target_, atom::relay_open::value, RelayUp{});
-  }
-  void on_message(std::string&& text) override {
-    caf::anon_send(target_, atom::relay_msg::value, std::move(text));
-  }
-  void on_close(bool was_open, std::string reason) override {
-    caf::anon_send(target_, atom::relay_gone::value, was_open, std::move(reason));
-  }
-
- private:
-  relay_profile_actor target_;
-};
 
 const std::string& profile_relay(RelayProfileSelf self) {
   return self->state.config.index_relays[self->state.current];
@@ -53,7 +36,7 @@ void profile_dial(RelayProfileSelf self) {
   st.asked = st.settled = false;
   auto sequence = ++st.sequence;
   self->delayed_send(self, st.config.relay_deadline, atom::tick::value, sequence);
-  auto bridge = std::make_shared<ProfileBridge>(relay_profile_actor{self});
+  auto bridge = std::make_shared<RelayBridge<relay_profile_actor>>(relay_profile_actor{self});
   auto url = parse_url(profile_relay(self));
   if (!url) return bridge->on_close(false, "not a relay URL");
   st.client = st.clients(*url, st.config.client, bridge);

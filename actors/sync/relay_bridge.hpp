@@ -1,6 +1,7 @@
 // Transport -> actor bridge of an outbound relay connection: runs on the io thread and only sends
 // messages (relay_open with the peer's NIP-11 limits, relay_msg, relay_gone) to the actor that
-// owns the connection (the sync's relay connections, the replication probes).
+// owns the connection (the sync's relay connections, the replication probes, the relay profile
+// publisher).
 #pragma once
 
 #include <caf/send.hpp>
