@@ -26,6 +26,7 @@
 #include <string>
 
 #include "interop_support.hpp"
+#include "messages/nostr/nip19.hpp"
 #include "relay_test_helpers.hpp"
 #include "sync_test_support.hpp"
 #include "tests/store/store_test_util.hpp"
@@ -400,6 +401,46 @@ TEST_F(StrfryInterop, GraspdSyncCommandBothWaysAgainstAStrfryRelay) {
   auto second = run_command(sync, status);
   EXPECT_EQ(status, 0) << second;
   EXPECT_NE(second.find("have 0, need 0, sent 0"), std::string::npos) << second;
+}
+
+/// The replication view compares a real strfry relay by NIP-77: the ids each side lacks, nothing
+/// downloaded (docs/replication.md).
+TEST_F(StrfryInterop, TheReplicationViewCountsWhatAStrfryRelayLacksAndHolds) {
+  GraspdProcess graspd{GraspdOptions{
+      {{"NGIT_SYNC_ENABLED", "false"}, {"NGIT_SYNC_ALLOW_PRIVATE_ADDRESSES", "true"}}, {}}};
+  ASSERT_TRUE(graspd.start()) << graspd.stderr_text();
+  const std::int64_t t = std::time(nullptr) - 50000;
+  auto ours = repository(graspd, 20, [&](int i) { return t + i; });
+  const auto address = nostr::address_of(ours.front());
+  // strfry lacks the last three issues and holds two graspd lacks.
+  std::vector<nostr::Event> theirs(ours.begin(), ours.end() - 3);
+  for (int i = 0; i < 2; ++i) theirs.push_back(issue_for(address, 100 + i, t + 100 + i));
+  import_into_strfry(theirs);
+  relay_ = start_relay();
+  ASSERT_TRUE(relay_) << "strfry relay did not start";
+  publish_all(graspd.port(), ours);
+
+  const auto path =
+      "/api/repositories/" + nostr::encode_npub(ours.front().pubkey) + "/demo/replication";
+  std::string body;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        body = http_request(graspd.port(), "GET", path, {}, std::chrono::seconds(20)).body;
+        return body.find("\"only_here\"") != std::string::npos &&
+               body.find("\"pending\":true") == std::string::npos;
+      },
+      std::chrono::seconds(60)))
+      << body;
+  rapidjson::Document view;
+  view.Parse(body.c_str(), body.size());
+  ASSERT_FALSE(view.HasParseError()) << body;
+  ASSERT_EQ(view["relays"].Size(), 1u) << "strfry only; graspd is not compared with itself";
+  const auto& strfry_entry = view["relays"][0];
+  EXPECT_EQ(std::string(strfry_entry["url"].GetString()), strfry_url());
+  ASSERT_TRUE(strfry_entry["only_here"].IsUint64()) << body;
+  EXPECT_EQ(strfry_entry["only_here"].GetUint64(), 3u) << body;
+  EXPECT_EQ(strfry_entry["only_there"].GetUint64(), 2u) << body;
+  EXPECT_FALSE(strfry_entry["complete"].GetBool());
 }
 
 }  // namespace
