@@ -17,24 +17,6 @@ namespace nip34 = nostr::nip34;
 using ReplicationSelf = replication_actor::stateful_pointer<ReplicationState>;
 using Probe = ReplicationState::Probe;
 
-std::optional<nostr::Event> newest_announcement(const policy::StoreView& view,
-                                                const nostr::Pubkey& owner,
-                                                const std::string& identifier) {
-  nostr::Filter filter;
-  filter.kinds = std::vector<std::uint32_t>{nip34::kind::repo_announcement};
-  filter.authors = std::vector<nostr::Pubkey>{owner};
-  filter.tags['d'] = {identifier};
-  filter.normalize();
-  std::optional<nostr::Event> newest;
-  view.scan({filter}, [&](const nostr::Event& ev) {
-    if (!newest || ev.created_at > newest->created_at ||
-        (ev.created_at == newest->created_at && ev.id < newest->id))
-      newest = ev;
-    return true;
-  });
-  return newest;
-}
-
 std::set<nostr::EventId> newest_roots(const policy::StoreView& view, const std::string& repo,
                                       std::size_t max_roots) {
   nostr::Filter filter;
@@ -300,7 +282,7 @@ std::optional<sync::RepositoryTargets> read_repository_targets(
     const ReplicationConfig& config, const nostr::Pubkey& owner, const std::string& identifier,
     const std::vector<std::string>& mailboxes) {
   const auto& view = *config.view;
-  auto announcement = newest_announcement(view, owner, identifier);
+  auto announcement = git::newest_announcement(view, owner, identifier);
   if (!announcement) return std::nullopt;
   sync::RepositoryTargets targets;
   targets.repo = nostr::address_of(*announcement);

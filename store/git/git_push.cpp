@@ -423,18 +423,19 @@ std::set<Pubkey> maintainer_closure(const policy::StoreView& store, const Pubkey
 bool archived_repository(const policy::StoreView& store, const policy::PolicyConfig& config,
                          const Pubkey& owner, std::string_view identifier) {
   if (!config.archive.any_source()) return false;
-  nostr::Filter announcements;
-  announcements.kinds = std::vector<std::uint32_t>{nostr::nip34::kind::repo_announcement};
-  announcements.authors = std::vector<Pubkey>{owner};
-  announcements.tags['d'] = {std::string(identifier)};
-  announcements.normalize();
+  auto newest = newest_announcement(store, owner, identifier);
+  return newest && policy::is_archive(config, *newest);
+}
+
+std::optional<Event> newest_announcement(const policy::StoreView& store, const Pubkey& owner,
+                                         std::string_view identifier) {
   std::optional<Event> newest;
-  store.scan({announcements}, [&](const Event& announcement) {
+  store.scan({announcements_of({owner}, identifier)}, [&](const Event& announcement) {
     if (announcement.d_tag() == identifier && (!newest || newer(announcement, *newest)))
       newest = announcement;
     return true;
   });
-  return newest && policy::is_archive(config, *newest);
+  return newest;
 }
 
 PushAuthority push_authority(const policy::StoreView& store, const Pubkey& owner,

@@ -141,6 +141,11 @@ PushAuthority push_authority(const policy::StoreView& store, const nostr::Pubkey
 bool archived_repository(const policy::StoreView& store, const policy::PolicyConfig& config,
                          const nostr::Pubkey& owner, std::string_view identifier);
 
+/// `owner`'s newest announcement (created_at, tie → lowest id) named `identifier` in `store`.
+std::optional<nostr::Event> newest_announcement(const policy::StoreView& store,
+                                                const nostr::Pubkey& owner,
+                                                std::string_view identifier);
+
 /// The branch HEAD should name after a push the state authorised (§5.9): the state's HEAD when it
 /// names one of its branches, else the only branch, else `main`, else `master`, else the first by
 /// name; nullopt when the state has no branch.
