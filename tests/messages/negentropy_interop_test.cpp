@@ -15,7 +15,8 @@ TEST(NegentropyInterop, MatchesNostrToolsOnSeededSets) {
   testing::require_node_and_nostr_tools();
   if (HasFatalFailure()) return;
   const std::string command = "cd '" + testing::interop_dir().string() +
-                              "' && node negentropy_interop.mjs '" NEGENTROPY_HARNESS "' 7 2>&1";
+                              "' && node negentropy_interop.mjs '" NEGENTROPY_HARNESS
+                              "' 7 " NEGENTROPY_INTEROP_SCALE " 2>&1";
   const auto result = testing::run_command(command);
   std::string output;
   for (const auto& line : result.lines) output += line + '\n';
