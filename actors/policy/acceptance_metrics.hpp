@@ -8,6 +8,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <array>
 #include <cstdint>
 
 #include "actors/policy/acceptance.hpp"
@@ -50,12 +51,17 @@ struct AcceptanceMetrics {
                            .Add({})) {
     // Every series exists from the start, at zero: a dashboard or an alert that queries one
     // finds it before the first event of its kind (and "no data" means graspd is not there).
+    // The series are looked up here once: Family::Add builds a label map per call, and the
+    // counts below run for every event.
     for (std::size_t g = 0; g < policy::kind_group_count; ++g)
-      for (const char* result : {"accepted", "refused"})
-        decisions.Add({{"kind_group", policy::to_string(static_cast<policy::KindGroup>(g))},
-                       {"result", result}});
+      for (std::size_t accepted = 0; accepted < 2; ++accepted)
+        decision_series[g][accepted] =
+            &decisions.Add({{"kind_group", policy::to_string(static_cast<policy::KindGroup>(g))},
+                            {"result", accepted ? "accepted" : "refused"}});
     for (std::size_t r = 0; r < policy::rule_count; ++r)
-      rules.Add({{"rule", policy::to_string(static_cast<policy::Rule>(r))}});
+      rule_series[r] = &rules.Add({{"rule", policy::to_string(static_cast<policy::Rule>(r))}});
+    for (std::size_t o = 0; o < retry_outcome_names.size(); ++o)
+      retry_series[o] = &retry_outcomes.Add({{"outcome", retry_outcome_names[o]}});
   }
 
   /// graspd_purgatory_*: registered with purgatory off too, every series at zero.
@@ -88,13 +94,14 @@ struct AcceptanceMetrics {
                              .Register(registry)
                              .Add({});
     for (std::size_t k = 0; k < policy::held_kind_count; ++k)
-      held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(k))}});
-    for (const char* outcome : {"held", "released", "expired"})
-      purgatory_outcomes->Add({{"outcome", outcome}});
+      held_series[k] =
+          &held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(k))}});
+    for (std::size_t o = 0; o < purgatory_outcome_names.size(); ++o)
+      purgatory_series[o] = &purgatory_outcomes->Add({{"outcome", purgatory_outcome_names[o]}});
     for (const char* reason : {"full", "author_share", "address_share", "sync_share"})
       purgatory_refusals->Add({{"reason", reason}});
   }
-  /// One event purgatory refused to hold, for `reason`.
+  /// One event purgatory refused to hold, for `reason` (rare: looked up when it happens).
   void refused(const char* reason) {
     if (purgatory_refusals) purgatory_refusals->Add({{"reason", reason}}).Increment();
   }
@@ -102,19 +109,18 @@ struct AcceptanceMetrics {
     if (!held_events) return;
     auto counts = purgatory.counts();
     for (std::size_t i = 0; i < counts.size(); ++i)
-      held_events->Add({{"kind", policy::to_string(static_cast<policy::HeldKind>(i))}})
-          .Set(static_cast<double>(counts[i]));
+      held_series[i]->Set(static_cast<double>(counts[i]));
     held_bytes->Set(static_cast<double>(purgatory.usage().bytes));
     held_repositories->Set(static_cast<double>(purgatory.usage().repositories));
-    set_total(*purgatory_outcomes, "held", held_total);
-    set_total(*purgatory_outcomes, "released", purgatory.stats().released);
-    set_total(*purgatory_outcomes, "expired", purgatory.stats().expired);
+    const std::uint64_t totals[] = {held_total, purgatory.stats().released,
+                                    purgatory.stats().expired};
+    for (std::size_t o = 0; o < purgatory_series.size(); ++o)
+      set_total(*purgatory_series[o], totals[o]);
   }
 
   void count(policy::KindGroup group, const policy::Decision& d) {
-    const char* result = d.accepted() ? "accepted" : "refused";
-    decisions.Add({{"kind_group", policy::to_string(group)}, {"result", result}}).Increment();
-    rules.Add({{"rule", policy::to_string(d.rule)}}).Increment();
+    decision_series[static_cast<std::size_t>(group)][d.accepted() ? 1 : 0]->Increment();
+    rule_series[static_cast<std::size_t>(d.rule)]->Increment();
   }
   void update(const policy::RetryCache& cache, const AcceptanceCounts& counts,
               std::size_t pending) {
@@ -122,24 +128,28 @@ struct AcceptanceMetrics {
     retry_bytes.Set(static_cast<double>(cache.bytes()));
     pending_events.Set(static_cast<double>(pending));
     const auto& s = cache.stats();
-    set_counter("parked", s.parked);
-    set_counter("released", s.released);
-    set_counter("accepted", counts.accepted_after_retry);
-    set_counter("expired", s.expired);
-    set_counter("evicted", s.evicted);
-    set_counter("accepted_on_pending", counts.accepted_on_pending);
-    set_counter("rejudged", counts.rejudged);
+    // In the order of retry_outcome_names.
+    const std::uint64_t totals[] = {s.parked,       s.released, counts.accepted_after_retry,
+                                    s.expired,      s.evicted,  counts.accepted_on_pending,
+                                    counts.rejudged};
+    for (std::size_t o = 0; o < retry_series.size(); ++o) set_total(*retry_series[o], totals[o]);
   }
 
  private:
-  void set_counter(const char* outcome, std::uint64_t value) {
-    set_total(retry_outcomes, outcome, value);
-  }
-  static void set_total(prometheus::Family<prometheus::Counter>& family, const char* outcome,
-                        std::uint64_t value) {
-    auto& c = family.Add({{"outcome", outcome}});
+  static constexpr std::array<const char*, 7> retry_outcome_names{
+      "parked", "released", "accepted", "expired", "evicted", "accepted_on_pending", "rejudged"};
+  static constexpr std::array<const char*, 3> purgatory_outcome_names{"held", "released",
+                                                                      "expired"};
+
+  static void set_total(prometheus::Counter& c, std::uint64_t value) {
     if (auto delta = static_cast<double>(value) - c.Value(); delta > 0) c.Increment(delta);
   }
+
+  std::array<std::array<prometheus::Counter*, 2>, policy::kind_group_count> decision_series{};
+  std::array<prometheus::Counter*, policy::rule_count> rule_series{};
+  std::array<prometheus::Counter*, retry_outcome_names.size()> retry_series{};
+  std::array<prometheus::Gauge*, policy::held_kind_count> held_series{};
+  std::array<prometheus::Counter*, purgatory_outcome_names.size()> purgatory_series{};
 
  public:
   prometheus::Family<prometheus::Counter>& decisions;

@@ -481,6 +481,7 @@ Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
 }
 
 bool AcceptancePolicy::author_vanished(const Event& ev) const {
+  if (!vanish_requests_stored_) return false;
   Filter requests;
   requests.authors = std::vector<Pubkey>{ev.pubkey};
   requests.kinds = std::vector<std::uint32_t>{nostr::nip62::kind_request_to_vanish};
@@ -623,6 +624,7 @@ void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::stri
 
 std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
   if (pending_.contains(ev.id)) forget_pending(ev.id);
+  if (ev.kind == nostr::nip62::kind_request_to_vanish) vanish_requests_stored_ = true;
   forget_maintainers(ev);
   std::vector<std::string> released{wait_key::event(ev.id),
                                     wait_key::referenced(nostr::to_hex(ev.id))};
@@ -649,6 +651,10 @@ void AcceptancePolicy::load_from_store(const std::function<void(std::uint64_t)>&
     if (on_progress && read % progress_every == 0) on_progress(read);
   };
   std::vector<std::string> ignored;
+  Filter vanish_requests;
+  vanish_requests.kinds = std::vector<std::uint32_t>{nostr::nip62::kind_request_to_vanish};
+  vanish_requests.limit = 1;
+  vanish_requests_stored_ = store_.exists({vanish_requests});
   Filter announcements;
   announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
   store_.scan({announcements}, [&](const Event& ev) {
