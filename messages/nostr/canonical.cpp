@@ -91,14 +91,16 @@ EVP_MD_CTX* thread_md_ctx() {
   return ctx.get();
 }
 
-std::size_t estimated_size(const Event& ev) {
-  std::size_t size = 200 + ev.content.size();
-  for (const auto& tag : ev.tags)
+}  // namespace
+
+std::size_t estimated_json_size(const Event& ev) {
+  std::size_t size = 200 + ev.content.size() + ev.content.size() / 16;  // a few escapes
+  for (const auto& tag : ev.tags) {
+    size += 3;  // [], and the comma
     for (const auto& value : tag) size += value.size() + 3;
+  }
   return size;
 }
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
@@ -155,7 +157,7 @@ void append_tags_json(std::string& out, const Tags& tags) {
 
 std::string canonical_serialization(const Event& ev) {
   std::string out;
-  out.reserve(estimated_size(ev));
+  out.reserve(estimated_json_size(ev));
   out += "[0,\"";
   append_hex(out, ev.pubkey.data(), ev.pubkey.size());
   out += "\",";

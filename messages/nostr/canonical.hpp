@@ -23,6 +23,9 @@ void append_json_string_sanitized(std::string& out, std::string_view text);
 
 /// Appends tags as a JSON array of arrays of strings (append_json_string escaping).
 void append_tags_json(std::string& out, const Tags& tags);
+/// Bytes to reserve for the canonical serialisation of `ev`: tags, content and the fixed fields,
+/// with room for a few escapes (the stored JSON adds the id, sig and keys: ~200 more).
+std::size_t estimated_json_size(const Event& ev);
 
 /// `[0,<pubkey>,<created_at>,<kind>,<tags>,<content>]`, byte-identical to
 /// JSON.stringify of the same array: the preimage of the event id.

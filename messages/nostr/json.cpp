@@ -373,7 +373,7 @@ Parsed<Filter> parse_filter(std::string_view json, const ParseLimits& limits) {
 
 std::string serialize_event(const Event& ev) {
   std::string out;
-  out.reserve(360 + ev.content.size() + 16 * ev.tags.size());
+  out.reserve(200 + estimated_json_size(ev));
   {
     ObjectWriter obj(out);
     append_quoted_hex(obj.key("id"), ev.id);

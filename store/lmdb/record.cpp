@@ -30,6 +30,10 @@ std::int64_t expiration_of(const nostr::Event& ev) {
 
 std::string encode_record(const nostr::Event& ev, std::int64_t expiration, std::string_view json) {
   std::string tags;
+  std::size_t tags_size = 0;  // reserved once: an address value alone outgrows the inline buffer
+  for (const auto& tag : ev.tags)
+    if (is_single_letter_tag(tag)) tags_size += 5 + tag[1].size();
+  tags.reserve(tags_size);
   for (const auto& tag : ev.tags) {
     if (!is_single_letter_tag(tag)) continue;
     tags.push_back(tag[0][0]);
