@@ -12,6 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config ccache ca-certificates gi
   dpkg-dev  # dpkg-shlibdeps: the Debian package's Depends
   chromium  # the status page test renders in headless Chromium
   haproxy  # the cluster's balancer (deploy/cluster/) and its fault test (tests/cluster/)
+  valgrind  # the ingest regression guard counts instructions under callgrind
 )
 
 missing=()

@@ -3,6 +3,7 @@
 //
 //   node tests/load/ws_publish_bench.mjs --url ws://127.0.0.1:7395 --events 20000 --connections 4 \
 //       [--content-bytes 500] [--window 500] [--deflate 0|1] [--pid RELAY_PID] [--cache FILE]
+//       [--repo NAME]
 //
 // The events (kind 1, `content-bytes` of content, ~600 bytes of JSON at 500) are signed beforehand
 // (minutes for large counts: `--cache FILE` keeps them as one JSON array and reuses them; a relay
@@ -11,6 +12,11 @@
 // the first send to the last OK. Prints one JSON line: events/s, accepted, refused (with the first
 // refusal's message), the client's own CPU time per event (µs: on a 2-core machine the client
 // competes with the relay) and with --pid the relay's CPU time per accepted event (µs, /proc).
+//
+// --repo NAME takes the GRASP-01 path a git client takes instead: before the clock starts, one
+// socket publishes an announcement of repository NAME (kind 30617) whose clone URL and relay are
+// the relay under test (start graspd with NGIT_PURGATORY_ENABLED=false so it is accepted without a
+// push); the events are then issues (kind 1621) tagging that repository, by the same author.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseOptions, requireInterop, cpuMs } from './bench_common.mjs';
 
@@ -18,31 +24,63 @@ const WebSocket = requireInterop('ws');
 const { generateSecretKey, finalizeEvent } = requireInterop('nostr-tools/pure');
 
 const opt = parseOptions(
-  { url: '', events: 20000, connections: 1, 'content-bytes': 500, window: 500, deflate: 0, pid: 0, cache: '' },
+  { url: '', events: 20000, connections: 1, 'content-bytes': 500, window: 500, deflate: 0, pid: 0, cache: '',
+    repo: '' },
   'usage: ws_publish_bench.mjs --url ws://HOST:PORT [--events N] [--connections N] ' +
-    '[--content-bytes N] [--window N] [--deflate 0|1] [--pid RELAY_PID] [--cache FILE]');
+    '[--content-bytes N] [--window N] [--deflate 0|1] [--pid RELAY_PID] [--cache FILE] [--repo NAME]');
+const { getPublicKey } = requireInterop('nostr-tools/pure');
+const { npubEncode } = requireInterop('nostr-tools/nip19');
 
+// The announcement of --repo NAME on the relay under test (the author's clone URL there).
+function announcement(sk, now) {
+  const http = opt.url.replace(/^ws/, 'http').replace(/\/$/, '');
+  const tags = [['d', opt.repo], ['clone', `${http}/${npubEncode(getPublicKey(sk))}/${opt.repo}.git`],
+    ['relays', opt.url]];
+  return finalizeEvent({ kind: 30617, created_at: now - 7200, tags, content: '' }, sk);
+}
+
+// [announcement or null, events]; a cache is only reused for the same --repo.
 function signedEvents() {
   if (opt.cache && existsSync(opt.cache)) {
     const cached = JSON.parse(readFileSync(opt.cache, 'utf8'));
-    if (cached.length >= opt.events) return cached.slice(0, opt.events);
+    if (cached.repo === opt.repo && cached.events.length >= opt.events)
+      return [cached.announcement, cached.events.slice(0, opt.events)];
   }
   const sk = generateSecretKey();
   const now = Math.floor(Date.now() / 1000);
   const filler = 'x'.repeat(Math.max(0, opt['content-bytes'] - 16));
+  const repo = opt.repo ? announcement(sk, now) : null;
+  const address = repo && `30617:${repo.pubkey}:${opt.repo}`;
   const events = [];
-  for (let n = 0; n < opt.events; n++)
-    events.push(finalizeEvent({ kind: 1, created_at: now - (n % 3600), tags: [], content: `${n} ${filler}` }, sk));
-  if (opt.cache) writeFileSync(opt.cache, JSON.stringify(events));
-  return events;
+  for (let n = 0; n < opt.events; n++) {
+    const content = `${n} ${filler}`;
+    events.push(repo
+      ? finalizeEvent({ kind: 1621, created_at: now - (n % 3600), tags: [['a', address], ['subject', `issue ${n}`]], content }, sk)
+      : finalizeEvent({ kind: 1, created_at: now - (n % 3600), tags: [], content }, sk));
+  }
+  if (opt.cache) writeFileSync(opt.cache, JSON.stringify({ repo: opt.repo, announcement: repo, events }));
+  return [repo, events];
 }
 
-const frames = signedEvents().map((e) => JSON.stringify(['EVENT', e]));
+const [repoAnnouncement, signed] = signedEvents();
+const frames = signed.map((e) => JSON.stringify(['EVENT', e]));
 
 async function open() {
   const ws = new WebSocket(opt.url, { perMessageDeflate: opt.deflate !== 0 });
   await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
   return ws;
+}
+
+// Publishes the repository's announcement; throws unless it is accepted.
+function announce(ws, event) {
+  return new Promise((resolve, reject) => {
+    ws.once('message', (data) => {
+      const msg = JSON.parse(data.toString());
+      if (msg[0] === 'OK' && msg[2]) resolve();
+      else reject(new Error(`announcement refused: ${data}`));
+    });
+    ws.send(JSON.stringify(['EVENT', event]));
+  });
 }
 
 // Sends its share of `frames` with at most `window` unanswered; resolves with its counts.
@@ -74,6 +112,7 @@ function publish(ws, index) {
 }
 
 const sockets = await Promise.all(Array.from({ length: opt.connections }, open));
+if (repoAnnouncement) await announce(sockets[0], repoAnnouncement);
 const cpu0 = opt.pid ? cpuMs(opt.pid) : 0;
 const client0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();

@@ -33,11 +33,12 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-/// fork + exec `binary args` with the inherited environment plus `env`; stdout and stderr go to
-/// the given files (appended). Returns the child pid.
+/// fork + exec `launcher binary args` with the inherited environment plus `env`; stdout and
+/// stderr go to the given files (appended). Returns the child pid.
 pid_t spawn_process(const std::vector<std::string>& args,
                     const std::vector<std::pair<std::string, std::string>>& env,
-                    const std::string& stdout_path, const std::string& stderr_path) {
+                    const std::string& stdout_path, const std::string& stderr_path,
+                    const std::vector<std::string>& launcher = {}) {
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) {
     std::string text = *entry;
@@ -48,9 +49,10 @@ pid_t spawn_process(const std::vector<std::string>& args,
   }
   for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
 
-  auto binary = GraspdProcess::binary();
-  std::vector<char*> argv{binary.data()};
-  std::vector<std::string> args_copy = args;
+  std::vector<std::string> args_copy = launcher;
+  args_copy.push_back(GraspdProcess::binary());
+  args_copy.insert(args_copy.end(), args.begin(), args.end());
+  std::vector<char*> argv;
   for (auto& arg : args_copy) argv.push_back(arg.data());
   argv.push_back(nullptr);
   std::vector<char*> envp;
@@ -158,7 +160,7 @@ bool GraspdProcess::launch(std::chrono::milliseconds deadline) {
   // No background replication checks: they would dial the relays a test's announcements name
   // (and count among a fault peer's connections) at a moment no test chose.
   if (!sweep_set) env.emplace_back("NGIT_REPLICATION_SWEEP_SECS", "0");
-  pid_ = spawn_process(args, env, work_dir_ + "/stdout.log", stderr_path_);
+  pid_ = spawn_process(args, env, work_dir_ + "/stdout.log", stderr_path_, options_.launcher);
   if (pid_ <= 0) return false;
 
   auto until = Clock::now() + deadline;

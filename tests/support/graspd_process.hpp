@@ -32,6 +32,9 @@ struct GraspdOptions {
   /// The loopback port to listen on; 0 = any free one. A cluster's nodes name each other
   /// (NGIT_SYNC_PEERS) before they start, so their ports are chosen first (free_port()).
   std::uint16_t port = 0;
+  /// A command graspd runs under (absolute path first, then its arguments), e.g. valgrind: the
+  /// process keeps its pid across the launcher's exec. Empty: graspd itself.
+  std::vector<std::string> launcher{};
 };
 
 /// A loopback port nothing listens on right now.
