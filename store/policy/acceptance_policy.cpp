@@ -481,7 +481,7 @@ Decision AcceptancePolicy::evaluate_state(const Event& ev) const {
 }
 
 bool AcceptancePolicy::author_vanished(const Event& ev) const {
-  if (!vanish_requests_stored_) return false;
+  if (!vanish_requests_known_) return false;
   Filter requests;
   requests.authors = std::vector<Pubkey>{ev.pubkey};
   requests.kinds = std::vector<std::uint32_t>{nostr::nip62::kind_request_to_vanish};
@@ -581,6 +581,7 @@ bool AcceptancePolicy::eligible_through_pending(const Pubkey& author) const {
 
 void AcceptancePolicy::on_accepted(nostr::EventPtr ev, std::vector<EventId> depends_on) {
   if (!ev || pending_.contains(ev->id)) return;
+  if (ev->kind == nostr::nip62::kind_request_to_vanish) vanish_requests_known_ = true;
   if (ev->kind == kind_announcement)
     for (const auto& member : members_of(*ev)) pending_members_.emplace(member, ev->id);
   pending_.add(std::move(ev), std::move(depends_on));
@@ -624,7 +625,7 @@ void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::stri
 
 std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
   if (pending_.contains(ev.id)) forget_pending(ev.id);
-  if (ev.kind == nostr::nip62::kind_request_to_vanish) vanish_requests_stored_ = true;
+  if (ev.kind == nostr::nip62::kind_request_to_vanish) vanish_requests_known_ = true;
   forget_maintainers(ev);
   std::vector<std::string> released{wait_key::event(ev.id),
                                     wait_key::referenced(nostr::to_hex(ev.id))};
@@ -654,7 +655,7 @@ void AcceptancePolicy::load_from_store(const std::function<void(std::uint64_t)>&
   Filter vanish_requests;
   vanish_requests.kinds = std::vector<std::uint32_t>{nostr::nip62::kind_request_to_vanish};
   vanish_requests.limit = 1;
-  vanish_requests_stored_ = store_.exists({vanish_requests});
+  vanish_requests_known_ = store_.exists({vanish_requests});
   Filter announcements;
   announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
   store_.scan({announcements}, [&](const Event& ev) {

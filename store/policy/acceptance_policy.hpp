@@ -299,10 +299,10 @@ class AcceptancePolicy {
   /// Pending announcements by the keys they make eligible (author and maintainers).
   std::multimap<nostr::Pubkey, nostr::EventId> pending_members_;
   std::set<nostr::Pubkey> eligible_authors_;
-  // False once load_from_store found no request to vanish stored and none was committed since:
-  // author_vanished then needs no store lookup (one per event otherwise). The store writer refuses
-  // a vanished author's older events itself; this check gives the clear refusal first.
-  bool vanish_requests_stored_ = true;
+  // False once load_from_store found no request to vanish stored and none was accepted or
+  // committed since: author_vanished then needs no lookup (one per event otherwise). The store
+  // writer refuses a vanished author's older events itself; this check gives the clear refusal.
+  bool vanish_requests_known_ = true;
   /// Cache of committed_maintainers, dropped per identifier when an announcement or a deletion by
   /// one of its authors commits.
   mutable std::map<std::string, MaintainerSet, std::less<>> maintainers_;

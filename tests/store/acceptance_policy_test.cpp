@@ -690,7 +690,14 @@ TEST_F(PolicyTest, RequestsToVanishAreHonouredWhetherLoadedAtStartupOrCommittedL
   store_.events.push_back(request);
   later.on_committed(request);
   EXPECT_EQ(later.evaluate(repo).rule, Rule::author_vanished);
+  // Accepted, not yet committed: pending counts too.
+  store_.events.clear();
+  AcceptancePolicy pending(make_config(), store_);
+  pending.load_from_store();
+  pending.on_accepted(std::make_shared<const Event>(request), {});
+  EXPECT_EQ(pending.evaluate(repo).rule, Rule::author_vanished);
   // Loaded with one stored.
+  store_.events.push_back(request);
   AcceptancePolicy at_startup(make_config(), store_);
   at_startup.load_from_store();
   EXPECT_EQ(at_startup.evaluate(repo).rule, Rule::author_vanished);
