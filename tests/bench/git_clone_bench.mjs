@@ -322,18 +322,24 @@ async function setup() {
 }
 
 // ---------- nginx + fcgiwrap + git http-backend ----------
+function executable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 /** `name` as an executable file on PATH or in the sbin directories (not on a user's PATH), or ''. */
 function findProgram(name) {
   const dirs = [...(process.env.PATH || '').split(':'), '/usr/sbin', '/usr/local/sbin', '/sbin'];
-  for (const dir of dirs.filter(Boolean)) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch { /* not there */ }
-  }
-  return '';
+  return dirs.filter(Boolean).map((dir) => join(dir, name)).find(executable) || '';
 }
-const programOption = (value, name) => (value === 'auto' ? findProgram(name) : value === '0' ? '' : value);
+/** --nginx / --fcgiwrap: auto (looked up), 0 (none) or a path; '' when there is no such program. */
+function programOption(value, name) {
+  if (value === 'auto') return findProgram(name);
+  return value !== '0' && executable(value) ? value : '';
+}
 
 /**
  * What ngit-relay ships (its src/nginx.conf, fcgiwrap under spawn-fcgi): one location passing the
