@@ -182,9 +182,9 @@ std::vector<std::string> Exchange::git_environment(bool with_protocol) const {
 }
 
 bool Exchange::spawn(std::vector<std::string> command, bool with_protocol) {
-  auto spawned =
-      spawn_child(stream_.get_executor(), git_argv(std::move(command)),
-                  git_environment(with_protocol), shared_->repositories.root().string(), 0);
+  auto spawned = spawn_child(stream_.get_executor(), git_argv(std::move(command)),
+                             git_environment(with_protocol), shared_->repositories.root().string(),
+                             0, 0, shared_->options.process_nice);
   if (!spawned) {
     log::error(log::components::git, "cannot start git: ", spawned.error().message);
     return false;

@@ -64,6 +64,9 @@ struct GitHttpOptions {
   std::size_t pushes_per_minute_per_ip = 60;
   /// How long a request waits in line for a git process before its 503; 0 = no line.
   std::chrono::seconds queue_wait{30};
+  /// Nice steps below the daemon's priority for the git processes serving clients (upload-pack,
+  /// receive-pack and what they start): the relay's threads come first on a busy CPU. 0 = same.
+  int process_nice = 10;
   /// NGIT_DOMAIN as text, for the repository page's URLs.
   std::string domain;
   /// The git executable; empty = looked up in PATH at construction.

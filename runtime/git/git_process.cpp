@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -34,18 +35,29 @@ void Child::kill_and_forget() {
   reaped = true;
 }
 
+namespace {
+
+/// Set right after the spawn, before git has read its request, so the pack-objects an upload-pack
+/// starts inherits it. Best effort: a process left at the daemon's priority still works.
+void lower_priority(pid_t pid, int nice_increment) {
+  errno = 0;
+  int own = ::getpriority(PRIO_PROCESS, 0);
+  if (own == -1 && errno != 0) own = 0;
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(pid), std::min(19, own + nice_increment));
+}
+
+}  // namespace
+
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
 }
 
-Result<std::unique_ptr<Child>, GitFailure> spawn_child(const net::any_io_executor& executor,
-                                                       const std::vector<std::string>& argv_text,
-                                                       const std::vector<std::string>& env_text,
-                                                       const std::string& cwd,
-                                                       std::uint64_t max_file_bytes,
-                                                       std::uint64_t max_memory_bytes) {
+Result<std::unique_ptr<Child>, GitFailure> spawn_child(
+    const net::any_io_executor& executor, const std::vector<std::string>& argv_text,
+    const std::vector<std::string>& env_text, const std::string& cwd, std::uint64_t max_file_bytes,
+    std::uint64_t max_memory_bytes, int nice_increment) {
   auto fail = [](const char* what) {
     return GitFailure{git_errc::process_not_started,
                       std::string(what) + ": " + std::strerror(errno)};
@@ -116,6 +128,7 @@ Result<std::unique_ptr<Child>, GitFailure> spawn_child(const net::any_io_executo
     };
     ::prlimit(pid, RLIMIT_AS, &limit, nullptr);
   }
+  if (nice_increment > 0) lower_priority(pid, nice_increment);
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   auto child = std::make_unique<Child>(executor);
   child->pid = pid;

@@ -47,14 +47,14 @@ struct Child {
 /// group, signal mask and SIGPIPE/SIGINT/SIGTERM reset to defaults. `max_file_bytes` > 0 limits the
 /// size of any file it writes (RLIMIT_FSIZE; beyond it the process dies of SIGXFSZ);
 /// `max_memory_bytes` > 0 limits its address space (RLIMIT_AS; beyond it allocations fail). Both
-/// are set right after the spawn and are inherited by what it starts. A
-/// git_errc::process_not_started failure saying which call failed when it cannot be started.
-Result<std::unique_ptr<Child>, GitFailure> spawn_child(const boost::asio::any_io_executor& executor,
-                                                       const std::vector<std::string>& argv,
-                                                       const std::vector<std::string>& env,
-                                                       const std::string& cwd,
-                                                       std::uint64_t max_file_bytes,
-                                                       std::uint64_t max_memory_bytes = 0);
+/// are set right after the spawn and are inherited by what it starts. `nice_increment` > 0 runs it
+/// that many nice steps below the daemon's own CPU priority (at most 19), also set right after the
+/// spawn and inherited. A git_errc::process_not_started failure saying which call failed when it
+/// cannot be started.
+Result<std::unique_ptr<Child>, GitFailure> spawn_child(
+    const boost::asio::any_io_executor& executor, const std::vector<std::string>& argv,
+    const std::vector<std::string>& env, const std::string& cwd, std::uint64_t max_file_bytes,
+    std::uint64_t max_memory_bytes = 0, int nice_increment = 0);
 
 /// Exit code of a wait status: the exit code, or 128 + the signal.
 int exit_code_of(int status);

@@ -1,44 +1,50 @@
-// Clone benchmark of graspd's git hosting against `git http-backend` behind a CGI wrapper
-// (tests/bench/git_cgi_server.mjs) on the same machine. Run through tests/bench/git_clone_bench.sh.
+// Clone benchmark of graspd's git hosting against nginx + fcgiwrap + `git http-backend` (what
+// ngit-relay ships) on the same machine. Run through tests/bench/git_clone_bench.sh.
 //
 //   node tests/bench/git_clone_bench.mjs --binary build/default/graspd [--mb 50] [--reps 5]
 //       [--clients 20] [--rounds 2] [--events 300] [--idle-reqs 200] [--probe-ms 50]
-//       [--git-max-processes 32] [--keep 0]
+//       [--git-max-processes 32] [--fcgiwrap-processes 32] [--nginx auto|0|PATH]
+//       [--fcgiwrap auto|PATH] [--keep 0]
 //
 // 1. Builds a deterministic repository: 50 commits editing a text file, every 5th adding
 //    incompressible 1 MiB blobs (AES-CTR of zeros under a fixed key) until --mb MiB; same
 //    commit ids on every run.
 // 2. Hosts it in graspd as a user would: announcement, state, push (purgatory on: both events are
 //    held until the push releases them), then --events issues (kind 1621) for the REQ probe. The
-//    pushed bare repository is copied under the CGI server's GIT_PROJECT_ROOT, so both servers
-//    serve the same files.
-// 3. One clone at a time, alternating the servers, --reps times: wall time, server CPU.
+//    pushed bare repository is copied under nginx's GIT_PROJECT_ROOT, so both servers serve the
+//    same files.
+// 3. Starts nginx (a minimal nginx.conf of its own in the work directory: 127.0.0.1, its own pid,
+//    log and temp paths) passing git's URLs to `git http-backend` through a fcgiwrap it starts on
+//    a unix socket (--fcgiwrap-processes preforked processes). Skipped, saying so, when nginx or
+//    fcgiwrap is not installed (or with --nginx 0): graspd is then measured alone.
+// 4. One clone at a time, alternating the servers, --reps times: wall time, server CPU.
 //    --clients concurrent `git clone --no-checkout`, --rounds times per server, alternated:
 //    total wall time, per-clone p50/max, server CPU, peak memory, and the latency of one REQ
 //    (the issues, every --probe-ms) on graspd's WebSocket while they run, against idle.
-// Server CPU = utime+stime+cutime+cstime of the server process from /proc/<pid>/stat: its own
-// work plus its reaped git children (upload-pack, pack-objects; http-backend for the wrapper),
-// read once no child is left.
+// Server CPU = utime+stime+cutime+cstime from /proc/<pid>/stat summed over the server's lasting
+// processes (graspd; nginx's master and workers and the fcgiwrap processes): their own work plus
+// their reaped children (upload-pack, pack-objects; http-backend under fcgiwrap), read once no
+// short-lived child is left.
 import { spawn, spawnSync } from 'node:child_process';
 import { createCipheriv, createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync,
+  writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { childrenCpuMs, cpuMs, parseOptions, percentile, procStat, requireInterop } from '../load/bench_common.mjs';
 
 const WebSocket = requireInterop('ws');
 const { finalizeEvent, getPublicKey } = requireInterop('nostr-tools/pure');
 const { npubEncode } = requireInterop('nostr-tools/nip19');
-const here = dirname(fileURLToPath(import.meta.url));
 
 const usage =
   'usage: git_clone_bench.mjs --binary GRASPD [--mb N] [--reps N] [--clients N] [--rounds N] ' +
-  '[--events N] [--idle-reqs N] [--probe-ms MS] [--git-max-processes N] [--keep 0|1]';
+  '[--events N] [--idle-reqs N] [--probe-ms MS] [--git-max-processes N] [--fcgiwrap-processes N] ' +
+  '[--nginx auto|0|PATH] [--fcgiwrap auto|PATH] [--keep 0|1]';
 const opt = parseOptions(
   { binary: '', mb: 50, reps: 5, clients: 20, rounds: 2, events: 300, 'idle-reqs': 200, 'probe-ms': 50,
-    'git-max-processes': 32, keep: 0 },
+    'git-max-processes': 32, 'fcgiwrap-processes': 32, nginx: 'auto', fcgiwrap: 'auto', keep: 0 },
   usage);
 if (!opt.binary) {
   console.error(usage);
@@ -48,7 +54,11 @@ if (!opt.binary) {
 const work = mkdtempSync(join(process.env.GRASPD_BENCH_TMP || tmpdir(), 'git-clone-bench-'));
 const children = [];
 function cleanup() {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const c of children) {
+    if (c.exitCode !== null) continue;
+    // nginx and fcgiwrap run in process groups of their own: the group takes their workers along.
+    try { process.kill(c.group ? -c.pid : c.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
   if (!opt.keep) rmSync(work, { recursive: true, force: true });
 }
 process.on('exit', cleanup);
@@ -110,9 +120,11 @@ function freePort() {
   });
 }
 
-/** Starts a server process and waits until `ready()` is true. */
-async function startProcess(name, command, args, env, ready) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+/** Starts a server process and waits until `ready()` is true; `group`: in a process group of its own. */
+async function startProcess(name, command, args, env, ready, group = false) {
+  const child = spawn(command, args,
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: group });
+  child.group = group;
   children.push(child);
   let stderr = '';
   child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-20000); });
@@ -144,23 +156,46 @@ function processTree() {
   }
   return tree;
 }
-/** Waits until `pid` has reaped every child, so cutime/cstime hold their CPU. */
-async function settle(pid) {
+/** `pid` and all its descendants. */
+function descendants(pid, tree = processTree()) {
+  return [pid, ...(tree.get(pid) || []).flatMap((child) => descendants(child, tree))];
+}
+// A server: the processes it was started as (`roots`) and, in `pids`, those and the ones that last
+// as long as they do (nginx's workers, fcgiwrap's preforked processes); anything else below them is
+// a short-lived git child.
+/** Waits until the server has reaped every short-lived child, so cutime/cstime hold their CPU. */
+async function settle(server) {
+  const lasting = new Set(server.pids);
   const until = Date.now() + 30000;
-  while (processTree().has(pid)) {
-    if (Date.now() > until) throw new Error(`children of ${pid} still running after 30 s`);
+  for (;;) {
+    const tree = processTree();
+    const extra = server.roots.flatMap((pid) => descendants(pid, tree)).filter((pid) => !lasting.has(pid));
+    if (extra.length === 0) return;
+    if (Date.now() > until) throw new Error(`children ${extra.join(' ')} of ${server.name} still running after 30 s`);
     await sleep(20);
   }
 }
-const serverCpu = (pid) => ({ self: cpuMs(pid), all: cpuMs(pid) + childrenCpuMs(pid) });
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+/**
+ * CPU of the server's lasting processes: `self` their own, `all` with their reaped children's and what
+ * the server's `childCpuMs()` adds (children whose parent ignores SIGCHLD leave no cutime behind).
+ */
+const serverCpu = (server) => {
+  const self = sum(server.pids.map(cpuMs));
+  return { self, all: self + sum(server.pids.map(childrenCpuMs)) + (server.childCpuMs?.() ?? 0) };
+};
 function rssBytes(pid) {
   try { return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096; } catch { return 0; }
 }
-/** Resident memory of `pid` and all its descendants. */
-function treeRssBytes(pid, tree = processTree()) {
-  return rssBytes(pid) + (tree.get(pid) || []).reduce((sum, child) => sum + treeRssBytes(child, tree), 0);
+/** Resident memory of the server's processes and all their children. */
+function treeRssBytes(server) {
+  const tree = processTree();
+  return sum(server.roots.flatMap((pid) => descendants(pid, tree)).map(rssBytes));
 }
 const vmHwmBytes = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+/** Resets the peak resident memory (VmHWM) of the server's lasting processes. */
+const resetHwm = (server) => server.pids.forEach((pid) => writeFileSync(`/proc/${pid}/clear_refs`, '5'));
+const serverHwmBytes = (server) => sum(server.pids.map(vmHwmBytes));
 
 // ---------- nostr ----------
 const ownerKey = createHash('sha256').update('graspd git clone bench owner').digest();
@@ -256,12 +291,13 @@ async function setup() {
     ['relays', `ws://127.0.0.1:${port}`]], 'clone benchmark', at)), 'purgatory');
   expectOk('state', await relay.publish(sign(30618, [['d', d], ['HEAD', 'ref: refs/heads/main'],
     ['refs/heads/main', head]], '', at + 1)), 'purgatory');
-  const before = serverCpu(graspd.pid);
+  const graspdServer = { name: 'graspd', roots: [graspd.pid], pids: [graspd.pid], url };
+  const before = serverCpu(graspdServer);
   t0 = now();
   git(['push', '-q', url, 'main'], join(work, 'src'));
   const pushMs = now() - t0;
-  await settle(graspd.pid);
-  const pushCpu = serverCpu(graspd.pid).all - before.all;
+  await settle(graspdServer);
+  const pushCpu = serverCpu(graspdServer).all - before.all;
   // The push releases both held events (they are then stored and served).
   const until = Date.now() + 10000;
   while ((await relay.req({ kinds: [30617, 30618], authors: [owner] })).events !== 2) {
@@ -278,47 +314,172 @@ async function setup() {
 
   const repo = join(work, 'git', npub, `${d}.git`);
   const layout = git(['count-objects', '-v'], repo).split('\n').filter((l) => /^(count|in-pack|packs|size-pack)/.test(l));
-  const cgiRoot = join(work, 'cgi');
-  mkdirSync(join(cgiRoot, npub), { recursive: true });
-  const copied = spawnSync('cp', ['-a', repo, join(cgiRoot, npub)]);
-  if (copied.status !== 0) throw new Error(`cp: ${copied.stderr}`);
-  const cgiPort = await freePort();
-  const cgiBase = `http://127.0.0.1:${cgiPort}`;
-  const cgi = await startProcess('git_cgi_server', process.execPath,
-    [join(here, 'git_cgi_server.mjs'), '--root', cgiRoot, '--port', String(cgiPort)], {},
-    answers(`${cgiBase}/`));
   log(`pushed in ${(pushMs / 1000).toFixed(2)} s (graspd CPU ${pushCpu} ms); repository: ${layout.join(', ')}`);
-  return {
-    head, relay, pushMs, pushCpu, layout,
-    servers: [
-      { name: 'graspd', pid: graspd.pid, url },
-      { name: 'http-backend', pid: cgi.pid, url: `${cgiBase}/${npub}/${d}.git` },
-    ],
-  };
+  const servers = [graspdServer];
+  const nginx = await startNginx(repo, `/${npub}/${d}.git`);
+  if (nginx) servers.push(nginx);
+  return { head, relay, pushMs, pushCpu, layout, servers };
+}
+
+// ---------- nginx + fcgiwrap + git http-backend ----------
+function executable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+/** `name` as an executable file on PATH or in the sbin directories (not on a user's PATH), or ''. */
+function findProgram(name) {
+  const dirs = [...(process.env.PATH || '').split(':'), '/usr/sbin', '/usr/local/sbin', '/sbin'];
+  return dirs.filter(Boolean).map((dir) => join(dir, name)).find(executable) || '';
+}
+/** --nginx / --fcgiwrap: auto (looked up), 0 (none) or a path; '' when there is no such program. */
+function programOption(value, name) {
+  if (value === 'auto') return findProgram(name);
+  return value !== '0' && executable(value) ? value : '';
+}
+
+/**
+ * What ngit-relay ships (its src/nginx.conf, fcgiwrap under spawn-fcgi): one location passing the
+ * repository's URLs to `git http-backend` through fcgiwrap, every repository under GIT_PROJECT_ROOT
+ * exported. Request bodies go to fcgiwrap as they arrive (fastcgi_request_buffering off); answers are
+ * buffered by nginx as ngit-relay leaves them (its temp files in the work directory). `backend` is the
+ * CPU-recording wrapper of git http-backend (cgiWrapper).
+ */
+function nginxConf(dir, port, socket, projectRoot, backend) {
+  const user = process.getuid?.() === 0 ? 'user root root;\n' : ''; // workers that can read the root-owned files
+  return `${user}worker_processes auto;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 0;
+    location ~ ^/npub1([a-z0-9]+)/([^/]+\\.git)(/.*)?$ {
+      fastcgi_pass unix:${socket};
+      fastcgi_request_buffering off;
+      fastcgi_param REQUEST_METHOD $request_method;
+      fastcgi_param QUERY_STRING $query_string;
+      fastcgi_param CONTENT_TYPE $content_type;
+      fastcgi_param CONTENT_LENGTH $content_length;
+      fastcgi_param SERVER_PROTOCOL $server_protocol;
+      fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+      fastcgi_param REMOTE_ADDR $remote_addr;
+      fastcgi_param SCRIPT_FILENAME ${backend};
+      fastcgi_param PATH_INFO /npub1$1/$2$3;
+      fastcgi_param GIT_PROJECT_ROOT ${projectRoot};
+      fastcgi_param GIT_HTTP_EXPORT_ALL "";
+      fastcgi_param HOME ${gitEnv.HOME};
+      fastcgi_param GIT_CONFIG_NOSYSTEM 1;
+    }
+  }
+}
+`;
+}
+
+/**
+ * fcgiwrap ignores SIGCHLD, so the CPU of the `git http-backend` it runs (and of that one's upload-pack
+ * and pack-objects, which it waits for) is in nobody's cutime. The CGI program nginx names is therefore
+ * a shell that runs git http-backend and then appends its children's CPU (`times`, second line) to a
+ * file of its own pid; the shell's own CPU (~1 ms a request) is not counted.
+ */
+function cgiWrapper(dir, backend) {
+  const cpuDir = join(dir, 'cgi-cpu');
+  mkdirSync(cpuDir, { recursive: true });
+  const wrapper = join(dir, 'git-http-backend.sh');
+  writeFileSync(wrapper, `#!/bin/sh\n'${backend}'\nstatus=$?\ntimes >> '${cpuDir}'/$$\nexit $status\n`, { mode: 0o755 });
+  const seconds = (token) => { const [, m, sec] = /(\d+)m([\d.]+)s/.exec(token); return Number(m) * 60 + Number(sec); };
+  /** The children's user + system time over every request so far, in ms. */
+  const cpu = () => sum(readdirSync(cpuDir).flatMap((name) => readFileSync(join(cpuDir, name), 'utf8')
+    .trim().split('\n').filter((line, i) => i % 2 === 1) // `times`: the shell's line, then its children's
+    .map((line) => line.trim().split(/\s+/).map(seconds).reduce((a, b) => a + b, 0) * 1000)));
+  return { wrapper, cpu };
+}
+
+/**
+ * nginx's workers and fcgiwrap's preforked processes: the children of `roots`, once none of them has a
+ * child (a CGI request) left.
+ */
+async function lastingBelow(roots) {
+  const until = Date.now() + 10000;
+  for (;;) {
+    const tree = processTree();
+    const direct = roots.flatMap((pid) => tree.get(pid) || []);
+    if (!direct.some((pid) => tree.has(pid))) return [...roots, ...direct];
+    if (Date.now() > until) throw new Error('nginx or fcgiwrap still has a git child after 10 s');
+    await sleep(20);
+  }
+}
+
+/** nginx + fcgiwrap serving a copy of `repo` at `path`; null, saying why, when either is missing. */
+async function startNginx(repo, path) {
+  const nginx = programOption(opt.nginx, 'nginx');
+  const fcgiwrap = programOption(opt.fcgiwrap, 'fcgiwrap');
+  if (!nginx || !fcgiwrap) {
+    log(`${opt.nginx === '0' ? '--nginx 0' : `${nginx ? 'fcgiwrap' : 'nginx'} not found`}: the comparison ` +
+      'against nginx + fcgiwrap + git http-backend is skipped; graspd alone is measured');
+    return null;
+  }
+  const dir = join(work, 'nginx');
+  const backend = cgiWrapper(dir, join(git(['--exec-path']), 'git-http-backend'));
+  const projectRoot = join(dir, 'repos');
+  const target = join(projectRoot, ...path.split('/').slice(1, -1));
+  mkdirSync(target, { recursive: true });
+  const copied = spawnSync('cp', ['-a', repo, target]);
+  if (copied.status !== 0) throw new Error(`cp: ${copied.stderr}`);
+  const socket = join(dir, 'fcgiwrap.sock');
+  const fcgi = await startProcess('fcgiwrap', fcgiwrap,
+    ['-c', String(opt['fcgiwrap-processes']), '-s', `unix:${socket}`], {}, async () => existsSync(socket), true);
+  const port = await freePort();
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(conf, nginxConf(dir, port, socket, projectRoot, backend.wrapper));
+  const url = `http://127.0.0.1:${port}${path}`;
+  const server = await startProcess('nginx', nginx, ['-p', dir, '-c', conf, '-e', join(dir, 'error.log'),
+    '-g', 'daemon off; master_process on;'], {}, async () => {
+    const r = await fetch(`${url}/info/refs?service=git-upload-pack`);
+    return r.status === 200; // nginx up, fcgiwrap and git http-backend answering
+  }, true);
+  const roots = [server.pid, fcgi.pid];
+  const pids = await lastingBelow(roots);
+  log(`nginx (${nginx}) and fcgiwrap (${fcgiwrap}, ${opt['fcgiwrap-processes']} processes) on ${url}: ` +
+    `${pids.length} lasting processes`);
+  return { name: 'nginx+fcgiwrap', roots, pids, url, childCpuMs: backend.cpu };
 }
 
 // ---------- measurements ----------
 let cloneN = 0;
 async function cloneOnce(server, head) {
   const dest = join(work, `clone-${++cloneN}`);
-  await settle(server.pid);
-  const c0 = serverCpu(server.pid);
+  await settle(server);
+  const c0 = serverCpu(server);
   const r = await gitAsync(['clone', '-q', server.url, dest]);
-  await settle(server.pid);
-  const c1 = serverCpu(server.pid);
+  await settle(server);
+  const c1 = serverCpu(server);
   if (r.code !== 0) throw new Error(`clone from ${server.name} failed: ${r.stderr}`);
   if (git(['rev-parse', 'HEAD'], dest) !== head) throw new Error(`clone from ${server.name}: wrong HEAD`);
   rmSync(dest, { recursive: true, force: true });
   return { ms: r.ms, cpu: c1.all - c0.all, self: c1.self - c0.self };
 }
 
+const latencySummary = (sorted) => ({ n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90),
+  p99: percentile(sorted, 99), all: sorted });
+
 async function concurrentRound(server, graspdPid, relay) {
-  await settle(server.pid);
-  writeFileSync(`/proc/${server.pid}/clear_refs`, '5'); // resets VmHWM
-  const c0 = serverCpu(server.pid);
+  await settle(server);
+  resetHwm(server);
+  const c0 = serverCpu(server);
   const g0 = cpuMs(graspdPid);
   let treePeak = 0;
-  const sampler = setInterval(() => { treePeak = Math.max(treePeak, treeRssBytes(server.pid)); }, 100);
+  const sampler = setInterval(() => { treePeak = Math.max(treePeak, treeRssBytes(server)); }, 100);
   const req = probe(relay, opt['probe-ms']);
   const t0 = now();
   const dests = Array.from({ length: opt.clients }, () => join(work, `clone-${++cloneN}`));
@@ -326,16 +487,15 @@ async function concurrentRound(server, graspdPid, relay) {
   const totalMs = now() - t0;
   const latencies = await req.stop();
   clearInterval(sampler);
-  await settle(server.pid);
-  const c1 = serverCpu(server.pid);
+  await settle(server);
+  const c1 = serverCpu(server);
   for (const dest of dests) rmSync(dest, { recursive: true, force: true });
   const failed = results.filter((r) => r.code !== 0);
   const walls = results.map((r) => r.ms).sort((a, b) => a - b);
   return {
     totalMs, p50: percentile(walls, 50), max: walls[walls.length - 1], failed: failed.length,
     failure: (failed[0]?.stderr || '').split('\n').join(' / '), cpu: c1.all - c0.all,
-    graspdSelf: cpuMs(graspdPid) - g0, hwm: vmHwmBytes(server.pid), treePeak,
-    req: { n: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) },
+    graspdSelf: cpuMs(graspdPid) - g0, hwm: serverHwmBytes(server), treePeak, req: latencySummary(latencies),
   };
 }
 
@@ -343,6 +503,7 @@ const median = (xs) => percentile([...xs].sort((a, b) => a - b), 50);
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (b) => `${(b / 1048576).toFixed(0)} MiB`;
 const ms2 = (x) => `${x.toFixed(2)} ms`;
+const reqText = (r) => `${ms2(r.p50)} / ${ms2(r.p90)} / ${ms2(r.p99)} (n=${r.n})`;
 
 async function main() {
   const setupResult = await setup();
@@ -352,9 +513,8 @@ async function main() {
     push: { ms: setupResult.pushMs, cpu: setupResult.pushCpu }, layout: setupResult.layout };
 
   const idle = probe(relay, opt['probe-ms'], opt['idle-reqs']);
-  const idleLat = await idle.done;
-  report.idleReq = { n: idleLat.length, p50: percentile(idleLat, 50), p99: percentile(idleLat, 99) };
-  log(`idle REQ (${opt.events} events): p50 ${ms2(report.idleReq.p50)}, p99 ${ms2(report.idleReq.p99)}`);
+  report.idleReq = latencySummary(await idle.done);
+  log(`idle REQ (${opt.events} events): p50 / p90 / p99 ${reqText(report.idleReq)}`);
 
   const single = Object.fromEntries(servers.map((sv) => [sv.name, []]));
   for (let rep = 0; rep < opt.reps; rep++) {
@@ -367,12 +527,13 @@ async function main() {
   const concurrent = Object.fromEntries(servers.map((sv) => [sv.name, []]));
   for (let round = 0; round < opt.rounds; round++) {
     for (const sv of round % 2 ? [...servers].reverse() : servers) {
-      const r = await concurrentRound(sv, graspd.pid, relay);
+      const load = loadavg();
+      const r = await concurrentRound(sv, graspd.pids[0], relay);
       concurrent[sv.name].push(r);
       log(`${opt.clients} clones ${round + 1} ${sv.name}: total ${s(r.totalMs)}, p50 ${s(r.p50)}, max ${s(r.max)}, ` +
         `failed ${r.failed}${r.failed ? ` (${r.failure})` : ''}, server CPU ${r.cpu} ms, ` +
-        `HWM ${mib(r.hwm)}, tree peak ${mib(r.treePeak)}, REQ p50 ${ms2(r.req.p50)} p99 ${ms2(r.req.p99)} ` +
-        `(n=${r.req.n}); load ${loadavg()}`);
+        `HWM ${mib(r.hwm)}, tree peak ${mib(r.treePeak)}, REQ p50 / p90 / p99 ${reqText(r.req)}; ` +
+        `load ${load} -> ${loadavg()}`);
     }
   }
   relay.close();
@@ -380,8 +541,9 @@ async function main() {
 
   console.log(`\n${report.git}; ${opt.mb} MiB of blobs, HEAD ${head}; pushed to graspd in ${s(report.push.ms)} ` +
     `(graspd CPU with its git: ${report.push.cpu} ms); graspd repository after the push: ${report.layout.join(', ')}`);
-  console.log(`load average at start ${report.loadStart}, at end ${report.loadEnd}\n`);
-  console.log(`| one clone, ${opt.reps} runs alternated | wall (median) | wall (runs) | server CPU (median) | of which the server process |`);
+  console.log(`load average at start ${report.loadStart}, at end ${report.loadEnd}`);
+  if (servers.length === 1) console.log('nginx + fcgiwrap not measured (not installed, or --nginx 0)');
+  console.log(`\n| one clone, ${opt.reps} runs alternated | wall (median) | wall (runs) | server CPU (median) | of which the server processes |`);
   console.log('|---|---|---|---|---|');
   for (const sv of servers) {
     const rs = single[sv.name];
@@ -390,14 +552,24 @@ async function main() {
   }
   console.log(`\n| ${opt.clients} concurrent clones (--no-checkout), ${opt.rounds} rounds alternated | total wall | ` +
     'per-clone p50 | per-clone max | failed | server CPU | server peak RSS (own) | peak RSS with git children | ' +
-    `REQ p50 / p99 (idle: ${ms2(report.idleReq.p50)} / ${ms2(report.idleReq.p99)}) |`);
+    'REQ p50 / p90 / p99 on graspd during the round |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const sv of servers) {
     for (const r of concurrent[sv.name]) {
       console.log(`| ${sv.name} | ${s(r.totalMs)} | ${s(r.p50)} | ${s(r.max)} | ${r.failed} | ${r.cpu} ms | ` +
-        `${mib(r.hwm)} | ${mib(r.treePeak)} | ${ms2(r.req.p50)} / ${ms2(r.req.p99)} (n=${r.req.n}; graspd CPU ` +
-        `${r.graspdSelf} ms) |`);
+        `${mib(r.hwm)} | ${mib(r.treePeak)} | ${reqText(r.req)}; graspd CPU ${r.graspdSelf} ms |`);
     }
+  }
+  // Medians over the rounds; the REQ percentiles over every probe of the server's rounds together.
+  console.log(`\n| medians over the rounds | total wall | server CPU | server peak RSS (own) | peak RSS with git children | ` +
+    'REQ p50 / p90 / p99, all rounds |');
+  console.log('|---|---|---|---|---|---|');
+  console.log(`| idle (no clones) | | | | | ${reqText(report.idleReq)} |`);
+  for (const sv of servers) {
+    const rs = concurrent[sv.name];
+    const pooled = latencySummary(rs.flatMap((r) => r.req.all).sort((a, b) => a - b));
+    console.log(`| during ${sv.name}'s clones | ${s(median(rs.map((r) => r.totalMs)))} | ${median(rs.map((r) => r.cpu))} ms | ` +
+      `${mib(median(rs.map((r) => r.hwm)))} | ${mib(median(rs.map((r) => r.treePeak)))} | ${reqText(pooled)} |`);
   }
   const failures = Object.values(concurrent).flat().reduce((n, r) => n + r.failed, 0);
   return failures === 0 ? 0 : 1;

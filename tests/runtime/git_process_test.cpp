@@ -8,9 +8,12 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -265,6 +268,26 @@ TEST_F(GitProcessTest, KillAndForgetEndsTheChildAndSoDoesItsDestructor) {
   pid = child->pid;
   ASSERT_TRUE(io_.run_on([&] { child.reset(); }));
   EXPECT_TRUE(test::wait_until([&] { return test::process_ended(pid); }));
+}
+
+TEST_F(GitProcessTest, ANiceIncrementLowersTheChildAndWhatItStarts) {
+  // The child reads a line first, as git reads its request, then starts a process of its own.
+  auto started = dir_.path() / "started";
+  auto program = script("child", "read go; sleep 300 & echo $! > '" + started.string() + "'; wait");
+  int expected = 0;
+  Result<std::unique_ptr<Child>, GitFailure> spawned = GitFailure{};
+  ASSERT_TRUE(io_.run_on([&] {
+    expected = std::min(19, ::getpriority(PRIO_PROCESS, 0) + 7);
+    spawned = spawn_child(io_.executor(), {program}, plain_env, "/", 0, 0, 7);
+  }));
+  ASSERT_TRUE(spawned) << spawned.error().message;
+  auto child = std::move(*spawned);
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(child->pid)), expected);
+
+  ASSERT_EQ(::write(child->in.native_handle(), "go\n", 3), 3);
+  ASSERT_TRUE(test::wait_until([&] { return pid_in(started) > 0; }));
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(pid_in(started))), expected);
+  ASSERT_TRUE(io_.run_on([&] { child.reset(); }));
 }
 
 TEST(GitProcessExitCode, ExitCodesAndSignalsOfAWaitStatus) {
