@@ -220,7 +220,8 @@ void DeflateCache::queue(const std::shared_ptr<const std::string>& body) {
   queued_bytes_ += body->size();
   queued_.push_back(body);
   if (!worker_.joinable()) worker_ = std::thread([this] { compress_queued(); });
-  wake_.notify_one();
+  // The thread waits only on an empty queue: one wake-up per burst, not one per event.
+  if (queued_.size() == 1) wake_.notify_one();
 }
 
 void DeflateCache::compress_queued() {

@@ -83,9 +83,9 @@ class DeflateCache {
 
  private:
   struct Entry {
-    std::size_t hash;
-    std::shared_ptr<const std::string> body;  // compared on a hit: a hash is no proof
-    std::shared_ptr<const std::string> deflated;
+    std::size_t hash = 0;
+    std::shared_ptr<const std::string> body{};  // compared on a hit: a hash is no proof
+    std::shared_ptr<const std::string> deflated{};
   };
   using List = std::list<Entry>;
 
