@@ -122,10 +122,16 @@ struct SessionState {
     std::size_t next = 0;  // the first reference not loaded yet
     std::vector<nostr::EventId> delivered;
     Clock::time_point started;
+    std::string event_head;  // `["EVENT","<subid>",`, built once for all its events
   };
   std::deque<Answer> answers;
   std::size_t chunk_bytes = 0;
   bool awaiting_drain = false;
+  /// Bytes of stored events handed to the outbox since its last flush. Past kAnswerWriteBytes the
+  /// outbox is flushed, so the transport writes the first events while the next ones are loaded
+  /// (a 500-event answer reached the transport whole, at its end).
+  std::size_t answer_unflushed = 0;
+  static constexpr std::size_t kAnswerWriteBytes = 64 * 1024;
   /// NIP-42: the challenge sent (if any) and the keys this connection proved.
   ConnectionKeys keys{nostr::make_challenge};
 
@@ -389,7 +395,7 @@ struct SessionState {
   /// nothing is queued before it) and queues what is left behind the answers still being sent.
   void run_stored_query(const std::string& subid, std::uint64_t gen, const nostr::Filters& filters,
                         Clock::time_point started) {
-    Answer answer{subid, gen, {}, 0, {}, started};
+    Answer answer{subid, gen, {}, 0, {}, started, nostr::relay_event_head(subid)};
     const bool send_now = answers.empty() && !awaiting_drain;
     std::size_t budget = chunk_bytes;
     try {
@@ -441,9 +447,13 @@ struct SessionState {
       answer.delivered.push_back(ref.id);
       // In pieces, as the fan-out sends it: a compressing connection reuses the event's
       // compressed JSON (runtime/net/ws_deflate.hpp).
-      outbox.send(
-          nostr::relay_event_frame(answer.subid, std::make_shared<const std::string>(json)));
+      outbox.send(Frame(answer.event_head, std::make_shared<const std::string>(json), "]"));
       budget -= std::min(budget, json.size());
+      answer_unflushed += json.size();
+      if (answer_unflushed >= kAnswerWriteBytes) {
+        answer_unflushed = 0;
+        outbox.flush();
+      }
       return budget > 0;
     };
   }
@@ -460,6 +470,7 @@ struct SessionState {
 
   void wait_for_drain() {
     awaiting_drain = true;
+    answer_unflushed = 0;
     outbox.flush();
     sink->when_drained(chunk_bytes, [session = caf::actor_cast<client_session_actor>(self)] {
       caf::anon_send(session, atom::ws_drained::value);
@@ -477,6 +488,7 @@ struct SessionState {
       m->req_latency(std::chrono::duration<double>(ctx->now() - answer.started).count());
     send(nostr::relay_eose(answer.subid));
     // EOSE must be on its way before the fan-out may send live events to the sink directly.
+    answer_unflushed = 0;
     outbox.flush();
     self->send(ctx->fanout, FanoutLive{connection_id, answer.subid, std::move(answer.delivered),
                                        answer.query.horizon});

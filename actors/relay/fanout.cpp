@@ -51,6 +51,8 @@ void FanoutState::go_live(const FanoutLive& msg) {
   auto& sub = subscriptions[it->second];
   sub.live = true;
   sub.horizon = msg.horizon;
+  // Nothing arrived while the stored query ran (the usual case): no need to sort what it sent.
+  if (sub.pending.empty()) return;
   auto delivered = msg.delivered;
   std::sort(delivered.begin(), delivered.end());
   for (const auto& pending : sub.pending) {

@@ -13,13 +13,18 @@
 
 namespace graspd::nostr {
 
-/// The same text as relay_event(subscription_id, *event_json), in three pieces.
-inline Frame relay_event_frame(std::string_view subscription_id,
-                               std::shared_ptr<const std::string> event_json) {
+/// The head `["EVENT","<subid>",` of the subscription's EVENT frames.
+inline std::string relay_event_head(std::string_view subscription_id) {
   // relay_event escapes the subscription id; with no JSON it ends in `,]`.
   std::string head = relay_event(subscription_id, {});
   head.pop_back();
-  return Frame(std::move(head), std::move(event_json), "]");
+  return head;
+}
+
+/// The same text as relay_event(subscription_id, *event_json), in three pieces.
+inline Frame relay_event_frame(std::string_view subscription_id,
+                               std::shared_ptr<const std::string> event_json) {
+  return Frame(relay_event_head(subscription_id), std::move(event_json), "]");
 }
 
 }  // namespace graspd::nostr

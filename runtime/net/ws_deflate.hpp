@@ -12,16 +12,24 @@
 //   again, or one event delivered to many subscriptions, compresses each event once.
 // - Messages shorter than kMinCompressBytes (OK, EOSE, CLOSED) leave uncompressed (RSV1 clear,
 //   RFC 7692 §6): deflate's block overhead would eat the saving.
+// - An event whose compressed JSON is not cached yet leaves uncompressed too, and the cache's own
+//   thread compresses it for the next time. zlib spends ~15-20 µs on every small independent
+//   message whatever its settings (a Huffman block built and sent per message), so compressing a
+//   REQ answer of 500 new events in line cost ~10 ms of the I/O thread's CPU before the client
+//   saw its first byte; now the first answer costs what an uncompressed one costs.
 // No Beast here (docs/toolchain.md §9).
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "messages/frame.hpp"
@@ -46,23 +54,56 @@ void deflate_independent(std::string_view text, int window_bits, std::string& ou
 
 /// Compressed event bodies, shared by every connection; thread-safe, least recently used first
 /// out once `max_bytes` (bodies held + compressed bytes) would be exceeded. 0 = no cache.
+///
+/// A miss seen on the way out (`cached_or_queue`) is compressed later by the cache's own thread,
+/// started on the first such miss. What waits for it is bounded: bodies queued hold at most
+/// `max_pending_bytes()` (a sixteenth of `max_bytes`, so 2 MiB by default); a miss past that is not
+/// queued, and the next answer that needs the body queues it again.
 class DeflateCache {
  public:
   explicit DeflateCache(std::size_t max_bytes) : max_bytes_(max_bytes) {}
-  /// The body deflated at window 15, from the cache when the same text was compressed before.
+  ~DeflateCache();
+  DeflateCache(const DeflateCache&) = delete;
+  DeflateCache& operator=(const DeflateCache&) = delete;
+
+  /// The body deflated at window 15, from the cache when the same text was compressed before,
+  /// otherwise compressed now (and kept).
   std::shared_ptr<const std::string> compressed(const std::shared_ptr<const std::string>& body);
+  /// The body deflated at window 15 when the cache holds it; otherwise null, and the body is
+  /// queued for the cache's thread. A body the cache can never hold (no cache, or larger than a
+  /// quarter of it) is compressed now, as `compressed` does.
+  std::shared_ptr<const std::string> cached_or_queue(
+      const std::shared_ptr<const std::string>& body);
+
   std::size_t bytes() const;
   std::uint64_t hits() const;
+  /// Bytes of the bodies queued for the cache's thread and not in the cache yet.
+  std::size_t pending() const;
+  std::size_t max_pending_bytes() const { return max_bytes_ / 16; }
 
  private:
   struct Entry {
-    std::size_t hash;
-    std::shared_ptr<const std::string> body;  // compared on a hit: a hash is no proof
-    std::shared_ptr<const std::string> deflated;
+    std::size_t hash = 0;
+    std::shared_ptr<const std::string> body{};  // compared on a hit: a hash is no proof
+    std::shared_ptr<const std::string> deflated{};
   };
   using List = std::list<Entry>;
 
-  static std::size_t cost(const Entry& e) { return e.body->size() + e.deflated->size() + 128; }
+  static std::size_t cost(std::size_t body_bytes, std::size_t deflated_bytes) {
+    return body_bytes + deflated_bytes + 128;
+  }
+  static std::size_t cost(const Entry& e) { return cost(e.body->size(), e.deflated->size()); }
+  /// Whether a body of this size may be kept (one entry is at most a quarter of the cache).
+  bool holds(std::size_t body_bytes) const {
+    return max_bytes_ != 0 && cost(body_bytes, body_bytes / 2) <= max_bytes_ / 4;
+  }
+
+  // Both with mutex_ held.
+  std::shared_ptr<const std::string> find(std::size_t hash, const std::string& body);
+  void insert(Entry entry);
+
+  void queue(const std::shared_ptr<const std::string>& body);
+  void compress_queued();
 
   std::size_t max_bytes_;
   mutable std::mutex mutex_;
@@ -70,6 +111,12 @@ class DeflateCache {
   std::unordered_multimap<std::size_t, List::iterator> index_;
   std::size_t bytes_ = 0;
   std::uint64_t hits_ = 0;
+  // The cache's thread and what waits for it (under mutex_).
+  std::deque<std::shared_ptr<const std::string>> queued_;
+  std::size_t queued_bytes_ = 0;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread worker_;
 };
 
 /// Builds the complete WebSocket frames (header and payload) of one connection's outbound text
@@ -80,11 +127,12 @@ class MessageDeflater {
   MessageDeflater(DeflateParams params, std::shared_ptr<DeflateCache> cache)
       : params_(params), cache_(std::move(cache)) {}
 
-  /// Appends the frame carrying `frame` to `out`.
+  /// Appends the frame carrying `frame` to `out`: compressed, unless it is short, or an event
+  /// whose compressed JSON the cache does not hold yet (then the cache compresses it for later).
   void encode(const Frame& frame, std::string& out) const;
 
  private:
-  void encode_deflated(const Frame& frame, std::string& payload) const;
+  bool cacheable(const Frame& frame) const;
 
   DeflateParams params_;
   std::shared_ptr<DeflateCache> cache_;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/wait_until.hpp"
+
 namespace graspd::runtime {
 namespace {
 
@@ -135,8 +137,60 @@ TEST(WsDeflate, EventFramesSmallFramesAndWholeFramesArriveIntactForEveryClient) 
   frames.emplace_back(std::make_shared<const std::string>(std::string(200000, 'n') + "end"));
   frames.emplace_back("[\"EVENT\",\"big\",", event_json(1, 70000), "]");
   frames.emplace_back("head only ", event_json(2, 200), "");
+  expect_round_trip({true, 15}, cache, frames);  // bodies not cached yet leave uncompressed
+  ASSERT_TRUE(test::wait_until([&] { return cache->pending() == 0; }));
   expect_round_trip({true, 15}, cache, frames);
   EXPECT_GT(cache->hits(), 0u);
+}
+
+TEST(WsDeflate, AnEventLeavesUncompressedUntilCachedThenItsCachedFrameInflatesToTheSameText) {
+  auto cache = std::make_shared<DeflateCache>(1 << 20);
+  MessageDeflater deflater({true, 15}, cache);
+  const Frame frame("[\"EVENT\",\"sub\",", event_json(3, 600), "]");
+  std::string first;
+  deflater.encode(frame, first);
+  auto cold = split_frames(first);
+  ASSERT_EQ(cold.size(), 1u);
+  EXPECT_FALSE(cold[0].compressed) << "not compressed on the way out";
+  EXPECT_EQ(cold[0].payload, frame.text());
+  ASSERT_TRUE(test::wait_until([&] { return cache->pending() == 0 && cache->bytes() > 0; }));
+  std::string second;
+  deflater.encode(frame, second);
+  auto warm = split_frames(second);
+  ASSERT_EQ(warm.size(), 1u);
+  EXPECT_TRUE(warm[0].compressed) << "compressed by the cache's thread meanwhile";
+  EXPECT_LT(warm[0].payload.size(), frame.size());
+  for (bool takeover : {true, false})
+    EXPECT_EQ(ClientInflater(15, takeover).read(warm[0]), frame.text());
+  EXPECT_EQ(cache->hits(), 1u);
+}
+
+TEST(WsDeflate, WithoutACacheEveryEventIsCompressedOnTheWayOut) {
+  auto none = std::make_shared<DeflateCache>(0);
+  std::string wire;
+  MessageDeflater({true, 15}, none)
+      .encode(Frame("[\"EVENT\",\"s\",", event_json(4, 600), "]"), wire);
+  auto frames = split_frames(wire);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(frames[0].compressed);
+  EXPECT_EQ(ClientInflater(15, false).read(frames[0]),
+            "[\"EVENT\",\"s\"," + *event_json(4, 600) + "]");
+  EXPECT_EQ(none->pending(), 0u);
+}
+
+TEST(WsDeflate, WhatWaitsForTheCachesThreadStaysWithinItsBound) {
+  DeflateCache cache(256 * 1024);  // 16 KiB may wait
+  std::vector<std::shared_ptr<const std::string>> bodies;
+  for (int i = 0; i < 300; ++i) {
+    bodies.push_back(event_json(i, 2000 + static_cast<std::size_t>(i)));
+    EXPECT_EQ(cache.cached_or_queue(bodies.back()), nullptr);
+    EXPECT_LE(cache.pending(), cache.max_pending_bytes());
+  }
+  ASSERT_TRUE(test::wait_until([&] { return cache.pending() == 0; }));
+  std::size_t cached = 0;
+  for (const auto& body : bodies) cached += cache.cached_or_queue(body) != nullptr ? 1 : 0;
+  EXPECT_GT(cached, 0u);
+  EXPECT_LE(cache.bytes(), 256u * 1024);
 }
 
 TEST(WsDeflate, ASmallNegotiatedWindowIsRespected) {
