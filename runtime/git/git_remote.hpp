@@ -1,11 +1,11 @@
-// One rule for every git command graspd points at a clone URL from an event (docs/git-hosting-
-// design.md, "Fetcher" and "Ref advertisement probes"). The URL has passed the plain-URL rule
-// (judge_clone_url, runtime/git/engine/git_fetch_schedule.hpp); here its host is resolved
-// asynchronously, the first address it may be connected to is chosen (a public one, unless private
-// addresses are allowed or the host is a trusted cluster peer) and pinned, and git runs with the
-// options that keep it to that address over plain http(s): no other protocol, no redirects, no
-// credentials, a low-speed abort. Used by the fetcher (git_fetcher.*) and the ref probe
-// (git_ref_probe.*). Include only in runtime/git_* (Asio).
+// One rule for every git command graspd points at a clone URL from an event
+// (docs/git-hosting-design.md, "Fetcher" and "Ref advertisement probes"). The URL has passed the
+// plain-URL rule (judge_clone_url, runtime/git/engine/git_fetch_schedule.hpp); here its host is
+// resolved asynchronously, the first address it may be connected to is chosen (a public one, unless
+// private addresses are allowed or the host is a trusted cluster peer) and pinned, and git runs
+// with the options that keep it to that address over plain http(s): no other protocol, no
+// redirects, no credentials, a low-speed abort. Used by the fetcher (git_fetcher.*) and the ref
+// probe (git_ref_probe.*). Include only in runtime/git_* (Asio).
 #pragma once
 #include <utility>  // before Asio, see docs/toolchain.md §1
 
