@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "messages/nostr/nip19.hpp"
+#include "tests/integration/interop_support.hpp"
 #include "tests/integration/relay_test_helpers.hpp"
 #include "tests/support/graspd_process.hpp"
 #include "tests/support/nostr_builders.hpp"
@@ -36,11 +37,6 @@ constexpr int kWarmUpEvents = 50;     // first use of every path: lazily built s
 constexpr int kMeasuredEvents = 300;  // the figure is the mean over these
 constexpr int kPipelineWindow = 50;   // events in flight, as a real client pipelines them
 constexpr double kTolerance = 1.10;
-
-fs::path source_dir() {
-  const char* source = std::getenv("GRASPD_SOURCE_DIR");
-  return source ? fs::path(source) : fs::path(".");
-}
 
 std::optional<std::string> tool_path(const std::string& name) {
   for (const char* dir : {"/usr/bin", "/usr/local/bin"}) {
@@ -165,7 +161,8 @@ TEST(IngestGuard, InstructionsPerAcceptedEventStayWithinTenPercentOfTheCommitted
             << " instructions per accepted event (" << GRASPD_BUILD_SIGNATURE << ")\n";
   EXPECT_EQ(graspd.stop(std::chrono::seconds(60)), 0) << graspd.stderr_text();
 
-  auto baseline_file = source_dir() / "tests" / "integration" / "ingest_instructions.baseline";
+  // Beside this file in the source tree (tests/interop's sibling).
+  auto baseline_file = interop_dir().parent_path() / "integration" / "ingest_instructions.baseline";
   auto committed = committed_figure(baseline_file);
   if (!committed)
     GTEST_SKIP() << "no committed figure for " << GRASPD_BUILD_SIGNATURE << " in "
