@@ -31,7 +31,7 @@ using ws_drained = caf::atom_constant<caf::atom("ws_drain")>;
 using neg_idle = caf::atom_constant<caf::atom("neg_idle")>;
 
 // Store writer.
-/// Subscribe an actor to the store's change feed (StoreCommitted messages).
+/// Subscribe an actor to the store's change feed (StoreCommits messages).
 using feed_subscribe = caf::atom_constant<caf::atom("feed_sub")>;
 /// Store writer to itself: commit the pending batch.
 using store_flush = caf::atom_constant<caf::atom("st_flush")>;

@@ -42,8 +42,8 @@ using fanout_actor = caf::typed_actor<
     caf::replies_to<FanoutSubscribe>::with<bool>, caf::reacts_to<FanoutLive>,
     caf::reacts_to<FanoutUnsubscribe>, caf::reacts_to<FanoutDisconnect>,
     caf::reacts_to<FanoutEphemeral>,
-    // The store writer's change feed: one message per committed event.
-    caf::reacts_to<StoreCommitted>>;
+    // The store writer's change feed: one message per committed batch.
+    caf::reacts_to<StoreCommits>>;
 
 // Stateless signature checks, one verifier per scheduler thread: a busy connection's events are
 // verified on every core. Enums travel natively in CAF 0.17.
@@ -60,7 +60,7 @@ using client_session_actor =
 
 // The store's change feed: whatever wants every committed event, once, in
 // commit order (the fan-out, the acceptance actor, the self-subscriber).
-using store_feed_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>>;
+using store_feed_actor = caf::typed_actor<caf::reacts_to<StoreCommits>>;
 
 // The single writer of the LMDB store: batches the writes waiting in its
 // mailbox into one write transaction and answers each only after commit.
@@ -95,7 +95,7 @@ using acceptance_actor = caf::typed_actor<
     // Decides one valid event; refusals carry the OK message with its prefix.
     caf::replies_to<AcceptanceQuery>::with<AcceptanceVerdict>,
     // The store's change feed: keeps eligibility current, releases retries.
-    caf::reacts_to<StoreCommitted>,
+    caf::reacts_to<StoreCommits>,
     // Git hosting (git_host_actor): a push (with its refs/nostr refs), a state's objects or a
     // PR's commit arrived; held events restart or leave purgatory, placeholders are kept.
     caf::reacts_to<GitDataArrived>,
@@ -210,7 +210,7 @@ using relay_connection_actor =
 // load) for announcements and root events, and the acceptance actor's held
 // feed for repositories in purgatory, and sends batched RepoDiscovery to the
 // manager; the batch window does not reset on new events.
-using self_subscriber_actor = caf::typed_actor<caf::reacts_to<StoreCommitted>,
+using self_subscriber_actor = caf::typed_actor<caf::reacts_to<StoreCommits>,
                                                // Held announcements: StateOnly, Full, dropped.
                                                caf::reacts_to<HeldRepositories>,
                                                // INTERNAL: the batch window closed.

@@ -114,7 +114,20 @@ struct StoreCommitted {
   std::uint64_t seq = 0;
 };
 
+/// The change feed's message: the events one write transaction committed (or that another process
+/// committed, read back), in commit order. One message per transaction and subscriber, not one per
+/// event: a batch holds ~100 events under load, and each message costs an allocation and a mailbox
+/// hand-off (docs/store.md). Shared, immutable: every subscriber reads the same vector.
+struct StoreCommits {
+  std::shared_ptr<const std::vector<StoreCommitted>> commits;
+
+  static StoreCommits of(std::vector<StoreCommitted> commits) {
+    return {std::make_shared<const std::vector<StoreCommitted>>(std::move(commits))};
+  }
+};
+
 }  // namespace graspd
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::StoreWrite)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::StoreCommitted)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(graspd::StoreCommits)

@@ -657,9 +657,11 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
       [=](AcceptanceQuery& query) -> caf::result<AcceptanceVerdict> {
         return on_query(self, query);
       },
-      [=](StoreCommitted& committed) {
-        resubmit_released(self, self->state.policy->on_committed(*committed.event));
-        mirror_submissions_into(self, *committed.event);
+      [=](const StoreCommits& batch) {
+        for (const auto& committed : *batch.commits) {
+          resubmit_released(self, self->state.policy->on_committed(*committed.event));
+          mirror_submissions_into(self, *committed.event);
+        }
       },
       [=](GitDataArrived& arrived) { on_git_data(self, arrived); },
       [=](atom::feed_subscribe, held_feed_actor& subscriber) {

@@ -115,7 +115,9 @@ fanout_actor::behavior_type fanout_behavior(fanout_actor::stateful_pointer<Fanou
         for (auto key : doomed) self->state.remove(key);
       },
       [self](const FanoutEphemeral& msg) { self->state.deliver(msg.event, msg.json, 0); },
-      [self](const StoreCommitted& msg) { self->state.deliver(msg.event, msg.json, msg.seq); },
+      [self](const StoreCommits& batch) {
+        for (const auto& msg : *batch.commits) self->state.deliver(msg.event, msg.json, msg.seq);
+      },
   };
 }
 

@@ -21,16 +21,25 @@ namespace {
 
 using StoreWriterSelf = store_writer_actor::stateful_pointer<StoreWriterState>;
 
+/// Sends `commits` to every feed subscriber as one message, when there are any.
+void send_to_feed(StoreWriterSelf self, std::vector<StoreCommitted>&& commits) {
+  if (commits.empty()) return;
+  const auto msg = StoreCommits::of(std::move(commits));
+  for (const auto& sub : self->state.subscribers) self->send(sub, msg);
+}
+
 void publish(StoreWriterSelf self, const std::vector<nostr::EventPtr>& events,
              const std::vector<store::WriteReport>& reports) {
   auto& st = self->state;
+  std::vector<StoreCommitted> commits;
+  commits.reserve(events.size());
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (!reports[i].json) continue;
     ++st.committed;
-    StoreCommitted msg{events[i], reports[i].json, reports[i].outcome, reports[i].seq};
-    for (const auto& sub : st.subscribers) self->send(sub, msg);
+    commits.push_back({events[i], reports[i].json, reports[i].outcome, reports[i].seq});
     st.tail_from = std::max(st.tail_from, reports[i].seq + 1);
   }
+  send_to_feed(self, std::move(commits));
 }
 
 /// Publishes the events other processes committed with sequence numbers in [tail_from, to), at
@@ -42,20 +51,24 @@ void publish_foreign(StoreWriterSelf self, std::uint64_t to, std::size_t max) {
   nostr::ParseLimits limits;
   limits.max_message_bytes = limits.max_event_bytes = limits.max_content_length = 64u << 20;
   limits.max_event_tags = limits.max_tag_elements = 1u << 20;
+  std::vector<StoreCommitted> commits;
   auto sink = [&](std::uint64_t seq, std::string_view json) {
     auto parsed = nostr::parse_event(json, limits);
     if (!parsed) return;
     ++st.foreign;
-    StoreCommitted msg{std::make_shared<const nostr::Event>(std::move(parsed.value())),
-                       std::make_shared<const std::string>(json), WriteOutcome::stored, seq};
-    for (const auto& sub : st.subscribers) self->send(sub, msg);
+    commits.push_back({std::make_shared<const nostr::Event>(std::move(parsed.value())),
+                       std::make_shared<const std::string>(json), WriteOutcome::stored, seq});
   };
   try {
     st.tail_from = st.store->for_each_committed(st.tail_from, to, max, sink);
   } catch (const std::exception& failure) {
+    // Nothing of a failed read is published: tail_from did not move, the next look reads the
+    // same records again (publishing the part read would send them twice).
     ++st.failed_batches;
     log::warn(StoreWriterState::name, "reading other processes' commits failed: ", failure.what());
+    return;
   }
+  send_to_feed(self, std::move(commits));
 }
 
 /// The first sequence number a batch committed, or none.

@@ -197,7 +197,9 @@ self_subscriber_actor::behavior_type self_subscriber_plus(
   if (store) load_from_store(self, *store);
   send_pending(self);
   return {
-      [=](StoreCommitted& committed) { on_committed(self, *committed.event); },
+      [=](const StoreCommits& batch) {
+        for (const auto& committed : *batch.commits) on_committed(self, *committed.event);
+      },
       [=](HeldRepositories& held) { on_held(self, held); },
       [=](atom::tick) { send_pending(self); },
   };

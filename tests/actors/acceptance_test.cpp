@@ -92,8 +92,10 @@ store_writer_actor::behavior_type gated_writer(
           self->state.promises[i].deliver(report.outcome);
           if (report.json) committed.push_back({ev, report.json, report.outcome, report.seq});
         }
-        for (const auto& msg : committed)
+        if (!committed.empty()) {
+          const auto msg = StoreCommits::of(std::move(committed));
           for (const auto& sub : self->state.subscribers) self->send(sub, msg);
+        }
         gate->held.clear();
         self->state.promises.clear();
       },

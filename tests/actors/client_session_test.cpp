@@ -247,7 +247,7 @@ TEST_F(ClientSessionTest, TheHookHearsWhetherTheAuthorOfAProtectedEventAuthentic
           heard.push_back(q.authenticated_author);
           return AcceptanceVerdict{true, "", WriteOutcome::stored};
         },
-        [](const StoreCommitted&) {},
+        [](const StoreCommits&) {},
         [](const GitDataArrived&) {},
         [](atom::feed_subscribe, const held_feed_actor&) {},
         [](atom::feed_subscribe, const peer_feed_actor&) {},
@@ -395,7 +395,7 @@ TEST_F(ClientSessionTest, AcceptanceHookCanRefuse) {
             return AcceptanceVerdict{true, "purgatory: waiting", WriteOutcome::held};
           return AcceptanceVerdict{true, "", WriteOutcome::stored};
         },
-        [](const StoreCommitted&) {},
+        [](const StoreCommits&) {},
         [](const GitDataArrived&) { ADD_FAILURE() << "GitDataArrived"; },
         [](atom::feed_subscribe, const held_feed_actor&) { ADD_FAILURE() << "feed_subscribe"; },
         [](atom::feed_subscribe, const peer_feed_actor&) { ADD_FAILURE() << "peer feed"; },

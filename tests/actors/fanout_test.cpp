@@ -25,10 +25,10 @@ nostr::EventPtr event(std::uint32_t kind, std::uint8_t id_byte) {
   return ev;
 }
 
-StoreCommitted committed(const nostr::EventPtr& ev, std::uint64_t seq = 0) {
-  return StoreCommitted{
+StoreCommits committed(const nostr::EventPtr& ev, std::uint64_t seq = 0) {
+  return StoreCommits::of({StoreCommitted{
       ev, std::make_shared<const std::string>("{\"id\":" + std::to_string(ev->id[0]) + "}"),
-      WriteOutcome::stored, seq};
+      WriteOutcome::stored, seq}});
 }
 
 nostr::Filters kind_filter(std::uint32_t kind) {
@@ -151,7 +151,7 @@ TEST_F(FanoutTest, OneLargeEventToManySubscriptionsHoldsItsJsonOnce) {
   }
   auto json = std::make_shared<const std::string>("{\"content\":\"" +
                                                   std::string(event_bytes, 'x') + "\"}");
-  send(StoreCommitted{event(1, 0x01), json, WriteOutcome::stored, 1});
+  send(StoreCommits::of({StoreCommitted{event(1, 0x01), json, WriteOutcome::stored, 1}}));
 
   // What the queued frames hold: each distinct body once, plus every frame's own pieces.
   std::set<const std::string*> bodies;

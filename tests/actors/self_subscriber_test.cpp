@@ -99,7 +99,7 @@ TEST_F(SelfSubscriberTest, SelfSubscriberLoadsStoreAndBatchesWithoutResettingThe
   EXPECT_EQ(repo.roots, std::set<nostr::EventId>{issue.id});
 
   auto committed = [&](const nostr::Event& ev) {
-    anon_send(subscriber, StoreCommitted{std::make_shared<const nostr::Event>(ev), nullptr});
+    anon_send(subscriber, StoreCommits::of({{std::make_shared<const nostr::Event>(ev), nullptr}}));
     run();
   };
   committed(signed_event(1617, {{"a", repo.repo}}, unix_now()));

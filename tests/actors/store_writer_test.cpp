@@ -34,10 +34,18 @@ class StoreWriterTest : public test::ActorTest {
     return ActorTest::state<StoreWriterState, store_writer_actor::base>(h);
   }
 
+  /// What a feed subscriber received: the events, and in how many messages.
+  struct FeedLog : std::vector<StoreCommitted> {
+    std::size_t messages = 0;
+  };
+
   /// A feed subscriber recording what it receives.
-  store_feed_actor spawn_recorder(std::shared_ptr<std::vector<StoreCommitted>> log) {
+  store_feed_actor spawn_recorder(std::shared_ptr<FeedLog> log) {
     return spawn([log]() -> store_feed_actor::behavior_type {
-      return {[log](const StoreCommitted& msg) { log->push_back(msg); }};
+      return {[log](const StoreCommits& batch) {
+        ++log->messages;
+        log->insert(log->end(), batch.commits->begin(), batch.commits->end());
+      }};
     });
   }
 
@@ -84,8 +92,8 @@ TEST_F(StoreWriterTest, MaxBatchSplitsTransactions) {
 
 TEST_F(StoreWriterTest, FeedPublishesEachCommittedEventOnceInCommitOrder) {
   auto w = spawn_writer();
-  auto log_a = std::make_shared<std::vector<StoreCommitted>>();
-  auto log_b = std::make_shared<std::vector<StoreCommitted>>();
+  auto log_a = std::make_shared<FeedLog>();
+  auto log_b = std::make_shared<FeedLog>();
   auto a = spawn_recorder(log_a);
   auto b = spawn_recorder(log_b);
   self_->send(w, atom::feed_subscribe::value, a);
@@ -105,12 +113,13 @@ TEST_F(StoreWriterTest, FeedPublishesEachCommittedEventOnceInCommitOrder) {
     EXPECT_EQ((*log)[3].event->id, store::test::bytes_of(6, 0xee));
     // The published JSON is exactly what the store serves.
     EXPECT_EQ(*(*log)[3].json, store_->get((*log)[3].event->id).value());
+    EXPECT_EQ(log->messages, 2u) << "one message per transaction, not one per event";
   }
 }
 
 TEST_F(StoreWriterTest, DeadSubscribersAreDropped) {
   auto w = spawn_writer();
-  auto log = std::make_shared<std::vector<StoreCommitted>>();
+  auto log = std::make_shared<FeedLog>();
   auto sub = spawn_recorder(log);
   self_->send(w, atom::feed_subscribe::value, sub);
   run();
@@ -142,7 +151,7 @@ TEST_F(StoreWriterTest, PublishesWhatAnotherProcessCommittedInCommitOrder) {
   config.tail_interval = std::chrono::seconds(1);
   config.tail_max = 2;
   auto w = spawn_writer(config);
-  auto log = std::make_shared<std::vector<StoreCommitted>>();
+  auto log = std::make_shared<FeedLog>();
   self_->send(w, atom::feed_subscribe::value, spawn_recorder(log));
   run();
   // Another process (graspd sync) writes to the same store: the next look publishes them, at
@@ -176,7 +185,7 @@ TEST_F(StoreWriterTest, WithoutATailIntervalForeignWritesArePublishedOnlyWhenAsk
   config.sweep_interval = std::chrono::seconds(0);
   config.tail_interval = std::chrono::seconds(0);  // boot's file watch sends store_tail instead
   auto w = spawn_writer(config);
-  auto log = std::make_shared<std::vector<StoreCommitted>>();
+  auto log = std::make_shared<FeedLog>();
   self_->send(w, atom::feed_subscribe::value, spawn_recorder(log));
   run();
   EXPECT_FALSE(has_pending_timeout()) << "an idle writer arms no timer";

@@ -177,7 +177,7 @@ acceptance_actor::behavior_type stand_in_acceptance(acceptance_actor::pointer,
                                                     std::shared_ptr<HeldHere> here) {
   return {
       [](AcceptanceQuery&) { return AcceptanceVerdict{}; },
-      [](StoreCommitted&) {},
+      [](const StoreCommits&) {},
       [](GitDataArrived&) {},
       [](atom::feed_subscribe, held_feed_actor&) {},
       [here](atom::feed_subscribe, peer_feed_actor& follower) {

@@ -151,7 +151,8 @@ TEST_F(SyncPlusTest, InventoryFollowsTheChangeFeed) {
   start_plus();
   EXPECT_EQ(plus_state().snapshot->eligible.size(), 3u);
   auto reply = signed_event(7, {{"e", nostr::to_hex(comment_.id)}}, unix_now(), 9);
-  anon_send(subscriber_, StoreCommitted{std::make_shared<const nostr::Event>(reply), nullptr});
+  anon_send(subscriber_,
+            StoreCommits::of({{std::make_shared<const nostr::Event>(reply), nullptr}}));
   run();
   EXPECT_EQ(plus_state().snapshot->eligible.size(), 3u) << "the batch window is still open";
   advance_time(100ms);
@@ -275,7 +276,7 @@ TEST_F(SyncPlusTest, ANewRootAuthorIsAskedForWhenTheInventoryArrivesNotAtTheReco
   announcement_ = signed_event(30617, {{"d", "demo"}}, unix_now() - 1000, 1);
   issue_ = signed_event(1621, {{"a", nostr::address_of(announcement_)}}, unix_now() - 900, 3);
   for (const auto& ev : {announcement_, issue_})
-    anon_send(subscriber_, StoreCommitted{std::make_shared<const nostr::Event>(ev), nullptr});
+    anon_send(subscriber_, StoreCommits::of({{std::make_shared<const nostr::Event>(ev), nullptr}}));
   run();
   advance_time(100ms);  // the self-subscriber's batch window: the inventory arrives
   ASSERT_EQ(dialled_hosts(), std::vector<std::string>{"index.example"});

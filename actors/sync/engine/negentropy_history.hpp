@@ -58,9 +58,10 @@ struct NegentropyLimits {
   /// window is paged by REQ instead: the pacing below normally keeps under the peer's rate.
   std::size_t max_open_refusals = 20;
   /// A subscription's filters of one shape are reconciled as one window (reconcile_windows) up
-  /// to these many values and bytes of filter JSON; the bytes follow the peer's
-  /// max_message_length (cap_windows), less room for the NEG-OPEN's first message.
-  std::size_t max_window_values = 1000;
+  /// to these many values (below the 5,000 a list graspd parses, ParseLimits) and bytes of filter
+  /// JSON; the bytes follow the peer's max_message_length (cap_windows), less room for the
+  /// NEG-OPEN's first message (strfry's 131,072 bytes hold ~1,900 event ids).
+  std::size_t max_window_values = 4000;
   std::size_t max_window_bytes = 64 * 1024 - window_frame_headroom;
   /// A batch the peer closes this many times in a row is given up (fetched again at the next
   /// fresh sync) rather than asked for forever.
