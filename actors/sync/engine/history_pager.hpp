@@ -8,7 +8,8 @@
 // are out of REQ's reach: NIP-77 gets them). `until` falls with every page; an
 // empty page, or one bringing only older events already seen, ends the filter.
 // Pure: it returns the frames to send. Against peers that speak NIP-77,
-// NegentropyHistory replaces this step.
+// NegentropyHistory replaces this step, and pages with a HistoryPager of its own
+// the filters we hold nothing of (`adopt`, `report_capped_seconds`).
 #pragma once
 
 #include <cstdint>
