@@ -573,16 +573,31 @@ TEST(NegentropyHistory, ASecondTheCapHidPartOfIsReconciledAfterThePages) {
   EXPECT_EQ(us.slots->in_use(), 0u);
 }
 
-TEST(NegentropyHistory, AFullPageOfOneSecondUnderTheCapIsNotReconciled) {
-  // The last second of a history is paged twice (the page at its own `until` steps past it);
-  // under the cap that is the end of the history, not a capped second.
+TEST(NegentropyHistory, ASecondPastACapThePeerDoesNotAdvertiseIsReconciledToo) {
+  // The peer answers at most 9 a filter and says nothing of it: its pages show the cap.
   Peer peer;
-  for (int i = 0; i < 30; ++i) peer.events.push_back(event(i, 1700000000));
+  peer.cap = 9;
+  const std::int64_t t = 1700000000;
+  for (int i = 0; i < 24; ++i) peer.events.push_back(event(i, t));
+  for (int i = 0; i < 20; ++i) peer.events.push_back(event(100 + i, t - 1 - i));
   Us us;
-  us.history->cap_requests(peer.cap);
-  converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000100));
+  converse(us, peer, us.history->open("s1", {issues_filter()}, t + 100));
   EXPECT_TRUE(us.completed);
-  EXPECT_EQ(us.stored.size(), 30u);
+  EXPECT_EQ(us.stored.size(), 44u);
+  EXPECT_EQ(peer.neg_opens, 1u);
+}
+
+TEST(NegentropyHistory, TheLastSecondOfAPagedHistoryIsNotTakenForACappedOne) {
+  // The last second of a history is paged twice (the page at its own `until` steps past it);
+  // smaller than the pages the peer sent before, it is the end of the history, not a cap.
+  Peer peer;
+  const std::int64_t t = 1700000000;
+  for (int i = 0; i < 200; ++i) peer.events.push_back(event(i, t + 200 - i));  // newest first
+  for (int i = 0; i < 30; ++i) peer.events.push_back(event(1000 + i, t - 10));
+  Us us;
+  converse(us, peer, us.history->open("s1", {issues_filter()}, t + 1000));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 230u);
   EXPECT_EQ(peer.neg_opens, 0u);
 }
 

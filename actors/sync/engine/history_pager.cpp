@@ -176,8 +176,7 @@ std::optional<std::int64_t> next_until(std::optional<std::int64_t> until, std::i
 
 }  // namespace
 
-std::optional<nostr::Filter> HistoryPager::next_filter(State& state, std::size_t i,
-                                                       Step& step) const {
+std::optional<nostr::Filter> HistoryPager::next_filter(State& state, std::size_t i, Step& step) {
   auto& progress = state.progress[i];
   if (!progress.oldest) return std::nullopt;  // an empty page: no older history
   auto filter = state.filters[i];
@@ -185,7 +184,9 @@ std::optional<nostr::Filter> HistoryPager::next_filter(State& state, std::size_t
   // A page of the boundary second alone that brought nothing new steps past it; if that page was
   // full, the peer's cap may hide more events of that second than REQ can reach.
   const bool steps_past = until && progress.new_events == 0 && *progress.oldest >= *until;
-  if (steps_past && capped_at_ && progress.events >= *capped_at_) {
+  // A peer's cap shows as the largest page it sent; one it advertised may be lower still.
+  largest_page_ = std::max(largest_page_, progress.events);
+  if (steps_past && capped_at_ && progress.events >= std::min(*capped_at_, largest_page_)) {
     auto second = filter;
     second.since = *until;
     second.limit.reset();

@@ -81,9 +81,11 @@ class HistoryPager {
   /// The slot pool granted `id` the slot its queued page waited for (HistorySlots::grant).
   Step resume(const std::string& id);
 
-  /// From now on, a page that steps past its boundary second having brought at least
-  /// `page_events` events of that second alone is reported in Step::capped: the peer's cap may
-  /// have hidden more events of that second than REQ can reach.
+  /// From now on, a page that steps past its boundary second having brought as many events of
+  /// that second alone as the largest page of one filter seen so far, or `page_events` (the cap
+  /// the peer advertised), is reported in Step::capped: the peer's cap may have hidden more
+  /// events of that second than REQ can reach. (A history whose pages were all that small is
+  /// ambiguous: its last second is reported too, one NEG round of one second.)
   void report_capped_seconds(std::size_t page_events) { capped_at_ = page_events; }
 
   HistorySlots::User slot_user() const { return user_; }
@@ -124,7 +126,7 @@ class HistoryPager {
   std::vector<std::string> end(const std::string& id, bool with_main);
   Step next_page(const std::string& id, State& state);
   /// The next page's filter `i`, or nothing when the filter is done; reports a capped second.
-  std::optional<nostr::Filter> next_filter(State& state, std::size_t i, Step& step) const;
+  std::optional<nostr::Filter> next_filter(State& state, std::size_t i, Step& step);
   /// Opens `id` with its first REQ on the main id (page 0) or on page `first_page`.
   std::vector<std::string> start(const std::string& id, nostr::Filters filters,
                                  std::uint32_t first_page);
@@ -133,6 +135,8 @@ class HistoryPager {
   HistorySlots::User user_;
   std::size_t max_seen_;
   std::optional<std::size_t> capped_at_;
+  /// The most events one filter brought in one page: what the peer's cap is at least.
+  std::size_t largest_page_ = 0;
   std::map<std::string, State> subs_;
 };
 
