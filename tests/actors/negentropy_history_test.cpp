@@ -601,6 +601,19 @@ TEST(NegentropyHistory, TheLastSecondOfAPagedHistoryIsNotTakenForACappedOne) {
   EXPECT_EQ(peer.neg_opens, 0u);
 }
 
+TEST(NegentropyHistory, UnderAnAdvertisedCapAFullPageOfOneSecondIsNotReconciled) {
+  // The peer advertises its cap (NIP-11 max_limit): 30 events on one second, all of the history,
+  // come in one page well under it; paging them twice at the end is not a capped second.
+  Peer peer;
+  for (int i = 0; i < 30; ++i) peer.events.push_back(event(i, 1700000000));
+  Us us;
+  us.history->cap_requests(peer.cap);
+  converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000100));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 30u);
+  EXPECT_EQ(peer.neg_opens, 0u);
+}
+
 /// What a RelayConnection does with its two engines: one HistoryPager (subscriptions paged
 /// without NIP-77) and one NegentropyHistory over the same history slots, every free slot granted
 /// to the first REQ waiting whichever engine asked.

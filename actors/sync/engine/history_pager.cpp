@@ -184,9 +184,11 @@ std::optional<nostr::Filter> HistoryPager::next_filter(State& state, std::size_t
   // A page of the boundary second alone that brought nothing new steps past it; if that page was
   // full, the peer's cap may hide more events of that second than REQ can reach.
   const bool steps_past = until && progress.new_events == 0 && *progress.oldest >= *until;
-  // A peer's cap shows as the largest page it sent; one it advertised may be lower still.
+  // A cap the peer did not advertise shows as the largest page it sent.
   largest_page_ = std::max(largest_page_, progress.events);
-  if (steps_past && capped_at_ && progress.events >= std::min(*capped_at_, largest_page_)) {
+  const auto cap =
+      capped_at_ && !cap_advertised_ ? std::min(*capped_at_, largest_page_) : capped_at_;
+  if (steps_past && cap && progress.events >= *cap) {
     auto second = filter;
     second.since = *until;
     second.limit.reset();

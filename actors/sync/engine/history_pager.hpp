@@ -82,11 +82,15 @@ class HistoryPager {
   Step resume(const std::string& id);
 
   /// From now on, a page that steps past its boundary second having brought as many events of
-  /// that second alone as the largest page of one filter seen so far, or `page_events` (the cap
-  /// the peer advertised), is reported in Step::capped: the peer's cap may have hidden more
-  /// events of that second than REQ can reach. (A history whose pages were all that small is
-  /// ambiguous: its last second is reported too, one NEG round of one second.)
-  void report_capped_seconds(std::size_t page_events) { capped_at_ = page_events; }
+  /// that second alone as the peer's cap is reported in Step::capped: that cap may have hidden
+  /// more events of that second than REQ can reach. The cap is `page_events` when the peer
+  /// `advertised` it; otherwise at most `page_events` and no more than the largest page one filter
+  /// brought so far (a history whose every page was that small is ambiguous: its last second is
+  /// reported too, one NEG round of one second).
+  void report_capped_seconds(std::size_t page_events, bool advertised = false) {
+    capped_at_ = page_events;
+    cap_advertised_ = advertised;
+  }
 
   HistorySlots::User slot_user() const { return user_; }
   std::size_t open_subscriptions() const { return subs_.size(); }
@@ -135,6 +139,7 @@ class HistoryPager {
   HistorySlots::User user_;
   std::size_t max_seen_;
   std::optional<std::size_t> capped_at_;
+  bool cap_advertised_ = false;
   /// The most events one filter brought in one page: what the peer's cap is at least.
   std::size_t largest_page_ = 0;
   std::map<std::string, State> subs_;

@@ -129,7 +129,7 @@ class NegentropyHistory {
   void cap_requests(std::size_t max_limit) {
     limits_.ids_per_request =
         std::min(limits_.ids_per_request, std::max<std::size_t>(max_limit, 1));
-    pager_.report_capped_seconds(limits_.ids_per_request);
+    pager_.report_capped_seconds(limits_.ids_per_request, /*advertised=*/true);
   }
 
   std::size_t open_subscriptions() const { return subs_.size(); }
