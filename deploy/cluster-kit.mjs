@@ -5,7 +5,7 @@
 //   fullsync --repos R --issues I --comments C [--events-cache FILE]
 //                                          full sync from zero from one peer (sync off, loaded with
 //                                          `graspd import`) into a fresh node; --events-cache as catchup
-//   catchup  --repos R --issues I --comments C --missing-every M [--events-cache FILE]
+//   catchup  --repos R --issues I --comments C --missing-every M [--missing spread|recent] [--events-cache FILE]
 //                                          a node holding all but every M-th event catches up from a
 //                                          peer holding all (both loaded with `graspd import`); with
 //                                          --events-cache the signed events (and the two ports their
@@ -35,7 +35,7 @@ const { generateSecretKey, getPublicKey, finalizeEvent } = require('nostr-tools/
 const argv = process.argv.slice(2);
 const mode = argv[0] && !argv[0].startsWith('--') ? argv.shift() : 'cluster';
 const opt = { nodes: 3, events: 1000, binary: '', repos: 50, issues: 200, comments: 2, window: 64,
-              timeout: 120, keep: false, verbose: false, missing_every: 100, events_cache: '',
+              timeout: 120, keep: false, verbose: false, missing_every: 100, missing: 'spread', events_cache: '',
               authors: 5000, relays: 200, reconcile: 1 };
 for (let i = 0; i < argv.length; i++) {
   const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
@@ -414,11 +414,20 @@ async function catchupEvents() {
   return { ports, events };
 }
 
+function missingEvents(events) {
+  if (opt.missing === 'spread') return events.filter((e, i) => e.kind !== 30617 && i % opt.missing_every === 0);
+  if (opt.missing !== 'recent') throw new Error(`--missing ${opt.missing}: spread or recent`);
+  const threads = events.filter((e) => e.kind !== 30617).sort((a, b) => b.created_at - a.created_at);
+  return threads.slice(0, Math.floor(threads.length / opt.missing_every));
+}
+
 async function catchup() {
   const { ports, events } = await catchupEvents();
   const [peerPort, freshPort] = ports;
-  // The node lacks every M-th issue or comment (announcements kept: it knows its repositories).
-  const missing = events.filter((e, i) => e.kind !== 30617 && i % opt.missing_every === 0);
+  // The node lacks every M-th issue or comment (`--missing spread`, the worst case for range-based
+  // reconciliation), or the newest 1/M of them (`--missing recent`: a node that was down while the
+  // rest went on). Announcements are kept: it knows its repositories.
+  const missing = missingEvents(events);
   const lacking = new Set(missing.map((e) => e.id));
   const missingBytes = missing.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0);
   const peerDir = importedDir('peer', events);

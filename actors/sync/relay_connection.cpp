@@ -433,6 +433,7 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
         auto& state = self->state;
         state.open = true;
         if (up.max_limit) state.negentropy.cap_requests(up.max_limit);
+        if (up.max_message_bytes) state.negentropy.cap_windows(up.max_message_bytes);
         up.relay = state.relay;
         self->send(state.manager, std::move(up));
       },

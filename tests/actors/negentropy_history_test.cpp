@@ -9,10 +9,13 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
+#include "actors/sync/engine/sync_filters.hpp"
 #include "messages/nostr/canonical.hpp"
 #include "messages/nostr/client_message.hpp"
+#include "messages/nostr/json.hpp"
 #include "messages/nostr/negentropy.hpp"
 #include "messages/nostr/relay_message.hpp"
 
@@ -57,6 +60,14 @@ struct Peer {
   std::set<std::string> open_history;
   std::size_t most_history = 0;
   std::size_t refuse_fetches = 0;
+  /// NEG-OPENs allowed per tick (a token bucket of `open_burst`, as graspd's
+  /// NGIT_NEGENTROPY_OPEN_RATE); unset: no limit. Refusals answer NEG-ERR rate-limited.
+  std::optional<std::size_t> opens_per_tick;
+  std::size_t open_burst = 0;
+  std::size_t open_tokens = 0;
+  std::size_t open_refusals = 0;
+
+  void tick() { open_tokens = std::min(open_burst, open_tokens + opens_per_tick.value_or(0)); }
 
   /// The peer's answers to one client frame, in order.
   std::vector<std::string> handle(const std::string& frame) {
@@ -77,6 +88,12 @@ struct Peer {
   }
 
   std::vector<std::string> neg_open(const nostr::ClientNegOpen& open) {
+    if (opens_per_tick && open_tokens == 0) {
+      ++open_refusals;
+      return {"[\"NEG-ERR\",\"" + open.subscription_id +
+              "\",\"rate-limited: too many NEG-OPEN on this connection, slow down\"]"};
+    }
+    if (opens_per_tick) --open_tokens;
     ++neg_opens;
     auto items = items_of(events, open.filter);
     if (items.size() > max_sync_events)
@@ -348,6 +365,130 @@ TEST(NegentropyHistory, AFetchClosedForARateLimitIsAskedAgainAfterAPause) {
   }
   EXPECT_EQ(us.stored.size(), 50u) << "asked again after the pause";
   EXPECT_EQ(completed, 1u);
+}
+
+/// Ticks both sides until `subscriptions` completed or `max_ticks` passed; returns the ticks.
+std::size_t tick_until_complete(Us& us, Peer& peer, std::deque<std::string>& outbox,
+                                std::size_t subscriptions, std::size_t max_ticks) {
+  std::size_t completed = exchange(us, peer, outbox), ticks = 0;
+  while (completed < subscriptions && ticks < max_ticks) {
+    ++ticks;
+    peer.tick();
+    absorb(us, us.history->on_tick(), outbox);
+    completed += exchange(us, peer, outbox);
+  }
+  return ticks;
+}
+
+TEST(NegentropyHistory, NegOpensRefusedForARateAreAskedAgainAtThePeersPace) {
+  // graspd's server lets 2 NEG-OPENs a second through after a burst of 20: a sync over many
+  // filters must wait for it, not page the rest by REQ (every stored event again).
+  Peer peer;
+  peer.opens_per_tick = 2;
+  peer.open_burst = peer.open_tokens = 5;
+  Us us;
+  for (int i = 0; i < 400; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  for (int i = 0; i < 400; i += 2) us.stored.push_back(peer.events[i]);
+  std::deque<std::string> outbox;
+  const std::size_t subscriptions = 40;
+  for (std::size_t s = 0; s < subscriptions; ++s) {
+    auto window = issues_filter();
+    window.since = 1700000000 + static_cast<std::int64_t>(s) * 10;
+    window.until = *window.since + 9;
+    absorb(us, us.history->open("s" + std::to_string(s), {window}, 1700001000), outbox);
+  }
+  const auto ticks = tick_until_complete(us, peer, outbox, subscriptions, 200);
+  EXPECT_LT(ticks, 200u) << "every subscription completed";
+  EXPECT_EQ(us.stored.size(), 400u);
+  EXPECT_TRUE(us.totals.fallback.empty()) << "nothing paged by REQ";
+  EXPECT_FALSE(us.totals.unsupported);
+  EXPECT_EQ(peer.neg_opens, subscriptions) << "each window reconciled once";
+  // The pace settles near the peer's rate: refusals are a fraction of the opens, not one per
+  // tick per session slot.
+  EXPECT_LE(peer.open_refusals, ticks) << "at most about one refusal a tick";
+  EXPECT_GE(ticks, (subscriptions - peer.open_burst) / *peer.opens_per_tick) << "the peer's pace";
+}
+
+TEST(NegentropyHistory, AWindowThePeerKeepsRefusingForARateIsPaged) {
+  Peer peer;
+  peer.opens_per_tick = 0;  // never a token: every NEG-OPEN is refused
+  Us us;
+  for (int i = 0; i < 20; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);  // we hold some: the filter is offered by NEG-OPEN
+  std::deque<std::string> outbox;
+  absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
+  tick_until_complete(us, peer, outbox, 1, 10 * us.limits.max_open_refusals);
+  ASSERT_EQ(us.totals.fallback.size(), 1u) << "paged by REQ after the refusals, not forever";
+  EXPECT_EQ(peer.open_refusals, us.limits.max_open_refusals);
+  EXPECT_FALSE(us.totals.unsupported) << "a rate limit is not a refusal of NIP-77";
+  EXPECT_TRUE(us.totals.supported);
+}
+
+nostr::Filter root_filter(char letter, int first, int count) {
+  nostr::Filter f;
+  for (int i = first; i < first + count; ++i)
+    f.tags[letter].push_back(nostr::to_hex(nostr::sha256("root " + std::to_string(i))));
+  f.normalize();
+  return f;
+}
+
+TEST(ReconcileWindows, FiltersDifferingOnlyInOneTagListsValuesAreJoined) {
+  // item_filters' layout: e/E/q filters per chunk of 100 roots, plus a state filter.
+  nostr::Filters filters;
+  for (int chunk = 0; chunk < 4; ++chunk)
+    for (char letter : {'e', 'E', 'q'}) filters.push_back(root_filter(letter, chunk * 100, 100));
+  auto state = root_filter('d', 0, 3);
+  state.kinds = std::vector<std::uint32_t>{30618};
+  filters.push_back(state);
+  filters[0].limit = 0;
+  const auto windows = reconcile_windows(filters, 1000, 1 << 20);
+  ASSERT_EQ(windows.size(), 4u) << "one window per shape: #e, #E, #q and the state";
+  EXPECT_EQ(windows[0].tags.at('e').size(), 400u);
+  EXPECT_FALSE(windows[0].limit) << "a NEG window never carries a limit";
+  EXPECT_EQ(windows[3], state);
+  // Every event one of the filters matches, the windows match, and no other.
+  for (int i = 0; i < 500; ++i) {
+    nostr::Event ev = event(i, 1700000000);
+    ev.tags = {{"e", nostr::to_hex(nostr::sha256("root " + std::to_string(i)))}};
+    EXPECT_EQ(nostr::matches_any(windows, ev), nostr::matches_any(filters, ev)) << i;
+  }
+}
+
+TEST(ReconcileWindows, WindowsStayWithinTheValueAndByteCaps) {
+  nostr::Filters filters;
+  for (int chunk = 0; chunk < 10; ++chunk) filters.push_back(root_filter('e', chunk * 100, 100));
+  EXPECT_EQ(reconcile_windows(filters, 250, 1 << 20).size(), 5u) << "200 values each";
+  // A root is 67 bytes of filter JSON: 400 fit in 30,000 bytes, 500 do not.
+  const auto by_bytes = reconcile_windows(filters, 1000, 30000);
+  for (const auto& window : by_bytes) EXPECT_LE(nostr::serialize_filter(window).size(), 30000u);
+  EXPECT_EQ(by_bytes.size(), 3u) << "400, 400 and 200 roots";
+  auto other_kind = root_filter('e', 0, 100);
+  other_kind.kinds = std::vector<std::uint32_t>{1};
+  auto other_since = root_filter('e', 100, 100);
+  other_since.since = 5;
+  EXPECT_EQ(
+      reconcile_windows({root_filter('e', 0, 100), other_kind, other_since}, 1000, 1 << 20).size(),
+      3u)
+      << "filters with other kinds or times are not joined";
+}
+
+TEST(NegentropyHistory, ASubscriptionOfManyRootChunksReconcilesOneWindowPerShape) {
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 300; ++i) {
+    auto ev = event(i, 1700000000 + i);
+    ev.tags = {{"e", nostr::to_hex(nostr::sha256("root " + std::to_string(i)))}};
+    peer.events.push_back(ev);
+    if (i % 10) us.stored.push_back(ev);
+  }
+  nostr::Filters filters;
+  for (int chunk = 0; chunk < 3; ++chunk)
+    for (char letter : {'e', 'E'}) filters.push_back(root_filter(letter, chunk * 100, 100));
+  converse(us, peer, us.history->open("s1", filters, 1700001000));
+  EXPECT_TRUE(us.completed);
+  // The three #e chunks are one window; we hold nothing of the #E chunks, which are paged.
+  EXPECT_EQ(peer.neg_opens, 1u) << "one session for #e, not one per chunk";
+  EXPECT_EQ(us.stored.size(), 300u);
 }
 
 TEST(NegentropyHistory, ABatchThePeerKeepsClosingIsGivenUp) {

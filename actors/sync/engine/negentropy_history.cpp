@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "actors/sync/engine/sync_filters.hpp"
+
 namespace graspd::sync {
 
 namespace {
@@ -74,10 +76,9 @@ NegentropyHistory::Step NegentropyHistory::open(const std::string& id, nostr::Fi
   // without NIP-77, and a NEG round would only list the peer's ids before the same download.
   auto paged = take_empty(filters);
   auto live = live_only(filters);
-  for (auto& f : filters) {
-    f.limit.reset();
-    state.windows.push_back(f);
-  }
+  for (auto& window :
+       reconcile_windows(filters, limits_.max_window_values, limits_.max_window_bytes))
+    state.windows.push_back(std::move(window));
   state.now = now;
   state.batch_size = std::max<std::size_t>(limits_.ids_per_request, 1);
   state.paging = !paged.empty();
@@ -143,9 +144,14 @@ std::size_t NegentropyHistory::open_sessions() const {
       subs_.begin(), subs_.end(), [](const auto& s) { return s.second.session.has_value(); }));
 }
 
+bool NegentropyHistory::may_open_session() const {
+  if (open_sessions() >= std::max<std::size_t>(limits_.max_sessions, 1)) return false;
+  return !opens_per_tick_ || opened_this_tick_ < *opens_per_tick_;
+}
+
 NegentropyHistory::Step NegentropyHistory::resume_waiting() {
   Step step;
-  while (!waiting_.empty() && open_sessions() < std::max<std::size_t>(limits_.max_sessions, 1)) {
+  while (!waiting_.empty() && may_open_session()) {
     auto id = std::move(waiting_.front());
     waiting_.pop_front();
     auto it = subs_.find(id);
@@ -186,7 +192,7 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
     finish_if_done(id, state, step);
     return step;
   }
-  if (open_sessions() >= std::max<std::size_t>(limits_.max_sessions, 1)) {
+  if (!may_open_session()) {
     state.waiting = true;
     waiting_.push_back(id);
     return step;
@@ -202,6 +208,7 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
   state.session = std::move(*session);
   state.answered = false;
   state.waited_ticks = 0;
+  ++opened_this_tick_;
   step.frames.push_back(state.session->open_frame());
   return step;
 }
@@ -358,6 +365,7 @@ NegentropyHistory::Step NegentropyHistory::on_neg_msg(const std::string& wire_id
   step.supported = !peer_speaks_nip77_;
   peer_speaks_nip77_ = true;
   state.answered = true;
+  state.open_refusals = 0;
   queue_needs(state, round->need, step);
   step.frames.push_back(std::move(round->frame));
   next_fetch(*owner, state, step);
@@ -393,10 +401,32 @@ NegentropyHistory::Step NegentropyHistory::on_neg_err(const std::string& wire_id
                : fall_back(*owner, false);
     step.supported = !peer_speaks_nip77_;
     peer_speaks_nip77_ = true;
+  } else if (reason.rfind("rate-limited:", 0) == 0) {
+    step = retry_after_rate_limit(*owner, state);
   } else {
     step = fall_back(*owner, !peer_speaks_nip77_);
   }
   append(step, resume_waiting());
+  return step;
+}
+
+NegentropyHistory::Step NegentropyHistory::retry_after_rate_limit(const std::string& id,
+                                                                  State& state) {
+  // The peer speaks NIP-77 and asks us to slow down. Paging by REQ instead would move every
+  // stored event of the window (100× the bytes of a catch-up): the window keeps its place at
+  // the front of the queue and the opens are paced, the rest of this tick included.
+  Step step;
+  step.supported = !peer_speaks_nip77_;
+  peer_speaks_nip77_ = true;
+  if (++state.open_refusals >= limits_.max_open_refusals) return fall_back(id, false);
+  if (!refused_this_tick_) {  // one decrease per tick, however many opens it refuses
+    const auto current = opens_per_tick_.value_or(std::max<std::size_t>(limits_.max_sessions, 1));
+    opens_per_tick_ = std::max<std::size_t>(current / 2, 1);
+    refused_this_tick_ = true;
+  }
+  opened_this_tick_ = *opens_per_tick_;
+  state.waiting = true;
+  waiting_.push_front(id);
   return step;
 }
 
@@ -487,6 +517,9 @@ NegentropyHistory::Step NegentropyHistory::on_tick() {
       expired.push_back(id);
   for (const auto& id : expired) append(step, fall_back(id, !peer_speaks_nip77_));
   if (fetch_pause_ticks_ > 0) --fetch_pause_ticks_;
+  if (opens_per_tick_ && !refused_this_tick_) ++*opens_per_tick_;
+  opened_this_tick_ = 0;
+  refused_this_tick_ = false;
   append(step, resume_waiting());
   return step;
 }

@@ -33,6 +33,10 @@
 
 namespace graspd::sync {
 
+/// Room a NEG-OPEN frame keeps beside its filter: the first message (at most 997 bytes, twice
+/// that in hex) and the envelope.
+inline constexpr std::size_t window_frame_headroom = 4096;
+
 struct NegentropyLimits {
   /// Ids per fetch REQ: strfry caps each filter's answer at 500 by default.
   /// A peer that delivers fewer, but some, of a batch is taken to cap its
@@ -53,6 +57,14 @@ struct NegentropyLimits {
   std::size_t max_sessions = 4;
   /// Ticks fetching pauses after the peer closed a fetch for a rate limit.
   std::size_t rate_limit_ticks = 5;
+  /// NEG-OPENs of one window the peer may refuse with `rate-limited:` in a row before that
+  /// window is paged by REQ instead: the pacing below normally keeps under the peer's rate.
+  std::size_t max_open_refusals = 20;
+  /// A subscription's filters of one shape are reconciled as one window (reconcile_windows) up
+  /// to these many values and bytes of filter JSON; the bytes follow the peer's
+  /// max_message_length (cap_windows), less room for the NEG-OPEN's first message.
+  std::size_t max_window_values = 1000;
+  std::size_t max_window_bytes = 64 * 1024 - window_frame_headroom;
   /// A batch the peer closes this many times in a row is given up (fetched again at the next
   /// fresh sync) rather than asked for forever.
   std::size_t max_fetch_attempts = 3;
@@ -132,6 +144,14 @@ class NegentropyHistory {
     pager_.report_capped_seconds(limits_.ids_per_request, /*advertised=*/true);
   }
 
+  /// The peer's advertised limitation.max_message_length: NEG-OPEN frames stay within it.
+  void cap_windows(std::size_t max_message_length) {
+    const auto room = max_message_length > 2 * window_frame_headroom
+                          ? max_message_length - window_frame_headroom
+                          : max_message_length / 2;
+    limits_.max_window_bytes = std::min(limits_.max_window_bytes, room);
+  }
+
   std::size_t open_subscriptions() const { return subs_.size(); }
   /// Subscriptions whose NEG session waits for its first answer.
   std::size_t probing() const;
@@ -147,6 +167,8 @@ class NegentropyHistory {
     bool waiting = false;
     bool answered = false;
     std::size_t waited_ticks = 0;
+    /// `rate-limited:` refusals of the current window's NEG-OPEN since one was answered.
+    std::size_t open_refusals = 0;
     std::deque<nostr::EventId> needs;
     std::set<nostr::EventId> queued;
     std::set<nostr::EventId> fetching;
@@ -185,6 +207,10 @@ class NegentropyHistory {
   Step resume_waiting();
   std::size_t open_sessions() const;
   Step split_or_fall_back(const std::string& id, State& state);
+  /// The peer refused a NEG-OPEN for a rate limit: pace the opens and ask again later.
+  Step retry_after_rate_limit(const std::string& id, State& state);
+  /// True when another NEG-OPEN may go out this tick.
+  bool may_open_session() const;
   std::string session_id(const std::string& id, const State& state) const;
   std::string fetch_id(const std::string& id, const State& state) const;
   void queue_needs(State& state, const std::vector<nostr::EventId>& need, Step& step);
@@ -202,6 +228,12 @@ class NegentropyHistory {
   std::deque<std::string> paused_;
   /// Ticks left before fetching resumes after a rate-limited close.
   std::size_t fetch_pause_ticks_ = 0;
+  /// NEG-OPENs allowed per tick once the peer refused one for a rate limit (unset: no pacing).
+  /// Halved at every refusal, one more after every tick without one: the client settles just
+  /// under the peer's rate (graspd serves 2 a second by default, NGIT_NEGENTROPY_OPEN_RATE).
+  std::optional<std::size_t> opens_per_tick_;
+  std::size_t opened_this_tick_ = 0;
+  bool refused_this_tick_ = false;
   /// True once the peer answered a NEG-OPEN on this connection.
   bool peer_speaks_nip77_ = false;
   /// True once the peer showed it does not speak NIP-77: waiting subscriptions go to REQ.

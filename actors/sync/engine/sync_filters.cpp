@@ -96,6 +96,49 @@ nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> 
   return out;
 }
 
+namespace {
+
+/// The one tag list of `f` when it is its only list of values (no ids, no authors, at most a kinds
+/// list, which then must be equal to join); null otherwise.
+const std::pair<const char, std::vector<std::string>>* sole_tag_list(const nostr::Filter& f) {
+  if (f.ids || f.authors || f.tags.size() != 1) return nullptr;
+  return &*f.tags.begin();
+}
+
+/// True when `a` and `b` differ at most in the values of the same sole tag list.
+bool same_shape(const nostr::Filter& a, const nostr::Filter& b) {
+  const auto* la = sole_tag_list(a);
+  const auto* lb = sole_tag_list(b);
+  return la && lb && la->first == lb->first && a.kinds == b.kinds && a.since == b.since &&
+         a.until == b.until;
+}
+
+}  // namespace
+
+nostr::Filters reconcile_windows(const nostr::Filters& filters, std::size_t max_values,
+                                 std::size_t max_bytes) {
+  nostr::Filters out;
+  for (auto filter : filters) {
+    filter.limit.reset();
+    bool joined = false;
+    for (auto& window : out) {
+      if (!same_shape(window, filter)) continue;
+      auto candidate = window;
+      auto& values = candidate.tags.begin()->second;
+      const auto& more = filter.tags.begin()->second;
+      values.insert(values.end(), more.begin(), more.end());
+      candidate.normalize();
+      if (values.size() > max_values || nostr::serialize_filter(candidate).size() > max_bytes)
+        continue;
+      window = std::move(candidate);
+      joined = true;
+      break;
+    }
+    if (!joined) out.push_back(std::move(filter));
+  }
+  return out;
+}
+
 std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes,
                                          std::size_t max_filters) {
   std::vector<nostr::Filters> out;

@@ -60,6 +60,13 @@ nostr::Filters announcement_filters(std::optional<std::int64_t> since);
 /// `everything` are the one filter `{}` (with `since`).
 nostr::Filters item_filters(const SyncItems& items, std::optional<std::int64_t> since,
                             std::size_t refs_per_filter);
+/// The windows a NIP-77 history reconciles for one subscription's `filters`, `limit` dropped:
+/// filters that differ only in the values of their one tag list (the packed `#e` chunks of
+/// item_filters) are joined, up to `max_values` values a list and `max_bytes` of filter JSON, so a
+/// subscription costs one NEG session per filter shape instead of one per filter (docs/sync.md,
+/// NegentropyHistory). The union matches exactly the events the filters match together.
+nostr::Filters reconcile_windows(const nostr::Filters& filters, std::size_t max_values,
+                                 std::size_t max_bytes);
 /// Packs filters into groups whose REQ frame stays within `max_bytes` and
 /// holds at most `max_filters` filters.
 std::vector<nostr::Filters> pack_filters(const nostr::Filters& filters, std::size_t max_bytes,
