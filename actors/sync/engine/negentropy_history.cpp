@@ -172,10 +172,11 @@ std::optional<std::string> NegentropyHistory::owner_of(const std::string& wire_i
 bool NegentropyHistory::asked_for(const std::string& wire_id, const nostr::Event& ev) const {
   auto owner = owner_of(wire_id);
   if (!owner) return false;
+  // A page's filters are some of the subscription's: one match suffices.
+  if (is_page(wire_id, *owner)) return pager_.asked_for(wire_id, ev);
   const auto& state = subs_.at(*owner);
   if (!nostr::matches_any(state.asked, ev)) return false;
   if (wire_id == *owner) return true;
-  if (is_page(wire_id, *owner)) return pager_.asked_for(wire_id, ev);
   return state.fetch_open && wire_id == fetch_id(*owner, state) && state.fetching.count(ev.id);
 }
 
