@@ -2,8 +2,9 @@
 // Run through deploy/cluster.sh (which finds the binary and cleans up); modes:
 //
 //   cluster  --nodes N --events E          propagation p50/p99 and loss across N nodes
-//   fullsync --repos R --issues I --comments C
-//                                          full sync from zero from one peer (sync off) into a fresh node
+//   fullsync --repos R --issues I --comments C [--events-cache FILE]
+//                                          full sync from zero from one peer (sync off, loaded with
+//                                          `graspd import`) into a fresh node; --events-cache as catchup
 //   catchup  --repos R --issues I --comments C --missing-every M [--missing spread|recent] [--events-cache FILE]
 //                                          a node holding all but every M-th event catches up from a
 //                                          peer holding all (both loaded with `graspd import`); with
@@ -358,22 +359,13 @@ function repositories(ports, at) {
 
 // ---------- mode: fullsync ----------
 async function fullsync() {
-  const [peerPort, freshPort] = [await freePort(), await freePort()];
-  const ports = [peerPort, freshPort];
-  const peer = await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' });
-  const tSign = Date.now();
-  const events = repositories(ports, nowSecs() - 3600 - opt.repos * opt.issues);
-  log(`signed ${events.length} events in ${Date.now() - tSign} ms`);
-  const c = new Conn(peer.port);
-  await c.open();
-  const refused = [
-    ...(await publishAll(c, [events.filter((e) => e.kind === 30617)], 1)).refused,
-    ...(await publishAll(c, threads(events.filter((e) => e.kind !== 30617)))).refused,
-  ];
-  if (refused.length) throw new Error(`peer refused ${refused.length}: ${refused.slice(0, 3).join('; ')}`);
+  // Signing takes minutes: the events (and the ports they name) come from --events-cache when
+  // given, and the peer loads them with `graspd import`; only the fresh node's sync is timed.
+  const { ports, events } = await catchupEvents();
+  const [peerPort, freshPort] = ports;
+  await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' }, importedDir('peer', events));
   const storedBytes = events.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0);
   log(`peer holds ${events.length} events (${storedBytes} bytes of JSON)`);
-  c.close();
 
   // The fresh node learns the repositories from the peer as its bootstrap relay and pulls everything.
   const t0 = Date.now();

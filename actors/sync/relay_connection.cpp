@@ -186,11 +186,14 @@ void on_event(RelayConnectionSelf self, nostr::RelayEvent& msg, std::size_t fram
   verify(self, std::move(subscription), std::move(ev), frame_bytes);
 }
 
+void grant_slots(RelayConnectionSelf self);
+
 void apply_step(RelayConnectionSelf self, const sync::HistoryPager::Step& step) {
   send_frames(self, step.frames);
   if (step.page_requested) ++self->state.traffic.pages;
   if (step.completed)
     self->send(self->state.manager, RelaySubscriptionDone{self->state.relay, *step.completed});
+  grant_slots(self);
 }
 
 /// Tells the manager, once per connection, whether the peer speaks NIP-77.
@@ -207,6 +210,7 @@ void apply_step(RelayConnectionSelf self, sync::NegentropyHistory::Step&& step) 
   st.traffic.negentropy_rounds += step.rounds;
   st.traffic.ids_needed += step.ids_needed;
   st.traffic.id_requests += step.fetches;
+  st.traffic.pages += step.pages;
   if (step.supported) report_negentropy(self, true);
   if (step.unsupported) report_negentropy(self, false);
   // A subscription handed back keeps its live REQ and pages its history by REQ.
@@ -215,6 +219,24 @@ void apply_step(RelayConnectionSelf self, sync::NegentropyHistory::Step&& step) 
     ++st.traffic.pages;
   }
   if (step.completed) self->send(st.manager, RelaySubscriptionDone{st.relay, *step.completed});
+  grant_slots(self);
+}
+
+/// A history slot came free: it goes to the first REQ waiting, whichever engine holds it (each
+/// engine resumes only its own waiters).
+void grant_slots(RelayConnectionSelf self) {
+  auto& st = self->state;
+  if (st.granting) return;
+  st.granting = true;
+  while (auto waiter = st.slots->grant()) {
+    if (waiter->user == st.pager.slot_user())
+      apply_step(self, st.pager.resume(waiter->id));
+    else if (st.negentropy.holds_user(waiter->user))
+      apply_step(self, st.negentropy.resume(waiter->user, waiter->id));
+    else
+      st.slots->give_back();
+  }
+  st.granting = false;
 }
 
 std::int64_t unix_now(const RelayConnectionState& st) {
@@ -365,7 +387,9 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
   st.acceptance = std::move(acceptance);
   st.writer = std::move(writer);
   st.verifiers = VerifierPool(config.verifiers, config.max_in_flight);
-  st.negentropy = sync::NegentropyHistory(config.negentropy, config.local_records);
+  st.slots = std::make_shared<sync::HistorySlots>(config.history_slots);
+  st.pager = sync::HistoryPager(st.slots);
+  st.negentropy = sync::NegentropyHistory(config.negentropy, config.local_records, st.slots);
   auto url = parse_url(relay);
   auto bridge = std::make_shared<RelayBridge<relay_connection_actor>>(relay_connection_actor{self});
   if (url) {
@@ -384,6 +408,7 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
                                                  unix_now(state)));
         else
           send_frames(self, state.pager.open(sub.subscription_id, std::move(sub.filters)));
+        grant_slots(self);
       },
       [=](RelayPublish& publish) {
         std::vector<std::string> frames;
@@ -397,6 +422,7 @@ relay_connection_actor::behavior_type relay_connection(RelayConnectionSelf self,
       [=](SyncUnsubscribe& sub) {
         send_frames(self, self->state.pager.close(sub.subscription_id));
         apply_step(self, self->state.negentropy.close(sub.subscription_id));
+        grant_slots(self);
       },
       [=](atom::shutdown) {
         if (self->state.client) self->state.client->close();

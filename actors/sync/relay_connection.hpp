@@ -26,6 +26,7 @@
 #include "actors/relay/engine/arrival_order.hpp"
 #include "actors/relay/verifier_pool.hpp"
 #include "actors/sync/engine/history_pager.hpp"
+#include "actors/sync/engine/history_slots.hpp"
 #include "actors/sync/engine/negentropy_history.hpp"
 #include "messages/interfaces.hpp"
 #include "messages/nostr/json.hpp"
@@ -54,6 +55,9 @@ struct RelayConnectionConfig {
   /// the peer holds is fetched, and the already-stored shortcut skips what we have).
   sync::LocalRecords local_records;
   sync::NegentropyLimits negentropy;
+  /// History REQs (pages and NIP-77 id fetches together) open at once: the slots the plan keeps
+  /// free of live REQs (SyncConfig::reserved_subscriptions, set by the manager).
+  std::size_t history_slots = 2;
   /// Unix seconds (bounds the time windows split for NIP-77); unset = the system clock.
   std::function<std::int64_t()> unix_now;
   /// The relay key, which answers the peer's NIP-42 AUTH challenges; unset = they are ignored
@@ -76,6 +80,10 @@ struct RelayConnectionState {
   acceptance_actor acceptance;
   store_writer_actor writer;
   std::shared_ptr<runtime::RelayClient> client;
+  /// The history REQ slots the pager and the NIP-77 fetches share.
+  std::shared_ptr<sync::HistorySlots> slots;
+  /// True while the slots' waiters are being granted (apply_step runs inside).
+  bool granting = false;
   sync::HistoryPager pager;
   /// Subscriptions whose history is reconciled by NIP-77; each lives here or in the pager.
   sync::NegentropyHistory negentropy;

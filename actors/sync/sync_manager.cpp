@@ -112,6 +112,7 @@ void send_held_to_peer(SyncManagerSelf self, const std::string& peer) {
 void spawn_connection(SyncManagerSelf self, const std::string& relay, bool trusted = false) {
   auto& st = self->state;
   auto config = st.config.connection;
+  config.history_slots = st.config.plan.reserved_subscriptions;
   // Operator-configured relays (the bootstrap relay, the cluster peers) are trusted; relays from
   // events are not.
   if (trusted || (st.config.bootstrap_relay && *st.config.bootstrap_relay == relay) ||

@@ -56,6 +56,9 @@ struct Peer {
   /// Fetch REQs (by ids) open at once, and how many to refuse with a rate-limit CLOSED.
   std::set<std::string> open_fetches;
   std::size_t most_fetches = 0;
+  /// History REQs (pages and fetches: every REQ but a live one) open at once.
+  std::set<std::string> open_history;
+  std::size_t most_history = 0;
   std::size_t refuse_fetches = 0;
   /// NEG-OPENs allowed per tick (a token bucket of `open_burst`, as graspd's
   /// NGIT_NEGENTROPY_OPEN_RATE); unset: no limit. Refusals answer NEG-ERR rate-limited.
@@ -77,8 +80,10 @@ struct Peer {
     if (auto* req = std::get_if<nostr::ClientReq>(&*msg)) return answer(*req);
     if (auto* close = std::get_if<nostr::ClientNegClose>(&*msg))
       sessions.erase(close->subscription_id);
-    if (auto* close = std::get_if<nostr::ClientClose>(&*msg))
+    if (auto* close = std::get_if<nostr::ClientClose>(&*msg)) {
       open_fetches.erase(close->subscription_id);
+      open_history.erase(close->subscription_id);
+    }
     return {};
   }
 
@@ -122,6 +127,10 @@ struct Peer {
       open_fetches.insert(req.subscription_id);
       most_fetches = std::max(most_fetches, open_fetches.size());
     }
+    if (req.subscription_id.find('~') != std::string::npos) {
+      open_history.insert(req.subscription_id);
+      most_history = std::max(most_history, open_history.size());
+    }
     for (const auto& f : req.filters) {
       if (f.ids) {
         ++fetch_reqs;
@@ -146,6 +155,7 @@ struct Peer {
 struct Us {
   std::vector<nostr::Event> stored;
   NegentropyLimits limits;
+  std::shared_ptr<HistorySlots> slots = std::make_shared<HistorySlots>();
   std::unique_ptr<NegentropyHistory> history;
   Step totals;
   bool completed = false;
@@ -153,10 +163,12 @@ struct Us {
   Us() { reset(); }
   void reset() {
     history = std::make_unique<NegentropyHistory>(
-        limits, [this](const nostr::Filter& f, std::size_t max) {
+        limits,
+        [this](const nostr::Filter& f, std::size_t max) {
           auto items = items_of(stored, f);
           return items.size() > max ? std::nullopt : std::optional(std::move(items));
-        });
+        },
+        slots);
   }
   bool has(const nostr::EventId& id) const {
     return std::any_of(stored.begin(), stored.end(), [&](const auto& e) { return e.id == id; });
@@ -169,6 +181,7 @@ void absorb(Us& us, Step&& step, std::deque<std::string>& outbox) {
   us.totals.rounds += step.rounds;
   us.totals.ids_needed += step.ids_needed;
   us.totals.fetches += step.fetches;
+  us.totals.pages += step.pages;
   us.totals.unsupported = us.totals.unsupported || step.unsupported;
   us.totals.supported = us.totals.supported || step.supported;
   for (auto& f : step.fallback) us.totals.fallback.push_back(std::move(f));
@@ -222,10 +235,26 @@ std::size_t exchange(Us& us, Peer& peer, std::deque<std::string>& outbox) {
   return completed;
 }
 
-nostr::Filter issues_filter() {
+nostr::Filter kind_filter(std::uint32_t kind) {
   nostr::Filter f;
-  f.kinds = std::vector<std::uint32_t>{1621};
+  f.kinds = std::vector<std::uint32_t>{kind};
   return f;
+}
+
+nostr::Filter issues_filter() {
+  return kind_filter(1621);
+}
+
+nostr::Event event_of_kind(int n, std::int64_t created_at, std::uint32_t kind) {
+  auto ev = event(n, created_at);
+  ev.kind = kind;
+  return ev;
+}
+
+nostr::Filters live_filters(const std::string& frame) {
+  auto msg = nostr::parse_client_message(frame, nostr::ParseLimits{});
+  EXPECT_TRUE(msg.ok()) << frame;
+  return msg ? std::get<nostr::ClientReq>(*msg).filters : nostr::Filters{};
 }
 
 TEST(NegentropyHistory, FetchesOnlyWhatWeLackPastTheRemoteCap) {
@@ -256,6 +285,7 @@ TEST(NegentropyHistory, IdsMissingWithinTheCapAreGoneNotAskedAgain) {
   Peer peer;
   Us us;
   for (int i = 0; i < 30; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);  // we hold some: reconciled, not paged
   std::deque<std::string> outbox;
   absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
   peer.handle(outbox[0]);
@@ -282,6 +312,7 @@ TEST(NegentropyHistory, AtMostMaxSessionsAreOpenAtOnce) {
   us.limits.max_sessions = 2;
   us.reset();
   for (int i = 0; i < 100; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);
   std::deque<std::string> outbox;
   std::vector<std::string> ids;
   for (int s = 0; s < 5; ++s) {
@@ -296,17 +327,22 @@ TEST(NegentropyHistory, AtMostMaxSessionsAreOpenAtOnce) {
   EXPECT_EQ(us.stored.size(), 100u);
 }
 
-TEST(NegentropyHistory, OneFetchIsOpenAtOnceOverEverySubscription) {
-  // Five subscriptions each lack events: their fetch REQs take turns, so the live REQs and the
-  // fetch stay within the peer's subscription cap less the two the plan keeps free.
+TEST(NegentropyHistory, FetchesTakeTurnsForTheHistorySlots) {
+  // Five subscriptions each lack events: their fetch REQs take turns for the connection's history
+  // slots, so the live REQs and the fetches stay within the peer's subscription cap less the
+  // slots the plan keeps free.
   Peer peer;
   Us us;
+  us.slots = std::make_shared<HistorySlots>(1);
+  us.reset();
   for (int i = 0; i < 300; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);
   std::deque<std::string> outbox;
   for (int s = 0; s < 5; ++s)
     absorb(us, us.history->open("s" + std::to_string(s), {issues_filter()}, 1700000400), outbox);
   const auto completed = exchange(us, peer, outbox);
   EXPECT_EQ(peer.most_fetches, 1u);
+  EXPECT_EQ(us.slots->in_use(), 0u);
   EXPECT_GE(peer.fetch_reqs, 5u);
   EXPECT_EQ(completed, 5u);
   EXPECT_EQ(us.stored.size(), 300u);
@@ -317,10 +353,11 @@ TEST(NegentropyHistory, AFetchClosedForARateLimitIsAskedAgainAfterAPause) {
   peer.refuse_fetches = 2;
   Us us;
   for (int i = 0; i < 50; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);
   std::deque<std::string> outbox;
   absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
   std::size_t completed = exchange(us, peer, outbox);
-  EXPECT_EQ(us.stored.size(), 0u) << "refused: nothing yet";
+  EXPECT_EQ(us.stored.size(), 1u) << "refused: nothing yet but the one we held";
   EXPECT_EQ(completed, 0u) << "the ids are kept, not dropped";
   for (std::size_t tick = 0; tick < 2 * us.limits.rate_limit_ticks + 2; ++tick) {
     absorb(us, us.history->on_tick(), outbox);
@@ -377,6 +414,7 @@ TEST(NegentropyHistory, AWindowThePeerKeepsRefusingForARateIsPaged) {
   peer.opens_per_tick = 0;  // never a token: every NEG-OPEN is refused
   Us us;
   for (int i = 0; i < 20; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);  // we hold some: the filter is offered by NEG-OPEN
   std::deque<std::string> outbox;
   absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
   tick_until_complete(us, peer, outbox, 1, 10 * us.limits.max_open_refusals);
@@ -448,7 +486,8 @@ TEST(NegentropyHistory, ASubscriptionOfManyRootChunksReconcilesOneWindowPerShape
     for (char letter : {'e', 'E'}) filters.push_back(root_filter(letter, chunk * 100, 100));
   converse(us, peer, us.history->open("s1", filters, 1700001000));
   EXPECT_TRUE(us.completed);
-  EXPECT_EQ(peer.neg_opens, 2u) << "#e and #E, not one session per chunk";
+  // The three #e chunks are one window; we hold nothing of the #E chunks, which are paged.
+  EXPECT_EQ(peer.neg_opens, 1u) << "one session for #e, not one per chunk";
   EXPECT_EQ(us.stored.size(), 300u);
 }
 
@@ -457,6 +496,7 @@ TEST(NegentropyHistory, ABatchThePeerKeepsClosingIsGivenUp) {
   peer.refuse_fetches = 1000;
   Us us;
   for (int i = 0; i < 20; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events[0]);
   std::deque<std::string> outbox;
   absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
   std::size_t completed = 0;
@@ -483,6 +523,7 @@ TEST(NegentropyHistory, EachFilterIsReconciledInTurn) {
   Peer peer;
   Us us;
   for (int i = 0; i < 50; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored = {peer.events[0], peer.events[49]};  // one in each window
   auto early = issues_filter();
   early.until = 1700000019;
   auto late = issues_filter();
@@ -498,6 +539,7 @@ TEST(NegentropyHistory, ABlockedWindowIsSplitUntilThePeerAccepts) {
   peer.max_sync_events = 300;
   Us us;
   for (int i = 0; i < 1000; ++i) peer.events.push_back(event(i, 1700000000 + i / 10));
+  us.stored.push_back(peer.events[0]);
   converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000200));
   EXPECT_TRUE(us.completed);
   EXPECT_EQ(us.stored.size(), 1000u);
@@ -511,6 +553,7 @@ TEST(NegentropyHistory, ABlockedSecondFallsBackToPaginationWithoutBlamingThePeer
   peer.max_sync_events = 300;
   Us us;
   for (int i = 0; i < 1000; ++i) peer.events.push_back(event(i, 1700000000));
+  us.stored.push_back(peer.events[0]);
   auto window = issues_filter();
   window.since = 1700000000;
   window.until = 1700000000;
@@ -524,6 +567,7 @@ TEST(NegentropyHistory, ABlockedSecondFallsBackToPaginationWithoutBlamingThePeer
 
 TEST(NegentropyHistory, AnErrorAnswerFallsBackAndMarksThePeer) {
   Us us;
+  us.stored.push_back(event(1, 1700000000));
   auto step = us.history->open("s1", {issues_filter()}, 1700000000);
   ASSERT_EQ(step.frames.size(), 2u);
   auto fallback = us.history->on_neg_err("s1~n1", "error: unsupported");
@@ -534,6 +578,7 @@ TEST(NegentropyHistory, AnErrorAnswerFallsBackAndMarksThePeer) {
 
 TEST(NegentropyHistory, AnErrorNoticeBeforeTheFirstAnswerFallsBack) {
   Us us;
+  us.stored.push_back(event(1, 1700000000));
   us.history->open("s1", {issues_filter()}, 1700000000);
   us.history->open("s2", {issues_filter()}, 1700000000);
   EXPECT_EQ(us.history->probing(), 2u);
@@ -549,6 +594,7 @@ TEST(NegentropyHistory, AnErrorNoticeAfterAnAnswerIsNotAboutNegentropy) {
   Peer peer;
   Us us;
   peer.events.push_back(event(1, 1700000000));
+  us.stored = peer.events;
   converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000100));
   us.history->open("s2", {issues_filter()}, 1700000100);
   EXPECT_TRUE(us.history->on_notice("ERROR: something else").fallback.empty());
@@ -558,6 +604,7 @@ TEST(NegentropyHistory, SilenceFallsBackAfterTheProbeTicks) {
   Us us;
   us.limits.probe_ticks = 3;
   us.reset();
+  us.stored.push_back(event(1, 1700000000));
   us.history->open("s1", {issues_filter()}, 1700000000);
   EXPECT_TRUE(us.history->on_tick().fallback.empty());
   EXPECT_TRUE(us.history->on_tick().fallback.empty());
@@ -570,6 +617,7 @@ TEST(NegentropyHistory, OnlyAskedIdsAreTakenFromAFetch) {
   Peer peer;
   Us us;
   for (int i = 0; i < 3; ++i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(event(98, 1690000000));  // ours only: the filter is reconciled
   std::deque<std::string> outbox;
   absorb(us, us.history->open("s1", {issues_filter()}, 1700000100), outbox);
   // Live REQ, NEG-OPEN; the NEG-MSG answer makes us fetch.
@@ -589,6 +637,7 @@ TEST(NegentropyHistory, OnlyAskedIdsAreTakenFromAFetch) {
 
 TEST(NegentropyHistory, AClosedLiveRequestForgetsTheSubscription) {
   Us us;
+  us.stored.push_back(event(1, 1700000000));
   us.history->open("s1", {issues_filter()}, 1700000000);
   bool forgotten = false;
   auto step = us.history->on_closed("s1", forgotten);
@@ -605,6 +654,193 @@ TEST(NegentropyHistory, TooManyLocalRecordsGoToPagination) {
   auto step = us.history->open("s1", {issues_filter()}, 1700000100);
   ASSERT_EQ(step.fallback.size(), 1u);
   EXPECT_FALSE(step.unsupported);
+}
+
+TEST(NegentropyHistory, AFilterWeHoldNothingOfIsPagedNotReconciled) {
+  // From an empty store a NEG round would only list the peer's ids before the same download:
+  // the history comes by REQ pages, the first on the live REQ, as without NIP-77.
+  Peer peer;
+  Us us;
+  for (int i = 0; i < 1000; ++i) peer.events.push_back(event(i, 1700001000 - i));  // newest first
+  auto sent = converse(us, peer, us.history->open("s1", {issues_filter()}, 1700002000));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 1000u);
+  EXPECT_EQ(peer.neg_opens, 0u);
+  EXPECT_EQ(peer.fetch_reqs, 0u);
+  EXPECT_GE(us.totals.pages, 10u) << "1,000 events at 100 a page";
+  // Paging because we hold nothing says nothing about the peer's NIP-77.
+  EXPECT_FALSE(us.totals.supported);
+  EXPECT_FALSE(us.totals.unsupported);
+  EXPECT_TRUE(us.totals.fallback.empty());
+  EXPECT_FALSE(live_filters(sent.front()).at(0).limit) << "the live REQ carries the first page";
+  EXPECT_EQ(us.slots->in_use(), 0u);
+  EXPECT_EQ(us.history->open_subscriptions(), 1u) << "the live REQ stays";
+}
+
+TEST(NegentropyHistory, AFilterWeHoldIsReconciledBesideOneWeHoldNothingOf) {
+  Peer peer;
+  Us us;
+  for (int i = 49; i >= 0; --i) peer.events.push_back(event(i, 1700000000 + i));
+  us.stored.push_back(peer.events.back());  // the oldest, in `held`
+  auto held = issues_filter();
+  held.until = 1700000019;
+  auto empty = issues_filter();
+  empty.since = 1700000030;
+  auto sent = converse(us, peer, us.history->open("s1", {held, empty}, 1700001000));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(peer.neg_opens, 1u) << "only the filter we hold some of";
+  EXPECT_EQ(us.stored.size(), 40u);
+  auto live = live_filters(sent.front());
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(std::count_if(live.begin(), live.end(), [](const auto& f) { return f.limit == 0u; }), 1)
+      << "the reconciled filter's live half asks for no stored events";
+}
+
+TEST(NegentropyHistory, ASecondTheCapHidPartOfIsReconciledAfterThePages) {
+  // 300 events on one second, 50 older ones, a peer capping REQ answers at 100 (its NIP-11
+  // max_limit): REQ pages cannot get past the cap within that second, NIP-77 names the rest.
+  Peer peer;
+  const std::int64_t t = 1700000000;
+  for (int i = 0; i < 300; ++i) peer.events.push_back(event(i, t));
+  for (int i = 0; i < 50; ++i) peer.events.push_back(event(300 + i, t - 1 - i));
+  Us us;
+  us.history->cap_requests(peer.cap);
+  converse(us, peer, us.history->open("s1", {issues_filter()}, t + 100));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 350u);
+  EXPECT_EQ(peer.neg_opens, 1u) << "one session, for the capped second alone";
+  EXPECT_EQ(us.totals.ids_needed, 200u);
+  EXPECT_TRUE(us.totals.supported);
+  EXPECT_EQ(us.slots->in_use(), 0u);
+}
+
+TEST(NegentropyHistory, ASecondPastACapThePeerDoesNotAdvertiseIsReconciledToo) {
+  // The peer answers at most 9 a filter and says nothing of it: its pages show the cap.
+  Peer peer;
+  peer.cap = 9;
+  const std::int64_t t = 1700000000;
+  for (int i = 0; i < 24; ++i) peer.events.push_back(event(i, t));
+  for (int i = 0; i < 20; ++i) peer.events.push_back(event(100 + i, t - 1 - i));
+  Us us;
+  converse(us, peer, us.history->open("s1", {issues_filter()}, t + 100));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 44u);
+  EXPECT_EQ(peer.neg_opens, 1u);
+}
+
+TEST(NegentropyHistory, TheLastSecondOfAPagedHistoryIsNotTakenForACappedOne) {
+  // The last second of a history is paged twice (the page at its own `until` steps past it);
+  // smaller than the pages the peer sent before, it is the end of the history, not a cap.
+  Peer peer;
+  const std::int64_t t = 1700000000;
+  for (int i = 0; i < 200; ++i) peer.events.push_back(event(i, t + 200 - i));  // newest first
+  for (int i = 0; i < 30; ++i) peer.events.push_back(event(1000 + i, t - 10));
+  Us us;
+  converse(us, peer, us.history->open("s1", {issues_filter()}, t + 1000));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 230u);
+  EXPECT_EQ(peer.neg_opens, 0u);
+}
+
+TEST(NegentropyHistory, UnderAnAdvertisedCapAFullPageOfOneSecondIsNotReconciled) {
+  // The peer advertises its cap (NIP-11 max_limit): 30 events on one second, all of the history,
+  // come in one page well under it; paging them twice at the end is not a capped second.
+  Peer peer;
+  for (int i = 0; i < 30; ++i) peer.events.push_back(event(i, 1700000000));
+  Us us;
+  us.history->cap_requests(peer.cap);
+  converse(us, peer, us.history->open("s1", {issues_filter()}, 1700000100));
+  EXPECT_TRUE(us.completed);
+  EXPECT_EQ(us.stored.size(), 30u);
+  EXPECT_EQ(peer.neg_opens, 0u);
+}
+
+/// What a RelayConnection does with its two engines: one HistoryPager (subscriptions paged
+/// without NIP-77) and one NegentropyHistory over the same history slots, every free slot granted
+/// to the first REQ waiting whichever engine asked.
+struct Connection {
+  Us& us;
+  HistoryPager pager;
+  std::deque<std::string> outbox;
+  std::size_t completed = 0;
+
+  explicit Connection(Us& u) : us(u), pager(u.slots) {}
+
+  void take(HistoryPager::Step step) {
+    for (auto& f : step.frames) outbox.push_back(std::move(f));
+    if (step.completed) ++completed;
+    grant();
+  }
+  void take(Step step) {
+    absorb(us, std::move(step), outbox);
+    settle();
+  }
+  void settle() {
+    if (us.completed) ++completed, us.completed = false;
+    grant();
+  }
+  void grant() {
+    while (auto waiter = us.slots->grant()) {
+      if (waiter->user == pager.slot_user())
+        take(pager.resume(waiter->id));
+      else
+        take(us.history->resume(waiter->user, waiter->id));
+    }
+  }
+  void deliver_frame(const std::string& frame) {
+    auto parsed = nostr::parse_relay_message(frame, nostr::ParseLimits{});
+    ASSERT_TRUE(parsed.ok()) << frame;
+    std::string id;
+    std::visit(
+        [&](const auto& m) {
+          if constexpr (requires { m.subscription_id; }) id = m.subscription_id;
+        },
+        *parsed);
+    if (!pager.owner_of(id)) {
+      deliver(us, frame, outbox);
+      return settle();
+    }
+    if (auto* ev = std::get_if<nostr::RelayEvent>(&*parsed)) {
+      if (!pager.asked_for(id, ev->event)) return;
+      pager.on_event(id, ev->event);
+      if (!us.has(ev->event.id)) us.stored.push_back(ev->event);
+    } else if (std::get_if<nostr::RelayEose>(&*parsed)) {
+      take(pager.on_eose(id));
+    }
+  }
+  void run(Peer& peer) {
+    while (!outbox.empty()) {
+      auto frame = std::move(outbox.front());
+      outbox.pop_front();
+      for (const auto& reply : peer.handle(frame)) deliver_frame(reply);
+    }
+  }
+};
+
+TEST(NegentropyHistory, PagesAndFetchesShareTheConnectionsHistorySlots) {
+  // One subscription paged without NIP-77, one reconciled (fetching what it lacks), one we hold
+  // nothing of (paged by NegentropyHistory): together never more history REQs than the slots.
+  Peer peer;
+  for (int i = 0; i < 300; ++i) {
+    peer.events.push_back(event_of_kind(i, 1700001000 - i, 1));
+    peer.events.push_back(event_of_kind(1000 + i, 1700001000 - i, 1621));
+    peer.events.push_back(event_of_kind(2000 + i, 1700001000 - i, 1622));
+  }
+  Us us;
+  us.stored.push_back(peer.events[1]);  // one issue held: kind 1621 is reconciled
+  Connection connection(us);
+  for (auto& frame : connection.pager.open("paged", {kind_filter(1)}))
+    connection.outbox.push_back(std::move(frame));
+  connection.take(us.history->open("reconciled", {kind_filter(1621)}, 1700002000));
+  connection.take(us.history->open("empty", {kind_filter(1622)}, 1700002000));
+  connection.run(peer);
+  EXPECT_EQ(connection.completed, 3u);
+  EXPECT_EQ(us.stored.size(), 900u);
+  EXPECT_EQ(peer.most_history, us.slots->capacity()) << "both slots used, never a third";
+  EXPECT_GT(peer.fetch_reqs, 1u);
+  EXPECT_GT(us.totals.pages, 1u);
+  EXPECT_EQ(us.slots->in_use(), 0u);
+  EXPECT_EQ(us.slots->waiting(), 0u);
 }
 
 }  // namespace

@@ -51,13 +51,14 @@ TEST(SyncNegentropyE2E, AThousandEventsOnOneSecondArriveThroughAPeerCappingAt100
 }
 
 /// A peer capping REQ answers at 20 (and configured by `control`) holds 60 issues spread over
-/// time; `node` knows the announcement and must page everything in by REQ.
+/// time; `node` knows the announcement and one issue (so the issues filter is offered by NEG-OPEN
+/// where the peer may be asked) and must page everything else in by REQ.
 void expect_paged_by_req(FaultPeer& peer, GraspdProcess& node) {
   auto events = issues_on_one_second({node.relay_url(), peer.url()}, 0);
   const auto address = nostr::address_of(events.front());
   for (int i = 0; i < 60; ++i) events.push_back(issue_for(address, i, now_seconds() - 4000 + i));
   seed_all(peer, events);
-  publish_all(node.port(), {events.front()});
+  publish_all(node.port(), {events.front(), events.back()});
   ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
                          std::chrono::seconds(60)))
       << stored_count(node.port(), events) << " of " << events.size() << "\n"
@@ -104,6 +105,36 @@ TEST(SyncNegentropyE2E, GraspdReconcilesWithGraspd) {
   })) << sync_status(node.port());
   const auto needed = relay_figure(node.port(), peer.relay_url(), "ids_needed");
   EXPECT_TRUE(needed >= 150 && needed < 300) << needed << "\n" << sync_status(node.port());
+}
+
+TEST(SyncNegentropyE2E, FromEmptyTheIssuesArePagedAndTheSecondPastThePeersCapIsReconciled) {
+  // The node holds nothing of the issues: they are paged by REQ (no NEG round per filter). 200 of
+  // them share one second behind a peer answering at most 50 a filter (NIP-11 max_limit), past
+  // what REQ pages reach; that second alone is reconciled by NIP-77 after the pages.
+  GraspdProcess peer{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"}, {"NGIT_MAX_LIMIT", "50"}}, {}}};
+  ASSERT_TRUE(peer.start()) << peer.stderr_text();
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+  auto events = issues_on_one_second({node.relay_url(), peer.relay_url()}, 200);
+  const auto address = nostr::address_of(events.front());
+  const auto flood = events.back().created_at;
+  for (int i = 0; i < 30; ++i) events.push_back(issue_for(address, 1000 + i, flood - 1 - i % 5));
+  publish_all(peer.port(), events);
+  publish_all(node.port(), {events.front()});
+
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
+                         std::chrono::seconds(60)))
+      << stored_count(node.port(), events) << " of " << events.size() << "\n"
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_TRUE(wait_until([&] {
+    return relay_history_method(node.port(), peer.relay_url()) == "negentropy" &&
+           relay_figure(node.port(), peer.relay_url(), "pages") > 0 &&
+           relay_figure(node.port(), peer.relay_url(), "ids_needed") >= 150;
+  })) << sync_status(node.port());
+  // At most the flood's 200 (fewer when the paged 50 were stored before the session began): the
+  // older issues were paged, not reconciled.
+  EXPECT_LE(relay_figure(node.port(), peer.relay_url(), "ids_needed"), 200)
+      << sync_status(node.port());
 }
 
 TEST(SyncNegentropyE2E, APeerCappingSubscriptionsStillGetsAskedForEveryMissingEvent) {

@@ -27,32 +27,53 @@ std::string HistoryPager::page_id(const std::string& id, std::uint32_t page) {
   return id + page_separator + std::to_string(page);
 }
 
-std::size_t HistoryPager::open_pages() const {
-  std::size_t open = 0;
-  for (const auto& [id, state] : subs_) open += state.page_open ? 1 : 0;
-  return open;
-}
+HistoryPager::HistoryPager(std::shared_ptr<HistorySlots> slots,
+                           std::size_t max_seen_per_subscription)
+    : slots_(std::move(slots)), user_(slots_->join()), max_seen_(max_seen_per_subscription) {}
 
 void HistoryPager::send_page(const std::string& id, State& state, std::string frame,
                              std::vector<std::string>& frames) {
-  if (open_pages() >= max_pages_) {
+  if (!slots_->take(user_, id)) {
     state.queued_page = std::move(frame);
-    waiting_.push_back(id);
     return;
   }
   state.page_open = true;
   frames.push_back(std::move(frame));
 }
 
-void HistoryPager::release_pages(std::vector<std::string>& frames) {
-  while (!waiting_.empty() && open_pages() < max_pages_) {
-    auto it = subs_.find(waiting_.front());
-    waiting_.pop_front();
-    if (it == subs_.end() || !it->second.queued_page) continue;
-    it->second.page_open = true;
-    frames.push_back(std::move(*it->second.queued_page));
-    it->second.queued_page.reset();
+void HistoryPager::end_page(State& state) {
+  if (!state.page_open) return;
+  state.page_open = false;
+  slots_->give_back();
+}
+
+void HistoryPager::send_queued(const std::string& id, std::vector<std::string>& frames) {
+  auto it = subs_.find(id);
+  if (it == subs_.end() || !it->second.queued_page) {
+    slots_->give_back();  // nothing left to send: the slot goes to the next in line
+    return;
   }
+  it->second.page_open = true;
+  frames.push_back(std::move(*it->second.queued_page));
+  it->second.queued_page.reset();
+}
+
+void HistoryPager::release_pages(std::vector<std::string>& frames) {
+  while (auto id = slots_->grant(user_)) send_queued(*id, frames);
+}
+
+HistoryPager::Step HistoryPager::resume(const std::string& id) {
+  Step step;
+  send_queued(id, step.frames);
+  return step;
+}
+
+void HistoryPager::forget(const std::string& id) {
+  auto it = subs_.find(id);
+  if (it == subs_.end()) return;
+  end_page(it->second);
+  slots_->forget(user_, id);
+  subs_.erase(it);
 }
 
 std::vector<std::string> HistoryPager::start(const std::string& id, nostr::Filters filters,
@@ -80,15 +101,31 @@ std::vector<std::string> HistoryPager::open_history(const std::string& id, nostr
   return start(id, std::move(filters), 1);
 }
 
+void HistoryPager::adopt(const std::string& id, nostr::Filters filters) {
+  forget(id);
+  State state;
+  state.progress.resize(filters.size());
+  state.asked = filters;
+  state.filters = std::move(filters);
+  subs_[id] = std::move(state);
+}
+
 std::vector<std::string> HistoryPager::close(const std::string& id) {
+  return end(id, true);
+}
+
+std::vector<std::string> HistoryPager::close_history(const std::string& id) {
+  return end(id, false);
+}
+
+std::vector<std::string> HistoryPager::end(const std::string& id, bool with_main) {
   std::vector<std::string> frames;
   auto it = subs_.find(id);
   if (it == subs_.end()) return frames;
   if (it->second.page_open) frames.push_back(close_frame(page_id(id, it->second.page)));
-  frames.push_back(close_frame(id));
-  subs_.erase(it);
-  std::erase(waiting_, id);
-  release_pages(frames);
+  if (with_main) frames.push_back(close_frame(id));
+  forget(id);
+  release_pages(frames);  // after the CLOSEs: the peer counts them first
   return frames;
 }
 
@@ -118,6 +155,7 @@ bool HistoryPager::on_event(const std::string& wire_id, const nostr::Event& ev) 
     auto& progress = state.progress[i];
     if (!progress.oldest || ev.created_at < *progress.oldest) progress.oldest = ev.created_at;
     if (fresh) ++progress.new_events;
+    ++progress.events;
   }
   return fresh;
 }
@@ -138,19 +176,36 @@ std::optional<std::int64_t> next_until(std::optional<std::int64_t> until, std::i
 
 }  // namespace
 
+std::optional<nostr::Filter> HistoryPager::next_filter(State& state, std::size_t i, Step& step) {
+  auto& progress = state.progress[i];
+  if (!progress.oldest) return std::nullopt;  // an empty page: no older history
+  auto filter = state.filters[i];
+  const auto until = filter.until;
+  // A page of the boundary second alone that brought nothing new steps past it; if that page was
+  // full, the peer's cap may hide more events of that second than REQ can reach.
+  const bool steps_past = until && progress.new_events == 0 && *progress.oldest >= *until;
+  // A cap the peer did not advertise shows as the largest page it sent.
+  largest_page_ = std::max(largest_page_, progress.events);
+  const auto cap =
+      capped_at_ && !cap_advertised_ ? std::min(*capped_at_, largest_page_) : capped_at_;
+  if (steps_past && cap && progress.events >= *cap) {
+    auto second = filter;
+    second.since = *until;
+    second.limit.reset();
+    step.capped.push_back(std::move(second));
+  }
+  filter.until = next_until(until, *progress.oldest, progress.new_events > 0);
+  progress = FilterProgress{};
+  if (!filter.until || (filter.since && *filter.until < *filter.since)) return std::nullopt;
+  state.filters[i].until = filter.until;
+  return filter;
+}
+
 HistoryPager::Step HistoryPager::next_page(const std::string& id, State& state) {
   Step step;
   nostr::Filters page_filters;
-  for (std::size_t i = 0; i < state.filters.size(); ++i) {
-    auto& progress = state.progress[i];
-    if (!progress.oldest) continue;  // an empty page: no older history
-    auto filter = state.filters[i];
-    filter.until = next_until(filter.until, *progress.oldest, progress.new_events > 0);
-    if (!filter.until || (filter.since && *filter.until < *filter.since)) continue;
-    state.filters[i].until = filter.until;
-    page_filters.push_back(std::move(filter));
-    progress = FilterProgress{};
-  }
+  for (std::size_t i = 0; i < state.filters.size(); ++i)
+    if (auto filter = next_filter(state, i, step)) page_filters.push_back(std::move(*filter));
   if (page_filters.empty() || state.seen.size() >= max_seen_) {
     state.in_history = false;
     step.completed = id;
@@ -183,7 +238,7 @@ HistoryPager::Step HistoryPager::on_eose(const std::string& wire_id) {
   if (!is_page && state.page > 0) return {};
   Step prefix;
   if (is_page) {
-    state.page_open = false;
+    end_page(state);
     prefix.frames.push_back(close_frame(wire_id));
     release_pages(prefix.frames);  // subscriptions already waiting go first
   }
@@ -198,12 +253,11 @@ HistoryPager::Step HistoryPager::on_closed(const std::string& wire_id) {
   if (!owner) return step;
   auto& state = subs_[*owner];
   if (wire_id == *owner) {
-    subs_.erase(*owner);
-    std::erase(waiting_, *owner);
+    forget(*owner);
     release_pages(step.frames);
     return step;
   }
-  state.page_open = false;
+  end_page(state);
   if (state.in_history) {
     state.in_history = false;
     step.completed = *owner;

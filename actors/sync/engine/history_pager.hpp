@@ -8,17 +8,19 @@
 // are out of REQ's reach: NIP-77 gets them). `until` falls with every page; an
 // empty page, or one bringing only older events already seen, ends the filter.
 // Pure: it returns the frames to send. Against peers that speak NIP-77,
-// NegentropyHistory replaces this step.
+// NegentropyHistory replaces this step, and pages with a HistoryPager of its own
+// the filters we hold nothing of (`adopt`, `report_capped_seconds`).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "actors/sync/engine/history_slots.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 
@@ -28,12 +30,15 @@ class HistoryPager {
  public:
   /// Bound on remembered ids per subscription; past it pagination stops
   /// (the subscription is reported complete) instead of growing memory.
-  /// `max_pages` page REQs are open at once over all subscriptions: a peer's REQ cap has room
-  /// for them beside the live subscriptions (SyncConfig::reserved_subscriptions); other pages
-  /// wait their turn in order.
+  /// Every page REQ holds a slot of `slots` (the connection's history REQ slots, shared with
+  /// NegentropyHistory's fetches): a peer's REQ cap has room for them beside the live
+  /// subscriptions (SyncConfig::reserved_subscriptions); other pages wait their turn in order.
+  explicit HistoryPager(std::shared_ptr<HistorySlots> slots,
+                        std::size_t max_seen_per_subscription = 1'000'000);
+  /// A pager with slots of its own: `max_pages` page REQs open at once.
   explicit HistoryPager(std::size_t max_seen_per_subscription = 1'000'000,
                         std::size_t max_pages = 2)
-      : max_seen_(max_seen_per_subscription), max_pages_(max_pages == 0 ? 1 : max_pages) {}
+      : HistoryPager(std::make_shared<HistorySlots>(max_pages), max_seen_per_subscription) {}
 
   /// Frames opening `id` (history + live).
   std::vector<std::string> open(const std::string& id, nostr::Filters filters);
@@ -41,8 +46,14 @@ class HistoryPager {
   /// under `id` itself) stays as it is: the first page is a separate REQ, so
   /// an EOSE of the live REQ is never taken for the end of a page.
   std::vector<std::string> open_history(const std::string& id, nostr::Filters filters);
+  /// Takes over the history of `id` whose first REQ, under `id` itself, another engine sent
+  /// with `filters` among its own (NegentropyHistory's live REQ, for the windows it pages):
+  /// that REQ's EOSE ends the first page.
+  void adopt(const std::string& id, nostr::Filters filters);
   /// Frames closing `id` and its page in flight.
   std::vector<std::string> close(const std::string& id);
+  /// Frames closing `id`'s page in flight only (the first REQ belongs to the adopting engine).
+  std::vector<std::string> close_history(const std::string& id);
 
   /// The subscription an incoming frame's subscription id belongs to, if any.
   std::optional<std::string> owner_of(const std::string& wire_id) const;
@@ -59,12 +70,29 @@ class HistoryPager {
     /// Set when the subscription's history is complete.
     std::optional<std::string> completed;
     bool page_requested = false;
+    /// Seconds a page found full (see `report_capped_seconds`), each as the filter narrowed to
+    /// `since` = `until` = that second.
+    nostr::Filters capped;
   };
   Step on_eose(const std::string& wire_id);
   /// The peer closed `wire_id`. A closed page ends the history (complete);
   /// a closed main subscription is forgotten.
   Step on_closed(const std::string& wire_id);
+  /// The slot pool granted `id` the slot its queued page waited for (HistorySlots::grant).
+  Step resume(const std::string& id);
 
+  /// From now on, a page that steps past its boundary second having brought as many events of
+  /// that second alone as the peer's cap is reported in Step::capped: that cap may have hidden
+  /// more events of that second than REQ can reach. The cap is `page_events` when the peer
+  /// `advertised` it; otherwise at most `page_events` and no more than the largest page one filter
+  /// brought so far (a history whose every page was that small is ambiguous: its last second is
+  /// reported too, one NEG round of one second).
+  void report_capped_seconds(std::size_t page_events, bool advertised = false) {
+    capped_at_ = page_events;
+    cap_advertised_ = advertised;
+  }
+
+  HistorySlots::User slot_user() const { return user_; }
   std::size_t open_subscriptions() const { return subs_.size(); }
   static std::string page_id(const std::string& id, std::uint32_t page);
 
@@ -72,6 +100,8 @@ class HistoryPager {
   struct FilterProgress {
     std::optional<std::int64_t> oldest;
     std::size_t new_events = 0;
+    /// Events of the page matching the filter, new or not.
+    std::size_t events = 0;
   };
   struct State {
     /// The filters as opened: the main subscription stays open on them.
@@ -83,24 +113,36 @@ class HistoryPager {
     std::uint32_t page = 0;  // 0 = the main subscription's first page
     bool in_history = true;
     bool page_open = false;
-    /// The REQ of the next page, held while max_pages pages are open.
+    /// The REQ of the next page, held while no history slot is free.
     std::optional<std::string> queued_page;
   };
-  /// Sends `frame` for page `state.page` of `id` now, or queues it while max_pages are open.
+  /// Sends `frame` for page `state.page` of `id` now, or queues it until a slot is free.
   void send_page(const std::string& id, State& state, std::string frame,
                  std::vector<std::string>& frames);
-  /// A page of some subscription ended: the next queued pages go out.
+  /// `id`'s page in flight ended: its slot goes back.
+  void end_page(State& state);
+  /// A slot came free: this pager's pages first in line go out.
   void release_pages(std::vector<std::string>& frames);
-  std::size_t open_pages() const;
+  /// Sends the queued page of `id`, which now holds a slot (or gives the slot back).
+  void send_queued(const std::string& id, std::vector<std::string>& frames);
+  void forget(const std::string& id);
+  /// Frames closing `id`'s page in flight (and its first REQ `with_main`); waiting pages go next.
+  std::vector<std::string> end(const std::string& id, bool with_main);
   Step next_page(const std::string& id, State& state);
+  /// The next page's filter `i`, or nothing when the filter is done; reports a capped second.
+  std::optional<nostr::Filter> next_filter(State& state, std::size_t i, Step& step);
   /// Opens `id` with its first REQ on the main id (page 0) or on page `first_page`.
   std::vector<std::string> start(const std::string& id, nostr::Filters filters,
                                  std::uint32_t first_page);
 
+  std::shared_ptr<HistorySlots> slots_;
+  HistorySlots::User user_;
   std::size_t max_seen_;
-  std::size_t max_pages_;
+  std::optional<std::size_t> capped_at_;
+  bool cap_advertised_ = false;
+  /// The most events one filter brought in one page: what the peer's cap is at least.
+  std::size_t largest_page_ = 0;
   std::map<std::string, State> subs_;
-  std::deque<std::string> waiting_;
 };
 
 }  // namespace graspd::sync

@@ -23,6 +23,7 @@ void append(NegentropyHistory::Step& into, NegentropyHistory::Step&& from) {
   into.rounds += from.rounds;
   into.ids_needed += from.ids_needed;
   into.fetches += from.fetches;
+  into.pages += from.pages;
 }
 
 /// The live half of a subscription: no stored events (NIP-01 `limit: 0`), then every new one.
@@ -41,21 +42,67 @@ std::string NegentropyHistory::fetch_id(const std::string& id, const State& stat
   return id + wire_separator + 'f' + std::to_string(state.fetch_seq);
 }
 
+NegentropyHistory::NegentropyHistory(NegentropyLimits limits, LocalRecords local,
+                                     std::shared_ptr<HistorySlots> slots)
+    : limits_(limits),
+      local_(std::move(local)),
+      slots_(std::move(slots)),
+      fetch_user_(slots_->join()),
+      pager_(slots_) {
+  pager_.report_capped_seconds(std::max<std::size_t>(limits_.ids_per_request, 1));
+}
+
+nostr::Filters NegentropyHistory::take_empty(nostr::Filters& filters) const {
+  // At most one record read per filter: nullopt when we hold any.
+  auto held_nothing = [&](const nostr::Filter& f) {
+    auto ours =
+        local_ ? local_(f, 0) : std::optional<std::vector<nostr::negentropy::Item>>(std::in_place);
+    return ours && ours->empty();
+  };
+  nostr::Filters empty;
+  nostr::Filters rest;
+  for (auto& f : filters) (held_nothing(f) ? empty : rest).push_back(std::move(f));
+  filters = std::move(rest);
+  return empty;
+}
+
 NegentropyHistory::Step NegentropyHistory::open(const std::string& id, nostr::Filters filters,
                                                 std::int64_t now) {
   Step step;
   if (subs_.count(id)) step = close(id);
   State state;
   state.asked = filters;
+  // What we hold nothing of is paged: its history comes on the live REQ and pages after it, as
+  // without NIP-77, and a NEG round would only list the peer's ids before the same download.
+  auto paged = take_empty(filters);
+  auto live = live_only(filters);
   for (auto& window :
        reconcile_windows(filters, limits_.max_window_values, limits_.max_window_bytes))
     state.windows.push_back(std::move(window));
   state.now = now;
   state.batch_size = std::max<std::size_t>(limits_.ids_per_request, 1);
-  step.frames.push_back(nostr::client_req(id, live_only(std::move(filters))));
+  state.paging = !paged.empty();
+  live.insert(live.begin(), paged.begin(), paged.end());
+  step.frames.push_back(nostr::client_req(id, std::move(live)));
+  if (state.paging) pager_.adopt(id, std::move(paged));
   auto& opened = subs_[id] = std::move(state);
   append(step, next_session(id, opened));
   return step;
+}
+
+void NegentropyHistory::drop_requests(const std::string& id, State& state, Step& step) {
+  if (state.fetch_open) {
+    step.frames.push_back(nostr::client_close(fetch_id(id, state)));
+    state.fetch_open = false;
+    slots_->give_back();
+  }
+  if (state.fetch_waiting) {
+    slots_->forget(fetch_user_, id);
+    std::erase(paused_, id);
+    state.fetch_waiting = false;
+  }
+  for (auto& frame : pager_.close_history(id)) step.frames.push_back(std::move(frame));
+  state.paging = false;
 }
 
 NegentropyHistory::Step NegentropyHistory::close(const std::string& id) {
@@ -63,11 +110,33 @@ NegentropyHistory::Step NegentropyHistory::close(const std::string& id) {
   auto it = subs_.find(id);
   if (it == subs_.end()) return step;
   if (it->second.session) step.frames.push_back(it->second.session->close_frame());
-  if (it->second.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(id, it->second)));
+  drop_requests(id, it->second, step);
   step.frames.push_back(nostr::client_close(id));
   subs_.erase(it);
   append(step, resume_waiting());
   return step;
+}
+
+bool NegentropyHistory::is_page(const std::string& wire_id, const std::string& owner) const {
+  // HistoryPager's page ids: the subscription id, '~', the page number.
+  return wire_id.size() > owner.size() + 1 &&
+         std::isdigit(static_cast<unsigned char>(wire_id[owner.size() + 1]));
+}
+
+void NegentropyHistory::absorb_pages(const std::string& id, HistoryPager::Step&& paged,
+                                     Step& step) {
+  for (auto& frame : paged.frames) step.frames.push_back(std::move(frame));
+  if (paged.page_requested) ++step.pages;
+  auto it = subs_.find(id);
+  if (it == subs_.end()) return;
+  auto& state = it->second;
+  // A second the cap cut short: NIP-77 names what REQ could not reach, after the pages.
+  for (auto& second : paged.capped) state.windows.push_back(std::move(second));
+  if (paged.completed) state.paging = false;
+  if (!paged.capped.empty() && !state.session && !state.waiting)
+    append(step, next_session(id, state));
+  else if (paged.completed)
+    finish_if_done(id, state, step);
 }
 
 std::size_t NegentropyHistory::open_sessions() const {
@@ -103,6 +172,8 @@ std::optional<std::string> NegentropyHistory::owner_of(const std::string& wire_i
 bool NegentropyHistory::asked_for(const std::string& wire_id, const nostr::Event& ev) const {
   auto owner = owner_of(wire_id);
   if (!owner) return false;
+  // A page's filters are some of the subscription's: one match suffices.
+  if (is_page(wire_id, *owner)) return pager_.asked_for(wire_id, ev);
   const auto& state = subs_.at(*owner);
   if (!nostr::matches_any(state.asked, ev)) return false;
   if (wire_id == *owner) return true;
@@ -153,32 +224,60 @@ void NegentropyHistory::queue_needs(State& state, const std::vector<nostr::Event
   }
 }
 
-bool NegentropyHistory::fetch_slot_free() const {
-  if (fetch_pause_ticks_ > 0) return false;
-  const auto open = static_cast<std::size_t>(
-      std::count_if(subs_.begin(), subs_.end(), [](const auto& s) { return s.second.fetch_open; }));
-  return open < std::max<std::size_t>(limits_.max_fetches, 1);
-}
-
 void NegentropyHistory::next_fetch(const std::string& id, State& state, Step& step) {
   if (state.fetch_open || state.needs.empty() || state.fetch_waiting) return;
-  if (!fetch_slot_free()) {
-    state.fetch_waiting = true;
-    fetch_waiting_.push_back(id);
+  state.fetch_waiting = true;
+  if (fetch_pause_ticks_ > 0) {
+    paused_.push_back(id);
     return;
   }
+  if (!slots_->take(fetch_user_, id)) return;
+  state.fetch_waiting = false;
   send_fetch(id, state, step);
 }
 
+void NegentropyHistory::resume_fetch(const std::string& id, Step& step) {
+  auto it = subs_.find(id);
+  if (it == subs_.end() || it->second.fetch_open || it->second.needs.empty()) {
+    slots_->give_back();
+    return;
+  }
+  if (fetch_pause_ticks_ > 0) {  // asked before the pause: waits for its end
+    slots_->give_back();
+    paused_.push_back(id);
+    return;
+  }
+  it->second.fetch_waiting = false;
+  send_fetch(id, it->second, step);
+}
+
 void NegentropyHistory::resume_fetches(Step& step) {
-  while (!fetch_waiting_.empty() && fetch_slot_free()) {
-    auto id = std::move(fetch_waiting_.front());
-    fetch_waiting_.pop_front();
+  while (fetch_pause_ticks_ == 0 && !paused_.empty()) {
+    auto id = std::move(paused_.front());
+    paused_.pop_front();
     auto it = subs_.find(id);
     if (it == subs_.end()) continue;
     it->second.fetch_waiting = false;
-    if (!it->second.needs.empty()) send_fetch(id, it->second, step);
+    next_fetch(id, it->second, step);
   }
+  for (;;) {
+    if (auto id = slots_->grant(fetch_user_)) {
+      resume_fetch(*id, step);
+    } else if (auto page = slots_->grant(pager_.slot_user())) {
+      absorb_pages(*page, pager_.resume(*page), step);
+    } else {
+      return;
+    }
+  }
+}
+
+NegentropyHistory::Step NegentropyHistory::resume(HistorySlots::User user, const std::string& id) {
+  Step step;
+  if (user == fetch_user_)
+    resume_fetch(id, step);
+  else if (user == pager_.slot_user())
+    absorb_pages(id, pager_.resume(id), step);
+  return step;
 }
 
 void NegentropyHistory::send_fetch(const std::string& id, State& state, Step& step) {
@@ -197,7 +296,8 @@ void NegentropyHistory::send_fetch(const std::string& id, State& state, Step& st
 }
 
 void NegentropyHistory::finish_if_done(const std::string& id, State& state, Step& step) {
-  if (state.windows.empty() && !state.session && !state.fetch_open && state.needs.empty())
+  if (state.windows.empty() && !state.session && !state.fetch_open && state.needs.empty() &&
+      !state.paging)
     step.completed = id;
 }
 
@@ -206,7 +306,7 @@ NegentropyHistory::Step NegentropyHistory::fall_back(const std::string& id, bool
   auto it = subs_.find(id);
   if (it == subs_.end()) return step;
   if (it->second.session) step.frames.push_back(it->second.session->close_frame());
-  if (it->second.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(id, it->second)));
+  drop_requests(id, it->second, step);
   step.fallback.emplace_back(id, std::move(it->second.asked));
   step.unsupported = unsupported;
   peer_refused_ = peer_refused_ || unsupported;
@@ -236,6 +336,7 @@ void NegentropyHistory::on_event(const std::string& wire_id, const nostr::Event&
   auto owner = owner_of(wire_id);
   if (!owner) return;
   auto& state = subs_.at(*owner);
+  if (state.paging && (wire_id == *owner || is_page(wire_id, *owner))) pager_.on_event(wire_id, ev);
   if (state.fetch_open && wire_id == fetch_id(*owner, state) && state.fetching.count(ev.id))
     state.delivered.insert(ev.id);
 }
@@ -335,10 +436,16 @@ NegentropyHistory::Step NegentropyHistory::on_eose(const std::string& wire_id) {
   auto owner = owner_of(wire_id);
   if (!owner) return step;
   auto& state = subs_.at(*owner);
+  if (state.paging && (wire_id == *owner || is_page(wire_id, *owner))) {
+    absorb_pages(*owner, pager_.on_eose(wire_id), step);
+    resume_fetches(step);
+    return step;
+  }
   if (!state.fetch_open || wire_id != fetch_id(*owner, state)) return step;
   step.frames.push_back(nostr::client_close(wire_id));
   requeue_capped(state);
   state.fetch_open = false;
+  slots_->give_back();
   state.fetching.clear();
   state.fetch_closes = 0;
   resume_fetches(step);  // subscriptions already waiting go first
@@ -356,7 +463,7 @@ NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id,
   auto& state = subs_.at(*owner);
   if (wire_id == *owner) {
     if (state.session) step.frames.push_back(state.session->close_frame());
-    if (state.fetch_open) step.frames.push_back(nostr::client_close(fetch_id(*owner, state)));
+    drop_requests(*owner, state, step);
     subs_.erase(*owner);
     forgotten = true;
     append(step, resume_waiting());
@@ -368,8 +475,14 @@ NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id,
     append(step, resume_waiting());
     return step;
   }
+  if (state.paging && is_page(wire_id, *owner)) {
+    absorb_pages(*owner, pager_.on_closed(wire_id), step);
+    resume_fetches(step);
+    return step;
+  }
   if (state.fetch_open && wire_id == fetch_id(*owner, state)) {
     state.fetch_open = false;
+    slots_->give_back();
     // What did not arrive is asked again, unless the peer keeps refusing this batch.
     if (++state.fetch_closes < limits_.max_fetch_attempts) {
       for (const auto& id : state.fetching)

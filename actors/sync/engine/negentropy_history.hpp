@@ -2,8 +2,12 @@
 // RelayConnection, for peers that speak it. A subscription keeps one live REQ
 // (`limit: 0`: no stored events, then live ones) and reconciles its history
 // filter by filter against our own store, one NEG session at a time; the ids
-// only the peer holds are fetched with `REQ {"ids":[...]}` in bounded batches,
-// one batch in flight. A peer that does not answer NIP-77 (NEG-ERR, an error
+// only the peer holds are fetched with `REQ {"ids":[...]}` in bounded batches
+// within the connection's history REQ slots (HistorySlots). A filter of which
+// we hold nothing gains nothing from a NEG round: it is paged by REQ (a
+// HistoryPager of this class's own, its first page on the live REQ), and a
+// second the peer's `limit` cap hid part of is reconciled afterwards by a NEG
+// session of that second alone. A peer that does not answer NIP-77 (NEG-ERR, an error
 // NOTICE before its first NEG-MSG, CLOSED, or silence) hands the subscription
 // back for REQ pagination (HistoryPager). Pure: it returns the frames to send.
 #pragma once
@@ -14,12 +18,15 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "actors/sync/engine/history_pager.hpp"
+#include "actors/sync/engine/history_slots.hpp"
 #include "messages/nostr/event.hpp"
 #include "messages/nostr/filter.hpp"
 #include "messages/nostr/negentropy_client.hpp"
@@ -48,10 +55,6 @@ struct NegentropyLimits {
   /// wait their turn. Below graspd's server cap (NGIT_NEGENTROPY_MAX_SESSIONS,
   /// default 4) and far below strfry's.
   std::size_t max_sessions = 4;
-  /// Fetch REQs open at once on the connection, over all subscriptions: the live REQs hold the
-  /// peer's subscription cap less two (SyncConfig::reserved_subscriptions), so one fetch per
-  /// subscription would overrun it. The other subscriptions' batches wait in order.
-  std::size_t max_fetches = 1;
   /// Ticks fetching pauses after the peer closed a fetch for a rate limit.
   std::size_t rate_limit_ticks = 5;
   /// NEG-OPENs of one window the peer may refuse with `rate-limited:` in a row before that
@@ -78,8 +81,11 @@ using LocalRecords = std::function<std::optional<std::vector<nostr::negentropy::
 
 class NegentropyHistory {
  public:
-  NegentropyHistory(NegentropyLimits limits, LocalRecords local)
-      : limits_(limits), local_(std::move(local)) {}
+  /// Fetch REQs and the pages of the filters we hold nothing of take `slots` (the connection's
+  /// history REQ slots, shared with its HistoryPager): the live REQs hold the peer's subscription
+  /// cap less those, so one fetch per subscription would overrun it. Others wait in order.
+  NegentropyHistory(NegentropyLimits limits, LocalRecords local,
+                    std::shared_ptr<HistorySlots> slots = std::make_shared<HistorySlots>());
   NegentropyHistory() : NegentropyHistory(NegentropyLimits{}, nullptr) {}
 
   struct Step {
@@ -94,6 +100,8 @@ class NegentropyHistory {
     std::uint64_t rounds = 0;
     std::uint64_t ids_needed = 0;
     std::uint64_t fetches = 0;
+    /// Page REQs sent for the filters we hold nothing of.
+    std::uint64_t pages = 0;
   };
 
   /// Opens `id` (live REQ + the first NEG session); `now` bounds the time
@@ -122,11 +130,19 @@ class NegentropyHistory {
   Step on_notice(const std::string& message);
   /// The connection's periodic tick: NEG-OPENs unanswered for too long fall back.
   Step on_tick();
+  /// The slot pool granted `user` (a fetch of this class or a page of its pager) a slot for `id`.
+  Step resume(HistorySlots::User user, const std::string& id);
+  /// True when `user` is one of this class's users of the slot pool.
+  bool holds_user(HistorySlots::User user) const {
+    return user == fetch_user_ || user == pager_.slot_user();
+  }
 
-  /// The peer's advertised limitation.max_limit: fetch batches stay within it.
+  /// The peer's advertised limitation.max_limit: fetch batches stay within it, and a page of
+  /// that many events on one second is taken for one the cap cut short.
   void cap_requests(std::size_t max_limit) {
     limits_.ids_per_request =
         std::min(limits_.ids_per_request, std::max<std::size_t>(max_limit, 1));
+    pager_.report_capped_seconds(limits_.ids_per_request, /*advertised=*/true);
   }
 
   /// The peer's advertised limitation.max_message_length: NEG-OPEN frames stay within it.
@@ -161,8 +177,10 @@ class NegentropyHistory {
     std::size_t batch_size = 0;
     std::uint32_t fetch_seq = 0;
     bool fetch_open = false;
-    /// Waiting for a fetch slot (in fetch_waiting_).
+    /// Waiting for a fetch slot (in the slot pool, or in paused_ while fetching pauses).
     bool fetch_waiting = false;
+    /// Some filters are paged by REQ (pager_): we held nothing of them.
+    bool paging = false;
     /// Closes of this subscription's fetches since one last completed.
     std::size_t fetch_closes = 0;
     std::int64_t now = 0;
@@ -172,9 +190,18 @@ class NegentropyHistory {
   /// Fetches the next batch of `id` now, or queues it until a fetch slot is free.
   void next_fetch(const std::string& id, State& state, Step& step);
   void send_fetch(const std::string& id, State& state, Step& step);
-  /// Gives free fetch slots to the subscriptions waiting for one, in arrival order.
+  /// A slot came to `id`'s fetch: sent, or the slot goes back when there is nothing to fetch.
+  void resume_fetch(const std::string& id, Step& step);
+  /// Fetches paused by a rate limit queue for slots again, then this class's waiters first in
+  /// line in the slot pool get the free slots.
   void resume_fetches(Step& step);
-  bool fetch_slot_free() const;
+  /// Frames and slots of `id`'s fetch and pages: closed, given back, no longer waiting.
+  void drop_requests(const std::string& id, State& state, Step& step);
+  /// Takes in what the pager did for `id`: frames, pages, capped seconds, the end of paging.
+  void absorb_pages(const std::string& id, HistoryPager::Step&& paged, Step& step);
+  /// The filters of `filters` we hold nothing of (paged), the rest left as windows.
+  nostr::Filters take_empty(nostr::Filters& filters) const;
+  bool is_page(const std::string& wire_id, const std::string& owner) const;
   void finish_if_done(const std::string& id, State& state, Step& step);
   Step fall_back(const std::string& id, bool unsupported);
   /// Gives free session slots to the subscriptions waiting for one, in arrival order.
@@ -192,9 +219,14 @@ class NegentropyHistory {
 
   NegentropyLimits limits_;
   LocalRecords local_;
+  std::shared_ptr<HistorySlots> slots_;
+  HistorySlots::User fetch_user_;
+  /// Pages the filters we hold nothing of, in the same slots.
+  HistoryPager pager_;
   std::map<std::string, State> subs_;
   std::deque<std::string> waiting_;
-  std::deque<std::string> fetch_waiting_;
+  /// Subscriptions whose next fetch waits for a rate-limit pause to end.
+  std::deque<std::string> paused_;
   /// Ticks left before fetching resumes after a rate-limited close.
   std::size_t fetch_pause_ticks_ = 0;
   /// NEG-OPENs allowed per tick once the peer refused one for a rate limit (unset: no pacing).
