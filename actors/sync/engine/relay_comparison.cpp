@@ -11,7 +11,10 @@ namespace {
 /// Text from a peer quoted in a reason is cut to this.
 constexpr std::size_t max_quoted_bytes = 160;
 
-std::string quoted(std::string_view text) {
+/// A peer's text made fit to quote: cut, control characters blanked. (Not named `quoted`: an
+/// unqualified call with a std::string would be ambiguous with std::quoted wherever <iomanip> is
+/// visible.)
+std::string fit_to_quote(std::string_view text) {
   std::string out(text.substr(0, max_quoted_bytes));
   for (auto& c : out)
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
@@ -65,7 +68,7 @@ RelayComparison::Step RelayComparison::open_next() {
 RelayComparison::Step RelayComparison::on_round(std::string_view hex) {
   answered_ = true;
   auto round = session_->on_message(hex);
-  if (!round) return fail("NIP-77 session failed: " + quoted(round.error().detail));
+  if (!round) return fail("NIP-77 session failed: " + fit_to_quote(round.error().detail));
   have_.insert(round->have.begin(), round->have.end());
   need_.insert(round->need.begin(), round->need.end());
   if (!round->done) return Step{{std::move(round->frame)}, false, {}};
@@ -83,12 +86,12 @@ RelayComparison::Step RelayComparison::on_frame(std::string_view text) {
     return on_round(msg->hex);
   if (auto* err = std::get_if<nostr::RelayNegErr>(&*message); err && err->subscription_id == sub) {
     session_.reset();  // a NEG-ERR ends the session on the relay's side
-    return fail("the relay refused the comparison: " + quoted(err->reason));
+    return fail("the relay refused the comparison: " + fit_to_quote(err->reason));
   }
   if (auto* closed = std::get_if<nostr::RelayClosed>(&*message);
       closed && closed->subscription_id == sub) {
     session_.reset();
-    return fail("the relay closed the comparison: " + quoted(closed->message));
+    return fail("the relay closed the comparison: " + fit_to_quote(closed->message));
   }
   if (auto* notice = std::get_if<nostr::RelayNotice>(&*message);
       notice && !answered_ && nostr::negentropy::notice_refuses_negentropy(notice->message))
