@@ -201,6 +201,14 @@ async function expectEverywhere(what, ids, ms, which = nodes, deadline = `${ms /
   return null;
 }
 
+/** How many cluster peers a node's /api/sync shows connected (0 when it does not answer). */
+async function connectedPeers(port) {
+  try {
+    const view = await (await fetch(`http://127.0.0.1:${port}/api/sync`)).json();
+    return (view.relays || []).filter((r) => r.peer && r.status === 'connected').length;
+  } catch { return 0; }
+}
+
 async function metric(port, name) {
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -316,6 +324,17 @@ async function main() {
   }
   const [nip11] = await viaBalancer('/', { Accept: 'application/nostr+json' });
   if (nip11 !== 200) fail(`NIP-11 through the balancer answered ${nip11}`);
+
+  // The nodes' sync connections to each other are up: a held event's OK waits only for the peers
+  // whose connection is up (docs/sync.md, "Purgatory travels too"), so publishing while a node is
+  // still dialling its peers would test start-up, not the balancer. An operator starts a cluster
+  // the same way: every node in rotation and connected to the others.
+  const meshUp = await waitFor(async () => {
+    for (const node of nodes) if ((await connectedPeers(node.port)) < N - 1) return false;
+    return true;
+  }, 20_000, 50);
+  if (meshUp) pass(`every node connected to its ${N - 1} peers`);
+  else { fail(`the nodes were not all connected to their ${N - 1} peers within 20 s`); return; }
 
   // 2. A repository: announcement and state through the balancer, then git push through it.
   const owner = generateSecretKey();
