@@ -1,6 +1,7 @@
 #include "actors/sync/engine/history_pager.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "messages/nostr/json.hpp"
 
@@ -9,7 +10,6 @@ namespace graspd::sync {
 namespace {
 
 // Page subscriptions share the main id plus a suffix no sync id contains.
-constexpr char page_separator = '~';
 
 std::string req_frame(const std::string& id, const nostr::Filters& filters) {
   std::string frame = "[\"REQ\",\"" + id + "\"";
@@ -24,7 +24,13 @@ std::string close_frame(const std::string& id) {
 }  // namespace
 
 std::string HistoryPager::page_id(const std::string& id, std::uint32_t page) {
-  return id + page_separator + std::to_string(page);
+  return id + wire_separator + std::to_string(page);
+}
+
+bool HistoryPager::is_page_id(const std::string& wire_id, const std::string& id) {
+  return wire_id.size() > id.size() + 1 && wire_id.compare(0, id.size(), id) == 0 &&
+         wire_id[id.size()] == wire_separator &&
+         std::isdigit(static_cast<unsigned char>(wire_id[id.size() + 1]));
 }
 
 HistoryPager::HistoryPager(std::shared_ptr<HistorySlots> slots,
@@ -130,7 +136,7 @@ std::vector<std::string> HistoryPager::end(const std::string& id, bool with_main
 }
 
 std::optional<std::string> HistoryPager::owner_of(const std::string& wire_id) const {
-  auto id = wire_id.substr(0, wire_id.find(page_separator));
+  auto id = wire_id.substr(0, wire_id.find(wire_separator));
   if (!subs_.count(id)) return std::nullopt;
   return id;
 }

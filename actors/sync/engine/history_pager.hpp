@@ -94,7 +94,12 @@ class HistoryPager {
 
   HistorySlots::User slot_user() const { return user_; }
   std::size_t open_subscriptions() const { return subs_.size(); }
+  /// Wire ids: the subscription id, then this separator and a suffix (a page number here; the
+  /// NegentropyHistory's sessions and fetches add a letter first). No sync id contains it.
+  static constexpr char wire_separator = '~';
   static std::string page_id(const std::string& id, std::uint32_t page);
+  /// True when `wire_id` names one of `id`'s pages (page_id's form).
+  static bool is_page_id(const std::string& wire_id, const std::string& id);
 
  private:
   struct FilterProgress {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include "actors/sync/engine/sync_filters.hpp"
 
@@ -10,8 +9,9 @@ namespace graspd::sync {
 
 namespace {
 
-// Wire ids share the subscription id plus a suffix no sync id contains (as HistoryPager's pages).
-constexpr char wire_separator = '~';
+// Wire ids share the subscription id plus a suffix, in HistoryPager's form: `n` and a number for a
+// NEG session, `f` and a number for a fetch, a bare number for a page.
+constexpr char wire_separator = HistoryPager::wire_separator;
 
 void append(NegentropyHistory::Step& into, NegentropyHistory::Step&& from) {
   into.frames.insert(into.frames.end(), std::make_move_iterator(from.frames.begin()),
@@ -52,11 +52,16 @@ NegentropyHistory::NegentropyHistory(NegentropyLimits limits, LocalRecords local
   pager_.report_capped_seconds(std::max<std::size_t>(limits_.ids_per_request, 1));
 }
 
+std::optional<std::vector<nostr::negentropy::Item>> NegentropyHistory::our_records(
+    const nostr::Filter& filter, std::size_t max) const {
+  if (!local_) return std::vector<nostr::negentropy::Item>{};
+  return local_(filter, max);
+}
+
 nostr::Filters NegentropyHistory::take_empty(nostr::Filters& filters) const {
   // At most one record read per filter: nullopt when we hold any.
   auto held_nothing = [&](const nostr::Filter& f) {
-    auto ours =
-        local_ ? local_(f, 0) : std::optional<std::vector<nostr::negentropy::Item>>(std::in_place);
+    auto ours = our_records(f, 0);
     return ours && ours->empty();
   };
   nostr::Filters empty;
@@ -117,12 +122,6 @@ NegentropyHistory::Step NegentropyHistory::close(const std::string& id) {
   return step;
 }
 
-bool NegentropyHistory::is_page(const std::string& wire_id, const std::string& owner) const {
-  // HistoryPager's page ids: the subscription id, '~', the page number.
-  return wire_id.size() > owner.size() + 1 &&
-         std::isdigit(static_cast<unsigned char>(wire_id[owner.size() + 1]));
-}
-
 void NegentropyHistory::absorb_pages(const std::string& id, HistoryPager::Step&& paged,
                                      Step& step) {
   for (auto& frame : paged.frames) step.frames.push_back(std::move(frame));
@@ -173,7 +172,7 @@ bool NegentropyHistory::asked_for(const std::string& wire_id, const nostr::Event
   auto owner = owner_of(wire_id);
   if (!owner) return false;
   // A page's filters are some of the subscription's: one match suffices.
-  if (is_page(wire_id, *owner)) return pager_.asked_for(wire_id, ev);
+  if (HistoryPager::is_page_id(wire_id, *owner)) return pager_.asked_for(wire_id, ev);
   const auto& state = subs_.at(*owner);
   if (!nostr::matches_any(state.asked, ev)) return false;
   if (wire_id == *owner) return true;
@@ -198,8 +197,7 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
     waiting_.push_back(id);
     return step;
   }
-  auto ours = local_ ? local_(state.windows.front(), limits_.max_records)
-                     : std::optional<std::vector<nostr::negentropy::Item>>(std::in_place);
+  auto ours = our_records(state.windows.front(), limits_.max_records);
   if (!ours) return fall_back(id, false);  // our side alone is past the bound
   ++state.session_seq;
   auto session = nostr::negentropy::ClientSession::open(
@@ -262,21 +260,25 @@ void NegentropyHistory::resume_fetches(Step& step) {
   }
   for (;;) {
     if (auto id = slots_->grant(fetch_user_)) {
-      resume_fetch(*id, step);
+      resume_into(fetch_user_, *id, step);
     } else if (auto page = slots_->grant(pager_.slot_user())) {
-      absorb_pages(*page, pager_.resume(*page), step);
+      resume_into(pager_.slot_user(), *page, step);
     } else {
       return;
     }
   }
 }
 
-NegentropyHistory::Step NegentropyHistory::resume(HistorySlots::User user, const std::string& id) {
-  Step step;
+void NegentropyHistory::resume_into(HistorySlots::User user, const std::string& id, Step& step) {
   if (user == fetch_user_)
     resume_fetch(id, step);
   else if (user == pager_.slot_user())
     absorb_pages(id, pager_.resume(id), step);
+}
+
+NegentropyHistory::Step NegentropyHistory::resume(HistorySlots::User user, const std::string& id) {
+  Step step;
+  resume_into(user, id, step);
   return step;
 }
 
@@ -336,7 +338,8 @@ void NegentropyHistory::on_event(const std::string& wire_id, const nostr::Event&
   auto owner = owner_of(wire_id);
   if (!owner) return;
   auto& state = subs_.at(*owner);
-  if (state.paging && (wire_id == *owner || is_page(wire_id, *owner))) pager_.on_event(wire_id, ev);
+  if (state.paging && (wire_id == *owner || HistoryPager::is_page_id(wire_id, *owner)))
+    pager_.on_event(wire_id, ev);
   if (state.fetch_open && wire_id == fetch_id(*owner, state) && state.fetching.count(ev.id))
     state.delivered.insert(ev.id);
 }
@@ -436,7 +439,7 @@ NegentropyHistory::Step NegentropyHistory::on_eose(const std::string& wire_id) {
   auto owner = owner_of(wire_id);
   if (!owner) return step;
   auto& state = subs_.at(*owner);
-  if (state.paging && (wire_id == *owner || is_page(wire_id, *owner))) {
+  if (state.paging && (wire_id == *owner || HistoryPager::is_page_id(wire_id, *owner))) {
     absorb_pages(*owner, pager_.on_eose(wire_id), step);
     resume_fetches(step);
     return step;
@@ -475,7 +478,7 @@ NegentropyHistory::Step NegentropyHistory::on_closed(const std::string& wire_id,
     append(step, resume_waiting());
     return step;
   }
-  if (state.paging && is_page(wire_id, *owner)) {
+  if (state.paging && HistoryPager::is_page_id(wire_id, *owner)) {
     absorb_pages(*owner, pager_.on_closed(wire_id), step);
     resume_fetches(step);
     return step;

@@ -199,9 +199,13 @@ class NegentropyHistory {
   void drop_requests(const std::string& id, State& state, Step& step);
   /// Takes in what the pager did for `id`: frames, pages, capped seconds, the end of paging.
   void absorb_pages(const std::string& id, HistoryPager::Step&& paged, Step& step);
+  /// Our records matching `filter`, at most `max` (nullopt past it); none without a lookup.
+  std::optional<std::vector<nostr::negentropy::Item>> our_records(const nostr::Filter& filter,
+                                                                  std::size_t max) const;
+  /// Hands a slot granted to `user` for `id` to the engine that asked (a fetch or a page).
+  void resume_into(HistorySlots::User user, const std::string& id, Step& step);
   /// The filters of `filters` we hold nothing of (paged), the rest left as windows.
   nostr::Filters take_empty(nostr::Filters& filters) const;
-  bool is_page(const std::string& wire_id, const std::string& owner) const;
   void finish_if_done(const std::string& id, State& state, Step& step);
   Step fall_back(const std::string& id, bool unsupported);
   /// Gives free session slots to the subscriptions waiting for one, in arrival order.
