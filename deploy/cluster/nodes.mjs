@@ -16,13 +16,21 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
+/**
+ * A TCP port free on 127.0.0.1 right now, below Linux's ephemeral range (32768-60999): a port from
+ * that range can be taken by any process binding port 0 or opening a connection before the node
+ * binds it; here only another caller's random pick can.
+ */
+export async function freePort() {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12768);
+    const bound = await new Promise((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (bound) return port;
+  }
 }
 
 /** Polls `fn` until it returns a truthy value or `ms` pass; the last value (falsy on timeout). */

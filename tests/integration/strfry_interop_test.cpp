@@ -30,6 +30,7 @@
 #include "relay_test_helpers.hpp"
 #include "sync_test_support.hpp"
 #include "tests/store/store_test_util.hpp"
+#include "tests/support/git_test_repos.hpp"
 #include "tests/support/graspd_process.hpp"
 
 namespace graspd::test {
@@ -65,6 +66,13 @@ class StrfryRelay {
       std::_Exit(127);
     }
   }
+  /// True once the relay process has ended (e.g. it could not listen on its port).
+  bool exited() {
+    if (pid_ <= 0) return true;
+    if (::waitpid(pid_, nullptr, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    return true;
+  }
   ~StrfryRelay() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);
@@ -90,6 +98,7 @@ class StrfryInterop : public ::testing::Test {
 
   /// Writes strfry.conf; `negentropy` is the body of its relay.negentropy block.
   void configure(const std::string& negentropy) {
+    negentropy_ = negentropy;
     std::ofstream(dir_.path() / "strfry.conf")
         << "db = \"" << (dir_.path() / "db").string() << "/\"\n"
         << "events { rejectEventsOlderThanSeconds = 946080000 }\n"
@@ -97,7 +106,10 @@ class StrfryInterop : public ::testing::Test {
         << " negentropy { " << negentropy << " } }\n";
   }
 
-  std::string strfry_url() const { return "ws://127.0.0.1:" + std::to_string(port_); }
+  std::string strfry_url() const {
+    port_named_ = true;
+    return "ws://127.0.0.1:" + std::to_string(port_);
+  }
 
   /// A repository listing graspd and the strfry relay, with `issues` issues at `time_of(i)`.
   std::vector<nostr::Event> repository(const GraspdProcess& graspd, int issues,
@@ -122,13 +134,27 @@ class StrfryInterop : public ::testing::Test {
     return stored_count(graspd.port(), all);
   }
 
-  /// Starts `strfry relay` on port_ and waits until it accepts WebSocket connections.
+  /// Starts `strfry relay` on port_ and waits until it listens and accepts WebSocket connections.
+  /// Should another process have taken port_ since it was chosen, strfry ends at once ("unable
+  /// to listen"): the relay is started again on another port, up to three times, unless events
+  /// already name its URL (strfry_url()), which would then point nowhere.
   std::unique_ptr<StrfryRelay> start_relay() {
-    auto relay = std::make_unique<StrfryRelay>(strfry_, dir_.path() / "strfry.conf",
-                                               dir_.path() / "relay.log");
-    const bool up = wait_until([&] { return accepts_websockets(port_); }, std::chrono::seconds(10));
-    if (!up) return nullptr;
-    return relay;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const auto log = dir_.path() / ("relay-" + std::to_string(attempt) + ".log");
+      auto relay = std::make_unique<StrfryRelay>(strfry_, dir_.path() / "strfry.conf", log);
+      const auto listening = "Started websocket server on 127.0.0.1:" + std::to_string(port_);
+      wait_until(
+          [&] { return relay->exited() || read_file(log).find(listening) != std::string::npos; },
+          std::chrono::seconds(10));
+      if (!relay->exited())
+        return wait_until([&] { return accepts_websockets(port_); }, std::chrono::seconds(10))
+                   ? std::move(relay)
+                   : nullptr;
+      if (port_named_) return nullptr;
+      port_ = free_port();
+      configure(negentropy_);
+    }
+    return nullptr;
   }
 
   void import_into_strfry(const std::vector<nostr::Event>& events) {
@@ -165,7 +191,9 @@ class StrfryInterop : public ::testing::Test {
 
   store::test::TempDir dir_;
   std::string strfry_;
+  std::string negentropy_;  ///< the body of strfry.conf's relay.negentropy block
   std::uint16_t port_ = 0;
+  mutable bool port_named_ = false;  ///< strfry_url() was handed out: the port may not change
   std::unique_ptr<StrfryRelay> relay_;
 };
 
@@ -389,8 +417,8 @@ TEST_F(StrfryInterop, GraspdSyncCommandBothWaysAgainstAStrfryRelay) {
   auto relay = start_relay();
   ASSERT_TRUE(relay) << "strfry relay did not start";
 
-  const std::string sync = graspd + "sync ws://127.0.0.1:" + std::to_string(port_) + " --data '" +
-                           data + "' --policy open --filter '{\"#t\":[\"graspd-sync\"]}'";
+  const std::string sync = graspd + "sync " + strfry_url() + " --data '" + data +
+                           "' --policy open --filter '{\"#t\":[\"graspd-sync\"]}'";
   auto first = run_command(sync, status);
   ASSERT_EQ(status, 0) << first;
   EXPECT_NE(first.find("have 300, need 300, sent 300 (accepted 300, rejected 0), received 300, "

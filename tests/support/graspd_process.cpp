@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -104,15 +105,23 @@ std::string GraspdProcess::binary() {
 }
 
 std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  // Below Linux's ephemeral range (32768-60999): a port chosen there can be taken, before the
+  // test's server binds it, by any process binding port 0 or opening an outgoing connection —
+  // which is how a strfry relay once failed to start beside a parallel suite. Here only another
+  // test's free_port() can pick the same one, at a random place in 12,000.
+  static std::mt19937 random(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  std::uniform_int_distribution<int> below_ephemeral(20000, 32767);
+  for (;;) {
+    const auto port = static_cast<std::uint16_t>(below_ephemeral(random));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    if (bound) return port;
+  }
 }
 
 GraspdProcess::GraspdProcess(GraspdOptions options)

@@ -37,7 +37,7 @@ struct GraspdOptions {
   std::vector<std::string> launcher{};
 };
 
-/// A loopback port nothing listens on right now.
+/// A loopback port nothing is bound to right now, outside the kernel's ephemeral range.
 std::uint16_t free_port();
 
 /// Result of running graspd to completion (e.g. configuration error cases).
