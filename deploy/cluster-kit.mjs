@@ -357,6 +357,17 @@ function repositories(ports, at) {
   return events;
 }
 
+/**
+ * The bytes the node's open connections to 127.0.0.1:`port` received from it on the wire (TCP
+ * payload: WebSocket frames as sent, compressed or not), from the kernel's own count (`ss -ti`,
+ * tcpi_bytes_received). Connections already closed (the NIP-11 fetch) are not counted.
+ */
+function wireBytesFrom(port) {
+  const r = spawnSync('ss', ['-tinH', 'state', 'established', `( dport = :${port} )`], { encoding: 'utf8' });
+  if (r.status !== 0) return null;
+  return [...r.stdout.matchAll(/bytes_received:(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
+}
+
 // ---------- mode: fullsync ----------
 async function fullsync() {
   // Signing takes minutes: the events (and the ports they name) come from --events-cache when
@@ -386,6 +397,9 @@ async function fullsync() {
   console.log(`fullsync: ${opt.repos} repositories x ${opt.issues} issues x ${opt.comments} comments = ${events.length} events`);
   console.log(`wall time from fresh start until all stored: ${wallMs} ms (stored ${stored})`);
   console.log(`bytes received ${bytes} / stored event JSON ${storedBytes} = ${(bytes / storedBytes).toFixed(3)}`);
+  const wire = wireBytesFrom(peerPort);
+  console.log(`wire bytes received ${wire} / stored event JSON ${storedBytes} = ${(wire / storedBytes).toFixed(3)}` +
+    ` (compression ${view.relays.map((r) => r.compression).join(',')})`);
   console.log(JSON.stringify(relays, null, 1));
   fc.close();
   return 0;
@@ -449,6 +463,9 @@ async function catchup() {
   console.log(`catchup: ${events.length} events on the peer, ${missing.length} missing on the node (${missingBytes} bytes of JSON)`);
   console.log(`wall time from the node's start until all stored: ${wallMs} ms (stored ${stored})`);
   console.log(`bytes received ${peerView.bytes_received} = ${(peerView.bytes_received / missingBytes).toFixed(2)} x the missing events' JSON`);
+  const wire = wireBytesFrom(peerPort);
+  console.log(`wire bytes received ${wire} = ${(wire / missingBytes).toFixed(2)} x the missing events' JSON` +
+    ` (compression ${peerView.compression})`);
   console.log(`history_method ${peerView.history_method}, events_received ${peerView.events_received}, ` +
     `events_known ${peerView.events_known}, ids_needed ${peerView.ids_needed}, negentropy_rounds ${peerView.negentropy_rounds}, ` +
     `id_requests ${peerView.id_requests}, pages ${peerView.pages}`);

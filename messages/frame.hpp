@@ -20,8 +20,14 @@ class Frame {
   /// A whole frame; implicit so a shared text is a frame.
   Frame(std::shared_ptr<const std::string> text)  // NOLINT(google-explicit-constructor)
       : body_(std::move(text)) {}
-  Frame(std::string head, std::shared_ptr<const std::string> body, std::string tail)
-      : head_(std::move(head)), body_(std::move(body)), tail_(std::move(tail)) {}
+  /// `deflate_now`: on a compressing connection the body is compressed on the way out even when
+  /// no compressed copy is cached yet (see deflate_now()).
+  Frame(std::string head, std::shared_ptr<const std::string> body, std::string tail,
+        bool deflate_now = false)
+      : head_(std::move(head)),
+        body_(std::move(body)),
+        tail_(std::move(tail)),
+        deflate_now_(deflate_now) {}
 
   /// False for the empty frame (no body).
   explicit operator bool() const { return body_ != nullptr; }
@@ -31,6 +37,10 @@ class Frame {
   std::string_view tail() const { return tail_; }
   /// The shared piece, to tell frames that hold the same one apart.
   const std::shared_ptr<const std::string>& shared_body() const { return body_; }
+  /// Bytes before latency: a compressing connection sends the body compressed even the first
+  /// time (the transport's cache otherwise sends an uncached body plain and compresses it for
+  /// later, runtime/net/ws_deflate.hpp). Set on events a client fetched by id.
+  bool deflate_now() const { return deflate_now_; }
 
   /// Bytes of the message on the wire (before compression).
   std::size_t size() const { return head_.size() + body().size() + tail_.size(); }
@@ -46,6 +56,7 @@ class Frame {
   std::string head_;
   std::shared_ptr<const std::string> body_;
   std::string tail_;
+  bool deflate_now_ = false;
 };
 
 }  // namespace graspd

@@ -111,6 +111,8 @@ struct RelayUp {
   std::size_t max_subscriptions = 0;
   /// The peer's limitation.max_subscription_values (graspd advertises it); 0 when unknown.
   std::size_t max_subscription_values = 0;
+  /// Whether the peer agreed to permessage-deflate on this connection.
+  bool compressed = false;
 
   /// Whether the peer advertises NIP-77; unset when it lists no NIPs.
   std::optional<bool> nip77() const {
@@ -232,8 +234,8 @@ typename Inspector::result_type inspect(Inspector& f, SyncUnsubscribe& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayUp& x) {
   return f(caf::meta::type_name("RelayUp"), x.relay, x.max_message_bytes, x.max_filters,
-           x.max_limit, x.lists_nips, x.lists_nip77, x.max_subscriptions,
-           x.max_subscription_values);
+           x.max_limit, x.lists_nips, x.lists_nip77, x.max_subscriptions, x.max_subscription_values,
+           x.compressed);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RelayDown& x) {

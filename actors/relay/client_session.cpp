@@ -123,6 +123,9 @@ struct SessionState {
     std::vector<nostr::EventId> delivered;
     Clock::time_point started;
     std::string event_head;  // `["EVENT","<subid>",`, built once for all its events
+    /// Every filter names its events by id: a fetch of events the client lacks (a sync's NIP-77
+    /// need list, references resolved), sent compressed even the first time (Frame::deflate_now).
+    bool by_id = false;
   };
   std::deque<Answer> answers;
   std::size_t chunk_bytes = 0;
@@ -396,6 +399,8 @@ struct SessionState {
   void run_stored_query(const std::string& subid, std::uint64_t gen, const nostr::Filters& filters,
                         Clock::time_point started) {
     Answer answer{subid, gen, {}, 0, {}, started, nostr::relay_event_head(subid)};
+    answer.by_id = std::all_of(filters.begin(), filters.end(),
+                               [](const nostr::Filter& f) { return f.ids.has_value(); });
     const bool send_now = answers.empty() && !awaiting_drain;
     std::size_t budget = chunk_bytes;
     try {
@@ -447,7 +452,8 @@ struct SessionState {
       answer.delivered.push_back(ref.id);
       // In pieces, as the fan-out sends it: a compressing connection reuses the event's
       // compressed JSON (runtime/net/ws_deflate.hpp).
-      outbox.send(Frame(answer.event_head, std::make_shared<const std::string>(json), "]"));
+      outbox.send(
+          Frame(answer.event_head, std::make_shared<const std::string>(json), "]", answer.by_id));
       budget -= std::min(budget, json.size());
       answer_unflushed += json.size();
       if (answer_unflushed >= kAnswerWriteBytes) {

@@ -19,7 +19,7 @@ template <class Handle>
 class RelayBridge final : public runtime::RelayClientHandler {
  public:
   explicit RelayBridge(Handle target) : target_(std::move(target)) {}
-  void on_open(runtime::PeerLimits peer) override {
+  void on_open(runtime::PeerLimits peer, bool compressed) override {
     caf::anon_send(target_, atom::relay_open::value,
                    RelayUp{{},
                            peer.max_message_bytes,
@@ -28,7 +28,8 @@ class RelayBridge final : public runtime::RelayClientHandler {
                            peer.nip77.has_value(),
                            peer.nip77.value_or(false),
                            peer.max_subscriptions,
-                           peer.max_subscription_values});
+                           peer.max_subscription_values,
+                           compressed});
   }
   void on_message(std::string&& text) override {
     caf::anon_send(target_, atom::relay_msg::value, std::move(text));

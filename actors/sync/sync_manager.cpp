@@ -120,6 +120,9 @@ void spawn_connection(SyncManagerSelf self, const std::string& relay, bool trust
     config.client.allow_private_addresses = true;
     config.client.detailed_connect_errors = true;
   }
+  // Cluster peers sit on the operator's own network, where bandwidth is cheap: compressing what
+  // every node serves its peers would cost each of them CPU per event (docs/sync.md).
+  if (is_peer(st, relay)) config.client.compression = false;
   // Linked: connections die with the manager; their normal quit leaves it be.
   auto handle = self->spawn<caf::linked>(relay_connection, relay, config, sync_manager_actor{self},
                                          st.acceptance, st.writer, st.clients);
@@ -513,7 +516,9 @@ void init_state(SyncManagerSelf self, SyncManagerConfig config, acceptance_actor
 
 void on_relay_up(SyncManagerSelf self, const RelayUp& up) {
   if (!from_current(self, up.relay)) return;
-  self->state.figures[up.relay].last_connect = now(self);
+  auto& figures = self->state.figures[up.relay];
+  figures.last_connect = now(self);
+  figures.compressed = up.compressed;
   log::info(log::components::sync_manager, "connected to " + up.relay);
   const auto limits = limits_of(up);
   execute(self, self->state.router.on_relay_up(up.relay, limits));

@@ -71,6 +71,8 @@ struct SyncMetrics;
 /// Per-relay figures that are not planning state (for /api/sync).
 struct RelayFigures : TrafficCounters {
   std::uint64_t connection_attempts = 0;
+  /// Whether the last connection agreed to permessage-deflate.
+  bool compressed = false;
   std::optional<std::int64_t> last_connect;
   std::optional<std::int64_t> last_disconnect;
   std::string last_error;

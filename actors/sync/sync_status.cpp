@@ -35,6 +35,8 @@ void write_relay(JsonWriter& w, const sync::SyncPlan& plan, const std::string& r
   w.String("repository");
   w.Key("history_method");
   w.String(sync::history_method(state));
+  w.Key("compression");
+  w.Bool(figures.compressed);
   write_time(w, "last_connect", figures.last_connect);
   write_time(w, "last_disconnect", figures.last_disconnect);
   write_count(w, "repos_confirmed", state.confirmed.repos.size());

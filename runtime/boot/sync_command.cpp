@@ -94,6 +94,7 @@ runtime::RelayClientOptions client_options(const runtime::Config& config) {
   options.allow_private_addresses = true;  // the operator chose this relay
   options.detailed_connect_errors = true;
   options.fetch_relay_info = false;  // download batches have a fixed size
+  options.compression = config.sync_websocket_compression;
   options.max_message_bytes = std::max<std::size_t>(config.max_message_bytes, kMinMessageBytes);
   return options;
 }

@@ -63,7 +63,7 @@ void SyncSession::start(const ParsedUrl& url, runtime::RelayClientOptions option
   arm_timer();
 }
 
-void SyncSession::on_open(runtime::PeerLimits) {
+void SyncSession::on_open(runtime::PeerLimits, bool) {
   last_activity_ = Clock::now();
   if (!finished_) client_->send(negentropy_.open_frame());
 }

@@ -46,7 +46,7 @@ class SyncSession final : public runtime::RelayClientHandler,
   /// Dials the relay; the io_context's run() returns once the run is over.
   void start(const ParsedUrl& url, runtime::RelayClientOptions options);
 
-  void on_open(runtime::PeerLimits peer) override;
+  void on_open(runtime::PeerLimits peer, bool compressed) override;
   void on_message(std::string&& text) override;
   void on_close(bool was_open, std::string reason) override;
 

@@ -31,6 +31,7 @@ SyncManagerConfig sync_manager_config(const runtime::Config& config) {
   auto& connection = out.connection;
   connection.client.allow_private_addresses = config.sync_allow_private_addresses;
   connection.client.max_message_bytes = config.max_message_bytes;
+  connection.client.compression = config.sync_websocket_compression;
   connection.client.own_endpoint =
       config.bind_address.host + ":" + std::to_string(config.bind_address.port);
   connection.limits.max_message_bytes = config.max_message_bytes;

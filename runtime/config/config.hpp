@@ -182,6 +182,7 @@ struct Config {
   std::uint64_t sync_rate_limit_cooldown_secs = 0;
   bool sync_allow_private_addresses = false;
   bool sync_negentropy = true;
+  bool sync_websocket_compression = true;
   std::uint64_t sync_max_relays = 0;
   /// Replication view: one background repository check every this often; 0 = on request only.
   std::uint64_t replication_sweep_secs = 60;

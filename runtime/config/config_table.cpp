@@ -348,6 +348,11 @@ std::vector<OptionSpec> sync_options() {
       {"sync_negentropy", "NGIT_SYNC_NEGENTROPY", "--sync-negentropy", "bool", "true",
        "Reconcile history with NIP-77 where the peer speaks it (false: always page by REQ).",
        bool_option(&C::sync_negentropy)},
+      {"sync_websocket_compression", "NGIT_SYNC_WEBSOCKET_COMPRESSION",
+       "--sync-websocket-compression", "bool", "true",
+       "Offer permessage-deflate to the relays sync connects to (not the cluster peers of "
+       "NGIT_SYNC_PEERS), so what they send crosses the network compressed.",
+       bool_option(&C::sync_websocket_compression)},
       {"replication_sweep_secs", "NGIT_REPLICATION_SWEEP_SECS", "--replication-sweep-secs",
        "seconds", "60",
        "Replication view: check one hosted repository's relays and git servers in the "

@@ -305,7 +305,8 @@ void append_around(const Frame& frame, std::string_view piece, std::string& out)
 void MessageDeflater::encode(const Frame& frame, std::string& out) const {
   if (!params_.enabled || frame.size() < kMinCompressBytes) return append_plain(frame, out);
   if (!cacheable(frame)) return append_deflated(frame, params_.window_bits, out);
-  auto piece = cache_->cached_or_queue(frame.shared_body());
+  auto piece = frame.deflate_now() ? cache_->compressed(frame.shared_body())
+                                   : cache_->cached_or_queue(frame.shared_body());
   // Not compressed yet: the cache's thread compresses it for the next answer that holds it.
   if (!piece) return append_plain(frame, out);
   append_around(frame, *piece, out);

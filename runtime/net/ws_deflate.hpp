@@ -13,10 +13,12 @@
 // - Messages shorter than kMinCompressBytes (OK, EOSE, CLOSED) leave uncompressed (RSV1 clear,
 //   RFC 7692 §6): deflate's block overhead would eat the saving.
 // - An event whose compressed JSON is not cached yet leaves uncompressed too, and the cache's own
-//   thread compresses it for the next time. zlib spends ~15-20 µs on every small independent
-//   message whatever its settings (a Huffman block built and sent per message), so compressing a
-//   REQ answer of 500 new events in line cost ~10 ms of the I/O thread's CPU before the client
-//   saw its first byte; now the first answer costs what an uncompressed one costs.
+//   thread compresses it for the next time; unless the frame asks for bytes before latency
+//   (Frame::deflate_now: events a client fetched by id, as a sync fetches what NIP-77 found
+//   missing), which is compressed in line and cached. zlib spends ~15-20 µs on every small
+//   independent message whatever its settings (a Huffman block built and sent per message), so
+//   compressing a REQ answer of 500 new events in line cost ~10 ms of the I/O thread's CPU before
+//   the client saw its first byte; now the first answer costs what an uncompressed one costs.
 // No Beast here (docs/toolchain.md §9).
 #pragma once
 
@@ -128,7 +130,8 @@ class MessageDeflater {
       : params_(params), cache_(std::move(cache)) {}
 
   /// Appends the frame carrying `frame` to `out`: compressed, unless it is short, or an event
-  /// whose compressed JSON the cache does not hold yet (then the cache compresses it for later).
+  /// whose compressed JSON the cache does not hold yet (then the cache compresses it for later)
+  /// and that does not ask to be compressed now (Frame::deflate_now).
   void encode(const Frame& frame, std::string& out) const;
 
  private:

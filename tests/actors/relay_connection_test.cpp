@@ -52,7 +52,7 @@ TEST_F(RelayConnectionTest, ANip77PeerIsReconciledAgainstOurStoreAndOnlyMissingI
   run();
   runtime::PeerLimits speaks_nip77;
   speaks_nip77.nip77 = true;
-  peers_[0]->handler->on_open(speaks_nip77);
+  peers_[0]->handler->on_open(speaks_nip77, false);
   run();
   auto& peer = *peers_[0];
   // The live REQs ask for no stored events where we hold some: that history goes by NEG-OPEN.
@@ -90,7 +90,7 @@ TEST_F(RelayConnectionTest, APeerAnsweringNegErrIsPagedByReqAndRemembered) {
   start_manager();
   anon_send(manager_, discovery(repo_, {relay_}));
   run();
-  peers_[0]->handler->on_open({});  // no NIP-11 list: ask
+  peers_[0]->handler->on_open({}, false);  // no NIP-11 list: ask
   run();
   auto& peer = *peers_[0];
   auto opens = peer.frames("NEG-OPEN");

@@ -61,7 +61,7 @@ class RelayProfileTest : public sync_test::SyncFixture {
 
   /// The relay lists `held`, then EOSE, for the publisher's subscription.
   void relay_holds(ScriptedPeer& peer, const std::vector<nostr::Event>& held) {
-    peer.handler->on_open({});
+    peer.handler->on_open({}, false);
     run();
     auto reqs = peer.reqs();
     ASSERT_EQ(reqs.size(), 1u);
@@ -111,7 +111,7 @@ TEST_F(RelayProfileTest, EachRelayGetsWhatItLacksOrHoldsInAnotherVersionOneAfter
   ASSERT_EQ(dialled_.size(), 2u);
   EXPECT_EQ(dialled_[1], "index-two.example");
   // The second refuses to list (auth-required): both are sent.
-  peers_[1]->handler->on_open({});
+  peers_[1]->handler->on_open({}, false);
   run();
   auto req = peers_[1]->reqs().at(0).first;
   peers_[1]->handler->on_message(nostr::relay_closed(req, "auth-required: who are you"));
@@ -138,7 +138,7 @@ TEST_F(RelayProfileTest, AForgedCopyDoesNotCount) {
 
 TEST_F(RelayProfileTest, ASilentRelayIsLeftAtTheDeadlineAndTheNextOneDialled) {
   auto publisher = start({"wss://silent.example", "wss://index-two.example"});
-  peers_[0]->handler->on_open({});
+  peers_[0]->handler->on_open({}, false);
   run();
   advance_time(59s);
   EXPECT_FALSE(peers_[0]->closed);

@@ -225,7 +225,7 @@ class ReplicationActorTest : public test::ActorTest {
     std::map<std::string, std::unique_ptr<neg::Storage>> storages;
     runtime::PeerLimits limits;
     limits.nip77 = true;
-    peer.handler->on_open(limits);
+    peer.handler->on_open(limits, false);
     run();
     for (std::size_t next = 0; next < peer.sent.size(); ++next) {
       const auto frame = peer.sent[next];
@@ -281,7 +281,7 @@ TEST_F(ReplicationActorTest, AQueryMeasuresEachRelayAndServerOnceAnHourAndAnswer
   play_relay(*peer("a.example"), {repo_announcement, state, theirs_only});
   runtime::PeerLimits no_77;
   no_77.nip77 = false;
-  peer("b.example")->handler->on_open(no_77);
+  peer("b.example")->handler->on_open(no_77, false);
   run();
   EXPECT_TRUE(peer("b.example")->closed);
   EXPECT_TRUE(peer("b.example")->frames("REQ").empty()) << "nothing is downloaded";

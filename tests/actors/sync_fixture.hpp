@@ -134,7 +134,7 @@ class SyncFixture : public test::ActorTest {
     start_manager(std::nullopt, std::move(verifiers));
     anon_send(manager_, discovery(repo_, {relay_}));
     run();
-    peers_[0]->handler->on_open(req_only_peer());
+    peers_[0]->handler->on_open(req_only_peer(), false);
     run();
   }
 

@@ -21,7 +21,7 @@ TEST_F(SyncManagerTest, InitialConnectConfirmsRepositoryAfterAllEose) {
   ASSERT_EQ(peers_.size(), 1u);
   EXPECT_EQ(dials_[0].first, "peer.example");
   EXPECT_FALSE(dials_[0].second) << "relays from events may not be private";
-  peers_[0]->handler->on_open(req_only_peer());
+  peers_[0]->handler->on_open(req_only_peer(), false);
   run();
   auto reqs = peers_[0]->reqs();
   ASSERT_GE(reqs.size(), 2u);
@@ -95,7 +95,7 @@ TEST_F(SyncManagerTest, AStateOnlyRepositoryAsksItsRelayForStatesOnlyAndShowsIts
   anon_send(manager_, held);
   run();
   ASSERT_EQ(peers_.size(), 1u);
-  peers_[0]->handler->on_open(req_only_peer());
+  peers_[0]->handler->on_open(req_only_peer(), false);
   run();
   std::vector<nostr::Filter> items;  // every filter but layer 1's (kind 30617 only)
   for (const auto& [id, filters] : peers_[0]->reqs())
@@ -130,7 +130,7 @@ TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   EXPECT_EQ(peers_.size(), 1u);
   advance_time(1s);
   ASSERT_EQ(peers_.size(), 2u);
-  peers_[1]->handler->on_open(req_only_peer());
+  peers_[1]->handler->on_open(req_only_peer(), false);
   run();
   auto reqs = peers_[1]->reqs();
   ASSERT_FALSE(reqs.empty());
@@ -142,7 +142,7 @@ TEST_F(SyncManagerTest, QuickReconnectCatchesUpAndStaleReconnectStartsOver) {
   run();
   advance_time(std::chrono::seconds(901));
   ASSERT_GE(peers_.size(), 3u);
-  peers_.back()->handler->on_open(req_only_peer());
+  peers_.back()->handler->on_open(req_only_peer(), false);
   run();
   for (const auto& [id, filters] : peers_.back()->reqs())
     for (const auto& f : filters) EXPECT_FALSE(f.since);
@@ -223,7 +223,7 @@ TEST_F(SyncManagerTest, AClusterPeerIsTrustedAskedForEverythingAndSentWhatIsHeld
   anon_send(manager_, HeldForPeers{{early_state}});
   run();
   EXPECT_TRUE(peers_[0]->frames("EVENT").empty());
-  peers_[0]->handler->on_open(req_only_peer());
+  peers_[0]->handler->on_open(req_only_peer(), false);
   run();
   EXPECT_EQ(published_ids(*peers_[0]), (std::vector<std::string>{nostr::to_hex(announcement->id),
                                                                  nostr::to_hex(early_state->id)}));
@@ -263,7 +263,7 @@ TEST_F(SyncManagerTest, AClusterPeerIsTrustedAskedForEverythingAndSentWhatIsHeld
   run();
   advance_time(5s);
   ASSERT_EQ(peers_.size(), 2u);
-  peers_[1]->handler->on_open(req_only_peer());
+  peers_[1]->handler->on_open(req_only_peer(), false);
   run();
   EXPECT_EQ(published_ids(*peers_[1]).size(), 2u);
 }
@@ -341,7 +341,7 @@ TEST_F(SyncManagerTest, AFetchOnAControlConnectionFailsWhenItDropsAndATimeoutEnd
                RelayFetch{"wss://mailbox.example", kinds_filter(), false, FetchRole::history});
   run();
   ASSERT_EQ(dials_.size(), 2u);
-  peers_[1]->handler->on_open(req_only_peer());
+  peers_[1]->handler->on_open(req_only_peer(), false);
   run();
   EXPECT_EQ(peers_[1]->reqs().size(), 1u);
   advance_time(30s);
@@ -369,7 +369,7 @@ TEST_F(SyncManagerTest, AFetchLivesOnWhileItsRelayProgressesAndEndsAtTheLongestD
     run();
   };
   fetch();
-  peers_.back()->handler->on_open(req_only_peer());
+  peers_.back()->handler->on_open(req_only_peer(), false);
   run();
   auto sub = peers_.back()->reqs().at(0).first;
   std::int64_t at = 1'700'000'000;
@@ -418,7 +418,7 @@ TEST_F(SyncManagerTest, AFetchIsPackedToThePeersLimitsAndEndsWhenEveryPartDid) {
   ASSERT_EQ(peers_.size(), 1u);
   auto limits = req_only_peer();
   limits.max_filters = 2;  // the peer's NIP-11 says: at most two filters per REQ
-  peers_[0]->handler->on_open(limits);
+  peers_[0]->handler->on_open(limits, false);
   run();
   auto reqs = peers_[0]->reqs();
   ASSERT_EQ(reqs.size(), 2u);

@@ -47,7 +47,7 @@ class SyncPlusTest : public sync_test::SyncFixture {
   void open_new_peers(const std::function<void(const nostr::Filters&)>& answer = {}) {
     while (opened_ < peers_.size()) {
       auto& peer = *peers_[opened_++];
-      peer.handler->on_open(req_only_peer());
+      peer.handler->on_open(req_only_peer(), false);
       run();
       if (answer)
         for (const auto& [id, filters] : peer.reqs()) answer(filters);
@@ -173,7 +173,7 @@ TEST_F(SyncPlusTest, DiscoveryAsks101AuthorsInTwoQueriesOneInFlightThenPromotesT
   ASSERT_EQ(dialled_hosts(), std::vector<std::string>{"index.example"});
   EXPECT_TRUE(dials_[0].second) << "an operator-configured index is trusted";
   auto* index = peers_[0].get();
-  index->handler->on_open(req_only_peer());
+  index->handler->on_open(req_only_peer(), false);
   run();
   auto reqs = index->reqs();
   ASSERT_EQ(reqs.size(), 1u) << "one batch in flight";
@@ -206,7 +206,7 @@ TEST_F(SyncPlusTest, FoundAuthorsRefreshAfter24HoursAndMissingOnesAfter5Minutes)
   config.user_index_relays = {"wss://index.example"};
   start_plus(config);
   auto* index = peers_[0].get();
-  index->handler->on_open(req_only_peer());
+  index->handler->on_open(req_only_peer(), false);
   run();
   // The index knows author 3's profile only.
   auto profile = signed_event(0, {}, unix_now() - 10, 3);
@@ -282,7 +282,7 @@ TEST_F(SyncPlusTest, ANewRootAuthorIsAskedForWhenTheInventoryArrivesNotAtTheReco
   ASSERT_EQ(dialled_hosts(), std::vector<std::string>{"index.example"});
   EXPECT_EQ(plus_state().counts.discovery_batches, 1u);
   auto* index = peers_[0].get();
-  index->handler->on_open(req_only_peer());
+  index->handler->on_open(req_only_peer(), false);
   run();
   ASSERT_EQ(index->reqs().size(), 1u);
   EXPECT_EQ(index->reqs()[0].second[0].authors->size(), 2u) << "the owner and the root author";
@@ -300,7 +300,7 @@ TEST_F(SyncPlusTest, AnIndexAnswerPutsTheFallbackRelaysToWorkAtOnce) {
   EXPECT_TRUE(manager_state().plan->plus_coverage().empty());
   EXPECT_TRUE(plus_state().workers.empty());
   auto* index = peers_[0].get();
-  index->handler->on_open(req_only_peer());
+  index->handler->on_open(req_only_peer(), false);
   run();
   answer_all_with_eose(*index);  // nothing known there
   EXPECT_EQ(plus_state().counts.discovery_batches, 1u);
@@ -322,7 +322,7 @@ TEST_F(SyncPlusTest, ARelayListFoundOnTheIndexIsUsedWhenItArrives) {
   start_plus(hourly_reconciliation());
   advance_time(2s);
   auto* index = peers_[0].get();
-  index->handler->on_open(req_only_peer());
+  index->handler->on_open(req_only_peer(), false);
   run();
   auto list = relay_list(3, {{"r", "wss://inbox3.example", "read"}, {"r", "wss://out3.example"}});
   index->handler->on_message(
@@ -351,7 +351,7 @@ TEST_F(SyncPlusTest, AHistoryWorkerDrainsItsRelayThroughTheFetchPathThenRetires)
   EXPECT_FALSE(dials_[0].second) << "a relay from a relay list is untrusted";
   EXPECT_EQ(plus_state().workers.size(), 1u);
   auto* out4 = peers_[0].get();
-  out4->handler->on_open(req_only_peer());
+  out4->handler->on_open(req_only_peer(), false);
   run();
   ASSERT_EQ(out4->reqs().size(), 2u);
   // The reply exists only there: it arrives through the ordinary pipeline.
@@ -390,7 +390,7 @@ TEST_F(SyncPlusTest, AFailedGroupReleasesTheWorkerAndRetriesAfter5Minutes) {
   store({relay_list(4, {{"r", "wss://out4.example", "read"}})});  // a history mailbox only
   start_plus();
   ASSERT_EQ(plus_state().workers.size(), 1u);
-  peers_[0]->handler->on_open(req_only_peer());
+  peers_[0]->handler->on_open(req_only_peer(), false);
   run();
   advance_time(30s);  // no EOSE: the fetch times out
   EXPECT_EQ(plus_state().counts.history_failures, 1u);
@@ -421,7 +421,7 @@ TEST_F(SyncPlusTest, ATricklingRelayIsCutAtItsBudgetWhileAnotherAuthorsWorkProce
   const auto admitted_at = unix_now();
   auto* hostile = peer_of("a1.example");
   ASSERT_TRUE(hostile) << "the hostile relay sorts first and is admitted at the first pass";
-  hostile->handler->on_open(req_only_peer());
+  hostile->handler->on_open(req_only_peer(), false);
   run();
   ASSERT_EQ(hostile->reqs().size(), 1u);
   const auto hostile_sub = hostile->reqs()[0].first;
@@ -439,7 +439,7 @@ TEST_F(SyncPlusTest, ATricklingRelayIsCutAtItsBudgetWhileAnotherAuthorsWorkProce
   advance_time(1s);
   auto* good = peer_of("good.example");
   ASSERT_TRUE(good);
-  good->handler->on_open(req_only_peer());
+  good->handler->on_open(req_only_peer(), false);
   run();
   drain(*good);
   const auto& relays = plus_state().history->relays();

@@ -13,6 +13,7 @@
 
 #include "messages/nostr/nip19.hpp"
 #include "tests/integration/relay_test_helpers.hpp"
+#include "tests/integration/sync_test_support.hpp"
 #include "tests/support/git_test_repos.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -179,6 +180,12 @@ TEST_F(ClusterE2E, ANodeIgnoresItsOwnEntryAndAMalformedPeerStopsStartupNamingThe
   auto sync = http_get(nodes_[0]->port(), "/api/sync").body;
   EXPECT_EQ(sync.find(relay(ports_[0])), std::string::npos) << "never dials itself: " << sync;
   EXPECT_NE(sync.find(relay(ports_[1])), std::string::npos) << sync;
+  // Cluster peers are not offered compression: they share the operator's network.
+  EXPECT_TRUE(wait_until([&] {
+    return relay_text(nodes_[0]->port(), relay(ports_[1]), "status") == "connected";
+  })) << http_get(nodes_[0]->port(), "/api/sync").body;
+  EXPECT_EQ(relay_flag(nodes_[0]->port(), relay(ports_[1]), "compression"), false)
+      << http_get(nodes_[0]->port(), "/api/sync").body;
 
   // A peer that is down is named with the option, each retry a log line rather than a busy loop.
   nodes_[1]->kill();

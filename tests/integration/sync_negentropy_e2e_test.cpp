@@ -105,6 +105,31 @@ TEST(SyncNegentropyE2E, GraspdReconcilesWithGraspd) {
   })) << sync_status(node.port());
   const auto needed = relay_figure(node.port(), peer.relay_url(), "ids_needed");
   EXPECT_TRUE(needed >= 150 && needed < 300) << needed << "\n" << sync_status(node.port());
+  // A relay named by an announcement is offered permessage-deflate, and graspd agrees.
+  EXPECT_EQ(relay_flag(node.port(), peer.relay_url(), "compression"), true)
+      << sync_status(node.port());
+}
+
+TEST(SyncNegentropyE2E, WithSyncCompressionOffTheMissingEventsArriveOverAPlainConnection) {
+  GraspdProcess peer{GraspdOptions{{{"NGIT_SYNC_ENABLED", "false"}}, {}}};
+  ASSERT_TRUE(peer.start()) << peer.stderr_text();
+  auto env = fast_sync_env();
+  env.emplace_back("NGIT_SYNC_WEBSOCKET_COMPRESSION", "false");
+  GraspdProcess node{GraspdOptions{env, {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+
+  auto events = issues_on_one_second({node.relay_url(), peer.relay_url()}, 40);
+  publish_all(peer.port(), events);
+  publish_all(node.port(), std::vector<nostr::Event>(events.begin(), events.begin() + 21));
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
+                         std::chrono::seconds(60)))
+      << sync_status(node.port()) << node.stderr_text();
+  // /api/sync is refreshed on its own schedule: wait for the connection to show there.
+  EXPECT_TRUE(wait_until([&] {
+    return relay_text(node.port(), peer.relay_url(), "status") == "connected";
+  })) << sync_status(node.port());
+  EXPECT_EQ(relay_flag(node.port(), peer.relay_url(), "compression"), false)
+      << sync_status(node.port());
 }
 
 TEST(SyncNegentropyE2E, FromEmptyTheIssuesArePagedAndTheSecondPastThePeersCapIsReconciled) {

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -199,6 +200,20 @@ inline std::int64_t relay_figure(std::uint16_t port, const std::string& relay, c
   return -1;
 }
 
+/// A true/false field of `relay`'s /api/sync entry (e.g. "compression"); nullopt when the relay
+/// or the field is not there.
+inline std::optional<bool> relay_flag(std::uint16_t port, const std::string& relay,
+                                      const char* key) {
+  rapidjson::Document doc;
+  auto body = sync_status(port);
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return std::nullopt;
+  for (const auto& entry : doc["relays"].GetArray())
+    if (entry["url"].GetString() == relay && entry.HasMember(key) && entry[key].IsBool())
+      return entry[key].GetBool();
+  return std::nullopt;
+}
+
 /// A top-level count of graspd's /api/sync (e.g. "over_value_budget"), or -1.
 inline std::int64_t sync_total(std::uint16_t port, const char* key) {
   rapidjson::Document doc;
@@ -209,17 +224,23 @@ inline std::int64_t sync_total(std::uint16_t port, const char* key) {
   return doc[key].GetInt64();
 }
 
-/// The `history_method` of `relay` in graspd's /api/sync ("negentropy", "req", "unknown"), or ""
-/// when the relay is not listed.
-inline std::string relay_history_method(std::uint16_t port, const std::string& relay) {
+/// A text field of `relay`'s /api/sync entry (e.g. "status"), or "" when the relay or the field
+/// is not there.
+inline std::string relay_text(std::uint16_t port, const std::string& relay, const char* key) {
   rapidjson::Document doc;
   auto body = sync_status(port);
   doc.Parse(body.c_str(), body.size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("relays")) return "";
   for (const auto& entry : doc["relays"].GetArray())
-    if (entry["url"].GetString() == relay && entry.HasMember("history_method"))
-      return entry["history_method"].GetString();
+    if (entry["url"].GetString() == relay && entry.HasMember(key) && entry[key].IsString())
+      return entry[key].GetString();
   return "";
+}
+
+/// The `history_method` of `relay` in graspd's /api/sync ("negentropy", "req", "unknown"), or ""
+/// when the relay is not listed.
+inline std::string relay_history_method(std::uint16_t port, const std::string& relay) {
+  return relay_text(port, relay, "history_method");
 }
 
 inline std::int64_t now_seconds() {

@@ -77,7 +77,7 @@ struct Received {
 class CountingHandler final : public RelayClientHandler {
  public:
   explicit CountingHandler(std::shared_ptr<Received> received) : received_(std::move(received)) {}
-  void on_open(PeerLimits) override {}
+  void on_open(PeerLimits, bool) override {}
   void on_message(std::string&& text) override {
     std::lock_guard lock(received_->mutex);
     received_->bytes += text.size();

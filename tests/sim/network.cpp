@@ -160,7 +160,7 @@ void SimNetwork::dial(std::uint64_t id) {
     if (*limits.nip77)
       conn.negentropy =
           std::make_unique<NegentropySessions>(sim_negentropy_limits(), sim_negentropy_budget());
-    conn.handler->on_open(limits);
+    conn.handler->on_open(limits, false);
   });
 }
 
@@ -175,7 +175,7 @@ void SimNetwork::open_server_connection(std::uint64_t id) {
   runtime::PeerLimits limits;
   limits.nip77 = true;
   limits.max_subscriptions = 50;
-  c.handler->on_open(limits);
+  c.handler->on_open(limits, false);
   server->open(id, std::make_shared<ServerSink>(*this, id));
 }
 
