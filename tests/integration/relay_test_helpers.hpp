@@ -47,10 +47,11 @@ class TestClient {
     return connect_with(port, std::move(options));
   }
 
-  /// With every client option (e.g. the upgrade request's headers).
+  /// With every client option (e.g. the upgrade request's headers), to a relay on `host`.
   static std::unique_ptr<TestClient> connect_with(std::uint16_t port,
-                                                  runtime::WsClient::Options options) {
-    auto ws = runtime::WsClient::connect("127.0.0.1", port, "/", std::move(options));
+                                                  runtime::WsClient::Options options,
+                                                  const std::string& host = "127.0.0.1") {
+    auto ws = runtime::WsClient::connect(host, port, "/", std::move(options));
     if (!ws) {
       ADD_FAILURE() << "connect: " << ws.error().message;
       return nullptr;

@@ -80,6 +80,35 @@ TEST(SyncE2E, GraspdSyncsHistoryAndLiveFromAnotherGraspdAndResumesAfterRestart) 
   EXPECT_EQ(peer.stop(), 0);
 }
 
+// A relay named by an announcement (on another host: 127.0.0.2) answers graspd's first REQ with a
+// 256 MiB NOTICE of one letter, ~250 KiB once compressed over the permessage-deflate graspd
+// offered. graspd inflates no further than its message limit (NGIT_MAX_MESSAGE_BYTES, 1 MiB),
+// drops that connection, and syncs over the next one; its memory never holds the bomb.
+TEST(SyncE2E, APeersDecompressionBombEndsOnlyThatConnectionAndMemoryStaysBounded) {
+  FaultPeer peer("127.0.0.2");
+  ASSERT_NE(peer.port(), 0) << "fault peer did not start (node + tests/interop/node_modules?)";
+  GraspdProcess node{GraspdOptions{fast_sync_env(), {}}};
+  ASSERT_TRUE(node.start()) << node.stderr_text();
+  auto repo = build_repo({node.relay_url(), peer.url()}, 10, 0);
+  for (const auto& ev : everything(repo)) ASSERT_TRUE(peer.seed(ev));
+  constexpr std::size_t kBombBytes = std::size_t{256} << 20;
+  ASSERT_TRUE(peer.control("{\"bomb_bytes\":" + std::to_string(kBombBytes) + "}"));
+  const auto before_kib = node.resident_kib();
+
+  publish_all(node.port(), {repo.announcement});
+  const auto all = everything(repo);
+  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), all) == all.size(); }, 60s))
+      << stored_count(node.port(), all) << " of " << all.size() << "\n"
+      << sync_status(node.port()) << node.stderr_text();
+  EXPECT_EQ(peer.stat("bombs"), 1);
+  EXPECT_GE(peer.stat("compressed_connections"), 1) << "the bomb travelled compressed";
+  EXPECT_GE(peer.stat("connections"), 2) << "the bombed connection was dropped and dialled again";
+  const auto peak_kib = node.peak_resident_kib();
+  EXPECT_LT(peak_kib, before_kib + 64 * 1024)
+      << "peak " << peak_kib << " KiB against " << before_kib << " KiB before the bomb";
+  EXPECT_EQ(node.stop(), 0) << node.stderr_text();
+}
+
 TEST(SyncE2E, PaginatesPastARemoteCapAndSurvivesHostilePeerBehaviour) {
   FaultPeer peer;
   ASSERT_NE(peer.port(), 0) << "fault peer did not start (node + tests/interop/node_modules?)";

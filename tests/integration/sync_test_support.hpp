@@ -70,10 +70,13 @@ class NodeScript {
 /// The scriptable fault-injecting relay (tests/interop/fault_peer.mjs).
 class FaultPeer {
  public:
-  FaultPeer() : process_("fault_peer.mjs", {"0"}), port_(process_.port()) {}
+  /// Listening on `host`: another loopback address than graspd's (127.0.0.2) when it plays an
+  /// attacker.
+  explicit FaultPeer(std::string host = "127.0.0.1")
+      : process_("fault_peer.mjs", {"0", host}), host_(std::move(host)), port_(process_.port()) {}
 
   std::uint16_t port() const { return port_; }
-  std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "ws://" + host_ + ":" + std::to_string(port_); }
 
   /// Sends a CONTROL message (settings as a JSON object) and waits for "ok".
   bool control(const std::string& settings_json) {
@@ -112,18 +115,18 @@ class FaultPeer {
     wait_until(
         [&] {
           runtime::WsClient::Options options;
-          auto ws = runtime::WsClient::connect("127.0.0.1", port_, "/", std::move(options));
+          auto ws = runtime::WsClient::connect(host_, port_, "/", std::move(options));
           if (!ws) return false;
           (*ws)->close();
           return true;
         },
         std::chrono::seconds(10));
-    seeder_ = TestClient::connect(port_);
+    seeder_ = TestClient::connect_with(port_, {}, host_);
   }
 
   std::string roundtrip(const std::string& frame) {
     runtime::WsClient::Options options;
-    auto connected = runtime::WsClient::connect("127.0.0.1", port_, "/", std::move(options));
+    auto connected = runtime::WsClient::connect(host_, port_, "/", std::move(options));
     if (!connected) return {};
     auto& ws = *connected;
     ws->send(frame);
@@ -133,6 +136,7 @@ class FaultPeer {
   }
 
   NodeScript process_;
+  std::string host_;
   std::uint16_t port_ = 0;
   std::unique_ptr<TestClient> seeder_;
 };

@@ -4,11 +4,14 @@
 // subscriptions live, and misbehaves on request. Control messages on any
 // connection:
 //   ["CONTROL", {cap, drop_after_events, refuse_for_ms, rate_limit_reqs,
-//                garbage_frames, raw_events, max_message_length,
+//                garbage_frames, raw_events, max_message_length, bomb_bytes,
 //                negentropy, negentropy_notice, hold_authors, release}]  -> ["CONTROL","ok"]
-//   ["STATS"]  -> ["STATS", {connections, open_subscriptions, max_open_subscriptions,
-//                            reqs, closes, events, neg_opens, neg_msgs, id_reqs,
-//                            events_sent, held}]
+//   ["STATS"]  -> ["STATS", {connections, compressed_connections, open_subscriptions,
+//                            max_open_subscriptions, reqs, closes, events, neg_opens, neg_msgs,
+//                            id_reqs, events_sent, held, bombs}]
+// It agrees to permessage-deflate when the client offers it, as public relays do. With
+// `bomb_bytes` the next REQ is answered first by one NOTICE of that many bytes of one letter: a
+// few hundred KiB once compressed, a decompression bomb for a client that inflates it whole.
 // With `hold_authors` (hex pubkeys) a REQ whose filters name one of those authors gets no answer
 // (stored events, EOSE) until a CONTROL message with `release: true`: a test decides when the peer
 // answers a lookup of those authors, and only that one.
@@ -16,7 +19,7 @@
 // nostr-tools port (negentropy_responder.mjs); with `negentropy_notice` it
 // lists 77 but answers NEG-OPEN with strfry's "negentropy disabled" NOTICE.
 // Without either it lists NIPs 1 and 11 and ignores NEG-* frames.
-// Prints "listening <port>" on stdout once ready. Usage: node fault_peer.mjs [port]
+// Prints "listening <port>" on stdout once ready. Usage: node fault_peer.mjs [port] [host]
 import http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { matches, answer } from './nostr_filter.mjs';
@@ -33,13 +36,14 @@ const settings = {
   negentropy: false,      // answer NIP-77
   negentropy_notice: false,  // list 77, then refuse NEG-OPEN with a NOTICE
   hold_authors: [],       // REQs naming one of these authors wait for CONTROL {release: true}
+  bomb_bytes: 0,          // the next REQ first gets a NOTICE this long (sent compressed), once
 };
 const held = [];          // answers of held REQs, run on release
 let refuseUntil = 0;
 const events = [];
 const stats = { connections: 0, open_subscriptions: 0, max_open_subscriptions: 0, reqs: 0,
                 closes: 0, events: 0, dials: 0, neg_opens: 0, neg_msgs: 0, id_reqs: 0,
-                events_sent: 0, held: 0 };
+                events_sent: 0, held: 0, compressed_connections: 0, bombs: 0 };
 
 const server = http.createServer((req, res) => {
   stats.dials += 1;
@@ -49,7 +53,7 @@ const server = http.createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'application/nostr+json' });
   res.end(JSON.stringify(info));
 });
-const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024, perMessageDeflate: true });
 const sockets = new Set();
 
 server.on('upgrade', (req, socket, head) => {
@@ -59,6 +63,7 @@ server.on('upgrade', (req, socket, head) => {
 
 wss.on('connection', (ws) => {
   stats.connections += 1;
+  if (ws.extensions.includes('permessage-deflate')) stats.compressed_connections += 1;
   sockets.add(ws);
   const subs = new Map();
   let sent = 0;
@@ -121,6 +126,11 @@ wss.on('connection', (ws) => {
       if (!subs.has(id)) stats.open_subscriptions += 1;
       subs.set(id, filters);
       stats.max_open_subscriptions = Math.max(stats.max_open_subscriptions, stats.open_subscriptions);
+      if (settings.bomb_bytes > 0) {
+        stats.bombs += 1;
+        ws.send(`["NOTICE","${'a'.repeat(settings.bomb_bytes - 14)}"]`);
+        settings.bomb_bytes = 0;
+      }
       for (let i = 0; i < settings.garbage_frames; i += 1) {
         if (ws.readyState === 1) ws.send(i % 2 ? '["EVENT","' + id + '",{"id":1}]' : 'not json at all {{{');
       }
@@ -160,6 +170,6 @@ wss.on('connection', (ws) => {
   });
 });
 
-server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+server.listen(Number(process.argv[2] ?? 0), process.argv[3] ?? '127.0.0.1', () => {
   console.log(`listening ${server.address().port}`);
 });

@@ -215,6 +215,24 @@ std::optional<int> GraspdProcess::wait_exit(std::chrono::milliseconds deadline) 
   return code;
 }
 
+namespace {
+std::size_t status_kib(pid_t pid, const std::string& field) {
+  if (pid <= 0) return 0;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+  return 0;
+}
+}  // namespace
+
+std::size_t GraspdProcess::resident_kib() const {
+  return status_kib(pid_, "VmRSS");
+}
+
+std::size_t GraspdProcess::peak_resident_kib() const {
+  return status_kib(pid_, "VmHWM");
+}
+
 std::string GraspdProcess::relay_url() const {
   return "ws://127.0.0.1:" + std::to_string(port_);
 }

@@ -70,6 +70,10 @@ class GraspdProcess {
 
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
+  /// The process's resident memory now (VmRSS) and at its peak so far (VmHWM), in KiB; 0 when
+  /// it is not running.
+  std::size_t resident_kib() const;
+  std::size_t peak_resident_kib() const;
   std::uint16_t port() const { return port_; }
   /// "ws://127.0.0.1:<port>"
   std::string relay_url() const;
