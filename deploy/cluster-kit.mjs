@@ -10,6 +10,8 @@
 //                                          peer holding all (both loaded with `graspd import`); with
 //                                          --events-cache the signed events (and the two ports their
 //                                          announcements name) are saved once and reused
+//   (fullsync and catchup: --strfry PATH makes the peer a strfry relay loaded with `strfry import`;
+//    both print wall time, CPU, message bytes and wire bytes as the kernel counted them)
 //   memory   --repos R                     resident memory per R tracked repositories
 //   plus     --repos R --issues T --authors A --relays L [--reconcile S] [--events-cache FILE]
 //                                          GRASP-03 Sync+: replies found only in participants'
@@ -19,7 +21,7 @@
 // killed on exit, including on SIGINT/SIGTERM and on errors.
 import { createRequire } from 'node:module';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +38,7 @@ const argv = process.argv.slice(2);
 const mode = argv[0] && !argv[0].startsWith('--') ? argv.shift() : 'cluster';
 const opt = { nodes: 3, events: 1000, binary: '', repos: 50, issues: 200, comments: 2, window: 64,
               timeout: 120, keep: false, verbose: false, missing_every: 100, missing: 'spread', events_cache: '',
-              authors: 5000, relays: 200, reconcile: 1 };
+              authors: 5000, relays: 200, reconcile: 1, strfry: '' };
 for (let i = 0; i < argv.length; i++) {
   const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
   if (key === 'keep' || key === 'verbose') { opt[key] = true; continue; }
@@ -368,13 +370,41 @@ function wireBytesFrom(port) {
   return [...r.stdout.matchAll(/bytes_received:(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
 }
 
+/**
+ * The peer of fullsync and catchup: graspd loaded with `events` (`graspd import`), or with
+ * `--strfry PATH` a strfry relay loaded with them (`strfry import`, its defaults otherwise).
+ */
+async function startPeer(port, events) {
+  if (!opt.strfry) return startNode('peer', port, { NGIT_SYNC_ENABLED: 'false' }, importedDir('peer', events));
+  const dir = nodeDir('strfry');
+  mkdirSync(join(dir, 'db'));
+  const conf = join(dir, 'strfry.conf');
+  writeFileSync(conf, `db = "${join(dir, 'db')}/"\nevents { rejectEventsOlderThanSeconds = 946080000 }\n` +
+    `relay { bind = "127.0.0.1"\n port = ${port}\n nofiles = 0\n }\n`);
+  const jsonl = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+  const r = spawnSync(opt.strfry, [`--config=${conf}`, 'import'], { input: jsonl, maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`strfry import failed: ${r.stderr}`);
+  const child = spawn(opt.strfry, [`--config=${conf}`, 'relay'], { stdio: 'ignore' });
+  children.push(child);
+  await waitFor('strfry relay listening', async () => {
+    try { return (await fetch(`http://127.0.0.1:${port}/`, { headers: { Accept: 'application/nostr+json' } })).ok; } catch { return false; }
+  }, 20000);
+  return { name: 'strfry', port, pid: child.pid, child, dir };
+}
+
+/** CPU time (utime + stime) of process `pid` so far, in ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;  // fields 14 and 15, in 10 ms ticks
+}
+
 // ---------- mode: fullsync ----------
 async function fullsync() {
   // Signing takes minutes: the events (and the ports they name) come from --events-cache when
   // given, and the peer loads them with `graspd import`; only the fresh node's sync is timed.
   const { ports, events } = await catchupEvents();
   const [peerPort, freshPort] = ports;
-  await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' }, importedDir('peer', events));
+  const peer = await startPeer(peerPort, events);
   const storedBytes = events.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0);
   log(`peer holds ${events.length} events (${storedBytes} bytes of JSON)`);
 
@@ -387,6 +417,7 @@ async function fullsync() {
   let stored = 0;
   await waitFor('the fresh node storing everything', async () => (stored = await fc.count(all)) >= events.length, opt.timeout * 1000, 100);
   const wallMs = Date.now() - t0;
+  const cpu = { peer: cpuMs(peer.pid), node: cpuMs(fresh.pid) };
   await sleep(3000);  // steady state: pending batches confirmed, subscriptions settled
   const view = await syncView(fresh.port);
   const relays = view.relays.map((r) => ({ url: r.url, status: r.status, open_subscriptions: r.open_subscriptions,
@@ -396,6 +427,7 @@ async function fullsync() {
   const bytes = view.relays.reduce((s, r) => s + r.bytes_received, 0);
   console.log(`fullsync: ${opt.repos} repositories x ${opt.issues} issues x ${opt.comments} comments = ${events.length} events`);
   console.log(`wall time from fresh start until all stored: ${wallMs} ms (stored ${stored})`);
+  console.log(`cpu until all stored: peer ${cpu.peer} ms, node ${cpu.node} ms`);
   console.log(`bytes received ${bytes} / stored event JSON ${storedBytes} = ${(bytes / storedBytes).toFixed(3)}`);
   const wire = wireBytesFrom(peerPort);
   console.log(`wire bytes received ${wire} / stored event JSON ${storedBytes} = ${(wire / storedBytes).toFixed(3)}` +
@@ -444,24 +476,32 @@ async function catchup() {
   const missing = missingEvents(events);
   const lacking = new Set(missing.map((e) => e.id));
   const missingBytes = missing.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0);
-  const peerDir = importedDir('peer', events);
   const freshDir = importedDir('behind', events.filter((e) => !lacking.has(e.id)));
   log(`peer holds ${events.length} events; the node lacks ${missing.length} (${missingBytes} bytes of JSON)`);
-  await startNode('peer', peerPort, { NGIT_SYNC_ENABLED: 'false' }, peerDir);
+  const peer = await startPeer(peerPort, events);
+  const peerCpu0 = cpuMs(peer.pid);
 
   const t0 = Date.now();
   const node = await startNode('behind', freshPort, { NGIT_SYNC_BOOTSTRAP_RELAY_URL: `ws://127.0.0.1:${peerPort}` }, freshDir);
   const c = new Conn(node.port);
   await c.open();
-  const all = [{ kinds: [30617] }, { kinds: [1621] }, { kinds: [1111] }];
-  let stored = 0;
-  await waitFor('the node storing everything', async () => (stored = await c.count(all)) >= events.length, opt.timeout * 1000, 100);
+  // Done once the missing events are stored: counted by id, a few thousand index lookups a poll
+  // (a COUNT by kind would load all 100,000 records ten times a second, most of the node's CPU).
+  const byId = [];
+  for (let i = 0; i < missing.length; i += 2000) byId.push({ ids: missing.slice(i, i + 2000).map((e) => e.id) });
+  const countMissing = async () => (await Promise.all(byId.map((f) => c.count([f])))).reduce((s, n) => s + n, 0);
+  let found = 0;
+  await waitFor('the node storing the missing events', async () => (found = await countMissing()) >= missing.length, opt.timeout * 1000, 100);
   const wallMs = Date.now() - t0;
+  const cpu = { peer: cpuMs(peer.pid) - peerCpu0, node: cpuMs(node.pid) };
+  const all = [{ kinds: [30617] }, { kinds: [1621] }, { kinds: [1111] }];
+  const stored = await c.count(all);
   await sleep(3000);  // the last traffic report reaches /api/sync
   const view = await syncView(node.port);
   const peerView = view.relays.find((r) => r.url === `ws://127.0.0.1:${peerPort}`) || {};
   console.log(`catchup: ${events.length} events on the peer, ${missing.length} missing on the node (${missingBytes} bytes of JSON)`);
   console.log(`wall time from the node's start until all stored: ${wallMs} ms (stored ${stored})`);
+  console.log(`cpu until all stored: peer ${cpu.peer} ms, node ${cpu.node} ms`);
   console.log(`bytes received ${peerView.bytes_received} = ${(peerView.bytes_received / missingBytes).toFixed(2)} x the missing events' JSON`);
   const wire = wireBytesFrom(peerPort);
   console.log(`wire bytes received ${wire} = ${(wire / missingBytes).toFixed(2)} x the missing events' JSON` +

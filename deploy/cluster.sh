@@ -6,8 +6,8 @@
 # propagation latency p50/p99 (live subscriber receive time - send time) and loss (COUNT).
 #
 #   deploy/cluster.sh [--nodes N] [--events E] [--build-dir DIR] [--timeout S] [--keep] [--verbose]
-#   deploy/cluster.sh fullsync [--repos R] [--issues I] [--comments C] [--events-cache FILE] [--build-dir DIR]
-#   deploy/cluster.sh catchup  [--repos R] [--issues I] [--comments C] [--missing-every M] [--missing spread|recent] [--events-cache FILE] [--build-dir DIR]
+#   deploy/cluster.sh fullsync [--repos R] [--issues I] [--comments C] [--events-cache FILE] [--strfry PATH] [--build-dir DIR]
+#   deploy/cluster.sh catchup  [--repos R] [--issues I] [--comments C] [--missing-every M] [--missing spread|recent] [--events-cache FILE] [--strfry PATH] [--build-dir DIR]
 #   deploy/cluster.sh memory   [--repos R] [--build-dir DIR]
 #   deploy/cluster.sh plus     [--repos R] [--issues T] [--authors A] [--relays L] [--reconcile S] [--events-cache FILE]
 #

@@ -159,12 +159,15 @@ struct Us {
   std::unique_ptr<NegentropyHistory> history;
   Step totals;
   bool completed = false;
+  /// Reads of our records for a session (not the one-record probes of take_empty).
+  std::size_t session_reads = 0;
 
   Us() { reset(); }
   void reset() {
     history = std::make_unique<NegentropyHistory>(
         limits,
         [this](const nostr::Filter& f, std::size_t max) {
+          if (max > 0) ++session_reads;
           auto items = items_of(stored, f);
           return items.size() > max ? std::nullopt : std::optional(std::move(items));
         },
@@ -403,6 +406,8 @@ TEST(NegentropyHistory, NegOpensRefusedForARateAreAskedAgainAtThePeersPace) {
   EXPECT_TRUE(us.totals.fallback.empty()) << "nothing paged by REQ";
   EXPECT_FALSE(us.totals.unsupported);
   EXPECT_EQ(peer.neg_opens, subscriptions) << "each window reconciled once";
+  EXPECT_GT(peer.open_refusals, 0u) << "the pace was tested";
+  EXPECT_EQ(us.session_reads, subscriptions) << "a refused window's records are read once";
   // The pace settles near the peer's rate: refusals are a fraction of the opens, not one per
   // tick per session slot.
   EXPECT_LE(peer.open_refusals, ticks) << "at most about one refusal a tick";

@@ -197,14 +197,19 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
     waiting_.push_back(id);
     return step;
   }
-  auto ours = our_records(state.windows.front(), limits_.max_records);
-  if (!ours) return fall_back(id, false);  // our side alone is past the bound
-  ++state.session_seq;
-  auto session = nostr::negentropy::ClientSession::open(
-      session_id(id, state), state.windows.front(), std::move(*ours), limits_.frame_size_limit,
-      limits_.max_rounds);
-  if (!session) return fall_back(id, false);
-  state.session = std::move(*session);
+  if (state.refused) {
+    state.session = std::move(state.refused);
+    state.refused.reset();
+  } else {
+    auto ours = our_records(state.windows.front(), limits_.max_records);
+    if (!ours) return fall_back(id, false);  // our side alone is past the bound
+    ++state.session_seq;
+    auto session = nostr::negentropy::ClientSession::open(
+        session_id(id, state), state.windows.front(), std::move(*ours), limits_.frame_size_limit,
+        limits_.max_rounds);
+    if (!session) return fall_back(id, false);
+    state.session = std::move(*session);
+  }
   state.answered = false;
   state.waited_ticks = 0;
   ++opened_this_tick_;
@@ -395,6 +400,7 @@ NegentropyHistory::Step NegentropyHistory::on_neg_err(const std::string& wire_id
   auto& state = subs_.at(*owner);
   if (!state.session || wire_id != session_id(*owner, state)) return {};
   // The peer dropped the session with its answer: no NEG-CLOSE is due.
+  auto dropped = std::move(state.session);
   state.session.reset();
   Step step;
   if (reason.rfind("blocked:", 0) == 0) {
@@ -407,6 +413,10 @@ NegentropyHistory::Step NegentropyHistory::on_neg_err(const std::string& wire_id
     peer_speaks_nip77_ = true;
   } else if (reason.rfind("rate-limited:", 0) == 0) {
     step = retry_after_rate_limit(*owner, state);
+    // Kept only while the window waits for its turn (a fall back to pages may drop the state).
+    auto waiting = subs_.find(*owner);
+    if (waiting != subs_.end() && waiting->second.waiting)
+      waiting->second.refused = std::move(dropped);
   } else {
     step = fall_back(*owner, !peer_speaks_nip77_);
   }

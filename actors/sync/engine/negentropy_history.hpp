@@ -170,6 +170,11 @@ class NegentropyHistory {
     std::size_t waited_ticks = 0;
     /// `rate-limited:` refusals of the current window's NEG-OPEN since one was answered.
     std::size_t open_refusals = 0;
+    /// The session whose NEG-OPEN the peer refused for a rate, opened again as it is: our side
+    /// of a window is read from the store once, however often the peer asks us to wait (a
+    /// re-read of a 4,000-value window costs tens of milliseconds). Events stored meanwhile
+    /// are at worst asked for again, and arrive as known.
+    std::optional<nostr::negentropy::ClientSession> refused;
     std::deque<nostr::EventId> needs;
     std::set<nostr::EventId> queued;
     std::set<nostr::EventId> fetching;
