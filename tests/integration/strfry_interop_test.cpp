@@ -297,6 +297,9 @@ TEST_F(StrfryInterop, GraspdSyncsEveryEventFromAStrfryRelayPastItsFilterCap) {
     return relay_history_method(graspd.port(), strfry_url()) == "negentropy" &&
            relay_figure(graspd.port(), strfry_url(), "ids_needed") >= 2700;
   })) << sync_status(graspd.port());
+  // strfry agrees to the permessage-deflate graspd offers: everything above came compressed.
+  EXPECT_EQ(relay_flag(graspd.port(), strfry_url(), "compression"), true)
+      << sync_status(graspd.port());
   EXPECT_EQ(graspd.stop(), 0) << graspd.stderr_text();
 }
 
