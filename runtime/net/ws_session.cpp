@@ -3,6 +3,7 @@
 #include <utility>  // before Asio, see docs/toolchain.md §1
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
@@ -55,7 +56,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
         ws_(std::move(stream)),
         buffer_(std::move(buffer)),
         remote_ip_(std::move(remote_ip)),
-        id_(shared_->next_id++) {}
+        id_(shared_->next_id++),
+        pause_hold_(ws_.get_executor()) {}
 
   void start(beast::http::request<beast::http::string_body>&& request) {
     const auto& options = shared_->options;
@@ -111,7 +113,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       self->inbound_backlog_ -= std::min(self->inbound_backlog_, bytes);
       if (self->read_waiting_ && !self->backlog_full()) {
         self->read_waiting_ = false;
-        self->paused_self_.reset();  // `self` holds it through the call; do_read holds it after
+        self->pause_hold_.cancel();  // `self` holds it through the call; do_read holds it after
         self->do_read();
       }
     });
@@ -178,11 +180,19 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     // Back-pressure: the handler has not caught up; consumed() resumes the reads.
     if (backlog_full()) {
       read_waiting_ = true;
-      // No operation is pending now to keep the session alive (the handler's sink is weak).
-      paused_self_ = shared_from_this();
+      hold_while_paused();
       return;
     }
     do_read();
+  }
+
+  /// No read is pending while the handler catches up, and the handler's sink is weak: a wait
+  /// that only ends when cancelled keeps the session alive instead. Being an operation of the
+  /// io_context, it is released with it should no close ever run (a member holding the session
+  /// would be a cycle nothing breaks).
+  void hold_while_paused() {
+    pause_hold_.expires_at(net::steady_timer::time_point::max());
+    pause_hold_.async_wait([self = shared_from_this()](beast::error_code) {});
   }
 
   void check_drained() {
@@ -304,7 +314,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       shared_->limiter.release(remote_ip_);
       shared_->connections_changed();
     }
-    paused_self_.reset();  // callers hold their own reference through this call
+    pause_hold_.cancel();  // callers hold their own reference through this call
   }
 
   std::shared_ptr<Shared> shared_;
@@ -321,9 +331,9 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::size_t queued_bytes_ = 0;
   std::function<void()> on_drained_;  // when_drained: due once queued_bytes_ <= drained_at_
   std::size_t drained_at_ = 0;
-  std::size_t inbound_backlog_ = 0;         // text handed to the handler, not yet consumed
-  bool read_waiting_ = false;               // a read is due once the backlog shrinks
-  std::shared_ptr<WsSession> paused_self_;  // keeps the session alive while reads wait
+  std::size_t inbound_backlog_ = 0;  // text handed to the handler, not yet consumed
+  bool read_waiting_ = false;        // a read is due once the backlog shrinks
+  net::steady_timer pause_hold_;     // pending while reads wait (hold_while_paused)
   bool writing_ = false;
   bool closing_ = false;
   bool close_started_ = false;

@@ -129,6 +129,36 @@ TEST_F(WsTransportTest, AHandlerThatFallsBehindStopsTheReadsUntilItCatchesUp) {
       << frames_seen() << " of " << sent << " frames";
 }
 
+TEST(WsTransportPause, APausedSessionIsReleasedWithItsIoContextWhenNoCloseEverRuns) {
+  auto seen = std::make_shared<Seen>();
+  auto server = std::make_unique<test::LoopbackWsServer>();
+  WsOptions options;
+  options.compression = false;
+  options.max_inbound_backlog = 64 * 1024;
+  server->start(options,
+                [seen](const std::string&) { return std::make_unique<RecordingHandler>(seen); });
+  auto connected = WsClient::connect("127.0.0.1", server->port(), "/", {});
+  ASSERT_TRUE(connected) << connected.error().message;
+  for (int i = 0; i < 10; ++i) (*connected)->send(std::string(16 * 1024, 'x'));
+  // The fifth frame takes the backlog over 64 KiB: the session stops reading and waits.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(seen->mutex);
+        return seen->frames >= 5;
+      },
+      5s));
+  std::weak_ptr<WsConnection> session;
+  {
+    std::lock_guard lock(seen->mutex);
+    session = seen->connection;
+  }
+  ASSERT_FALSE(session.expired());
+  server->halt();
+  server.reset();
+  EXPECT_TRUE(session.expired()) << "a paused session outlived its io_context";
+  (*connected)->close();
+}
+
 TEST_F(WsTransportTest, AFrameInPiecesArrivesAsOneMessageAndDrainRequestsFireOnceWritten) {
   WsOptions options;
   options.compression = false;

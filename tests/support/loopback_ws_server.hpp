@@ -49,6 +49,12 @@ class LoopbackWsServer {
     if (thread_.joinable()) thread_.join();
   }
   ~LoopbackWsServer() { stop(); }
+  /// Stops the io thread at once and closes nothing, as a process that stops mid-way would:
+  /// whatever its operations still hold is released with the io_context.
+  void halt() {
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
 
   std::uint16_t port() const { return server_->port(); }
   /// The io_context the server runs on; clients may run on it too.
