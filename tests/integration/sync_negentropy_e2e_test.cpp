@@ -18,6 +18,17 @@ std::vector<nostr::Event> issues_on_one_second(const std::vector<std::string>& r
   return out;
 }
 
+/// The peer holds all of `events`, the node the announcement and about half the issues; true once
+/// the node holds them all (within 60 s).
+bool node_catches_up(const GraspdProcess& peer, const GraspdProcess& node,
+                     const std::vector<nostr::Event>& events) {
+  publish_all(peer.port(), events);
+  publish_all(node.port(),
+              std::vector<nostr::Event>(events.begin(), events.begin() + events.size() / 2 + 1));
+  return wait_until([&] { return stored_count(node.port(), events) == events.size(); },
+                    std::chrono::seconds(60));
+}
+
 void seed_all(FaultPeer& peer, const std::vector<nostr::Event>& events) {
   for (const auto& ev : events) ASSERT_TRUE(peer.seed(ev));
 }
@@ -93,11 +104,7 @@ TEST(SyncNegentropyE2E, GraspdReconcilesWithGraspd) {
   ASSERT_TRUE(node.start()) << node.stderr_text();
 
   auto events = issues_on_one_second({node.relay_url(), peer.relay_url()}, 300);
-  publish_all(peer.port(), events);
-  publish_all(node.port(), std::vector<nostr::Event>(events.begin(), events.begin() + 151));
-
-  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
-                         std::chrono::seconds(60)))
+  ASSERT_TRUE(node_catches_up(peer, node, events))
       << sync_status(node.port()) << node.stderr_text();
   EXPECT_TRUE(wait_until([&] {
     return relay_history_method(node.port(), peer.relay_url()) == "negentropy" &&
@@ -119,10 +126,7 @@ TEST(SyncNegentropyE2E, WithSyncCompressionOffTheMissingEventsArriveOverAPlainCo
   ASSERT_TRUE(node.start()) << node.stderr_text();
 
   auto events = issues_on_one_second({node.relay_url(), peer.relay_url()}, 40);
-  publish_all(peer.port(), events);
-  publish_all(node.port(), std::vector<nostr::Event>(events.begin(), events.begin() + 21));
-  ASSERT_TRUE(wait_until([&] { return stored_count(node.port(), events) == events.size(); },
-                         std::chrono::seconds(60)))
+  ASSERT_TRUE(node_catches_up(peer, node, events))
       << sync_status(node.port()) << node.stderr_text();
   // /api/sync is refreshed on its own schedule: wait for the connection to show there.
   EXPECT_TRUE(wait_until([&] {

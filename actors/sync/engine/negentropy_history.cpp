@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "actors/sync/engine/sync_filters.hpp"
 
@@ -198,8 +199,7 @@ NegentropyHistory::Step NegentropyHistory::next_session(const std::string& id, S
     return step;
   }
   if (state.refused) {
-    state.session = std::move(state.refused);
-    state.refused.reset();
+    state.session = std::exchange(state.refused, std::nullopt);
   } else {
     auto ours = our_records(state.windows.front(), limits_.max_records);
     if (!ours) return fall_back(id, false);  // our side alone is past the bound
@@ -400,8 +400,7 @@ NegentropyHistory::Step NegentropyHistory::on_neg_err(const std::string& wire_id
   auto& state = subs_.at(*owner);
   if (!state.session || wire_id != session_id(*owner, state)) return {};
   // The peer dropped the session with its answer: no NEG-CLOSE is due.
-  auto dropped = std::move(state.session);
-  state.session.reset();
+  auto dropped = std::exchange(state.session, std::nullopt);
   Step step;
   if (reason.rfind("blocked:", 0) == 0) {
     // Too many results: split the window. Blocked for another reason (too many sessions on
