@@ -659,7 +659,9 @@ acceptance_actor::behavior_type acceptance(Self self, AcceptanceConfig config,
       },
       [=](const StoreCommits& batch) {
         for (const auto& committed : *batch.commits) {
-          resubmit_released(self, self->state.policy->on_committed(*committed.event));
+          // With nothing parked, no wait key can release anything: none is built.
+          const bool keys_wanted = self->state.retry->size() > 0;
+          resubmit_released(self, self->state.policy->on_committed(*committed.event, keys_wanted));
           mirror_submissions_into(self, *committed.event);
         }
       },

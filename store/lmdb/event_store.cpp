@@ -401,6 +401,14 @@ std::uint64_t EventStore::query(const nostr::Filters& filters,
   });
 }
 
+bool EventStore::exists(const nostr::Filters& filters) const {
+  return read([&](MDB_txn* txn) {
+    Reader reader(txn, *dbs_, now());
+    return std::any_of(filters.begin(), filters.end(),
+                       [&](const nostr::Filter& f) { return reader.any(f); });
+  });
+}
+
 QueryAnswer EventStore::query_refs(const nostr::Filters& filters, const QueryOptions& options,
                                    const AnswerSink& first) const {
   return read([&](MDB_txn* txn) {

@@ -183,6 +183,9 @@ class EventStore {
   /// that the server, the sync and `graspd sync` all apply.
   std::optional<std::vector<nostr::negentropy::Item>> negentropy_items(const nostr::Filter& filter,
                                                                        std::uint64_t max) const;
+  /// True when any stored, unexpired event matches any filter (a filter's limit of 0 matches
+  /// nothing): the acceptance policy's existence questions, without collecting an answer.
+  bool exists(const nostr::Filters& filters) const;
   /// NIP-45 COUNT: distinct events matching any filter (limits ignored).
   std::uint64_t count(const nostr::Filters& filters) const;
   /// COUNT examining at most `max_examined` index entries: past that the

@@ -205,6 +205,45 @@ void Reader::collect_ids(const nostr::Filter& f, Budget& budget, const OnMatch& 
   }
 }
 
+std::vector<std::string> Reader::head_keys(const nostr::Filter& f) const {
+  constexpr std::size_t max_keys = 16;
+  if (f.ids || !f.kinds || !f.authors) return {};
+  const auto d_values = f.tags.find('d');
+  const bool has_d = d_values != f.tags.end();
+  std::size_t count = 0;
+  for (auto kind : *f.kinds) {
+    if (!has_address(kind) || (nostr::is_addressable(kind) && !has_d)) return {};
+    count += nostr::is_addressable(kind) ? d_values->second.size() : 1;
+  }
+  if (count * f.authors->size() > max_keys) return {};
+  std::vector<std::string> keys;
+  keys.reserve(count * f.authors->size());
+  for (const auto& pk : *f.authors)
+    for (auto kind : *f.kinds) {
+      if (!nostr::is_addressable(kind)) {
+        keys.push_back(address_key(pk.data(), kind, {}));
+        continue;
+      }
+      for (const auto& d : d_values->second) keys.push_back(address_key(pk.data(), kind, d));
+    }
+  return keys;
+}
+
+bool Reader::any(const nostr::Filter& f) {
+  if ((f.limit && *f.limit == 0) || f.is_unsatisfiable()) return false;
+  bool found = false;
+  Budget budget;
+  // The first match ends the scan: nothing is collected, so no tie needs reading.
+  const OnMatch note = [&](const Candidate&) {
+    found = true;
+    budget.left = 0;
+  };
+  for (const auto& key : head_keys(f))
+    if (auto seq = lookup_seq(txn_, db_.heads, key); seq && accept(f, *seq, note)) return true;
+  collect(f, 1, budget, note);
+  return found;
+}
+
 bool Reader::accept(const nostr::Filter& f, std::uint64_t seq, const OnMatch& on_match) {
   RecordView r;
   if (!load(seq, r) || is_expired(r, now_) || !record_matches(f, r)) return false;

@@ -66,7 +66,15 @@ class Reader {
 
   bool load(std::uint64_t seq, RecordView& r) const;
 
+  /// True when any stored event matches `f` (its limit aside, unless 0). An address lookup
+  /// (replaceable or addressable kinds, their authors and `d` values) reads the current versions
+  /// straight from `heads`; on a miss it falls back to the index scan, which also finds an event
+  /// whose matching `d` is not its first.
+  bool any(const nostr::Filter& f);
+
  private:
+  /// The `heads` keys of the addresses `f` names, when it names them all exactly (at most 16).
+  std::vector<std::string> head_keys(const nostr::Filter& f) const;
   void collect_ids(const nostr::Filter& f, Budget& budget, const OnMatch& on_match);
   bool accept(const nostr::Filter& f, std::uint64_t seq, const OnMatch& on_match);
 

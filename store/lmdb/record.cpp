@@ -29,28 +29,25 @@ std::int64_t expiration_of(const nostr::Event& ev) {
 }
 
 std::string encode_record(const nostr::Event& ev, std::int64_t expiration, std::string_view json) {
-  std::string tags;
-  std::size_t tags_size = 0;  // reserved once: an address value alone outgrows the inline buffer
+  std::size_t tags_size = 0;  // the record is allocated once: header, tag index, JSON
   for (const auto& tag : ev.tags)
     if (is_single_letter_tag(tag)) tags_size += 5 + tag[1].size();
-  tags.reserve(tags_size);
-  for (const auto& tag : ev.tags) {
-    if (!is_single_letter_tag(tag)) continue;
-    tags.push_back(tag[0][0]);
-    auto len = static_cast<std::uint32_t>(tag[1].size());
-    append_pod(tags, &len, 4);
-    tags += tag[1];
-  }
   std::string out;
-  out.reserve(kHeaderSize + tags.size() + json.size());
+  out.reserve(kHeaderSize + tags_size + json.size());
   append_pod(out, ev.id.data(), 32);
   append_pod(out, ev.pubkey.data(), 32);
   append_pod(out, &ev.created_at, 8);
   append_pod(out, &expiration, 8);
   append_pod(out, &ev.kind, 4);
-  auto tags_len = static_cast<std::uint32_t>(tags.size());
+  auto tags_len = static_cast<std::uint32_t>(tags_size);
   append_pod(out, &tags_len, 4);
-  out += tags;
+  for (const auto& tag : ev.tags) {
+    if (!is_single_letter_tag(tag)) continue;
+    out.push_back(tag[0][0]);
+    auto len = static_cast<std::uint32_t>(tag[1].size());
+    append_pod(out, &len, 4);
+    out += tag[1];
+  }
   out += json;
   return out;
 }

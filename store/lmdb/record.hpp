@@ -95,12 +95,16 @@ inline void append_bytes(std::string& out, const std::uint8_t* p, std::size_t n)
 inline constexpr std::size_t kMaxTagKeyValue = 255;
 
 /// Prefix of a tag index key: letter | len | value (truncated).
-inline std::string tag_prefix(char letter, std::string_view value) {
+inline void append_tag_prefix(std::string& out, char letter, std::string_view value) {
   if (value.size() > kMaxTagKeyValue) value = value.substr(0, kMaxTagKeyValue);
-  std::string out;
   out.push_back(letter);
   out.push_back(static_cast<char>(value.size()));
   out.append(value);
+}
+
+inline std::string tag_prefix(char letter, std::string_view value) {
+  std::string out;
+  append_tag_prefix(out, letter, value);
   return out;
 }
 

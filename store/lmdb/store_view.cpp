@@ -42,12 +42,7 @@ void EventStoreView::scan(const nostr::Filters& filters,
 }
 
 bool EventStoreView::exists(const nostr::Filters& filters) const {
-  bool found = false;
-  QueryOptions options;
-  options.max_limit = 1;
-  store_->query(
-      filters, [&](const QueryHit&) { found = true; }, options);
-  return found;
+  return store_->exists(filters);
 }
 
 namespace {

@@ -126,22 +126,34 @@ void Writer::del(MDB_dbi dbi, std::string_view key) {
 
 template <class Fn>
 void Writer::for_each_index_key(const RecordView& r, std::uint64_t seq, Fn&& fn) {
-  std::string suffix;
-  append_be64(suffix, sortable_time(r.created_at));
-  append_be64(suffix, seq);
-  std::string kind;
-  append_be32(kind, r.kind);
-  std::string pubkey(reinterpret_cast<const char*>(r.pubkey), 32);
-  fn(db_.created, suffix);
-  fn(db_.pubkey, pubkey + suffix);
-  fn(db_.kind, kind + suffix);
-  fn(db_.pubkind, pubkey + kind + suffix);
+  // One buffer holds each key in turn: an event has half a dozen index keys or more, most of
+  // them past the short-string size, and this runs for every stored and every erased event.
+  std::string key;
+  key.reserve(64 + kMaxTagKeyValue);
+  const std::uint64_t time = sortable_time(r.created_at);
+  const auto with_suffix = [&]() -> const std::string& {
+    append_be64(key, time);
+    append_be64(key, seq);
+    return key;
+  };
+  key.clear();
+  fn(db_.created, with_suffix());
+  key.assign(reinterpret_cast<const char*>(r.pubkey), 32);
+  fn(db_.pubkey, with_suffix());
+  key.clear();
+  append_be32(key, r.kind);
+  fn(db_.kind, with_suffix());
+  key.assign(reinterpret_cast<const char*>(r.pubkey), 32);
+  append_be32(key, r.kind);
+  fn(db_.pubkind, with_suffix());
   r.any_tag([&](char letter, std::string_view value) {
-    fn(db_.tags, tag_prefix(letter, value) + suffix);
+    key.clear();
+    append_tag_prefix(key, letter, value);
+    fn(db_.tags, with_suffix());
     return false;
   });
   if (r.expiration != 0) {
-    std::string key;
+    key.clear();
     append_be64(key, sortable_time(r.expiration));
     append_be64(key, seq);
     fn(db_.expiry, key);

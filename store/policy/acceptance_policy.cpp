@@ -559,10 +559,10 @@ void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::stri
   if (eligible_authors_.insert(author).second) released.push_back(wait_key::author(author));
 }
 
-std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
-  if (pending_.contains(ev.id)) forget_pending(ev.id);
-  if (ev.kind == nostr::nip62::kind_request_to_vanish) vanish_requests_known_ = true;
-  forget_maintainers(ev);
+namespace {
+
+/// The wait keys a committed event satisfies whatever its kind.
+std::vector<std::string> keys_released_by(const Event& ev) {
   std::vector<std::string> released{wait_key::event(ev.id),
                                     wait_key::referenced(nostr::to_hex(ev.id))};
   if (nostr::is_replaceable(ev.kind) || nostr::is_addressable(ev.kind))
@@ -570,14 +570,25 @@ std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev) {
   auto refs = references_of(ev);
   for (const auto& id : refs.ids) released.push_back(wait_key::referenced(nostr::to_hex(id)));
   for (const auto& address : refs.addresses) released.push_back(wait_key::referenced(address.text));
+  return released;
+}
 
+}  // namespace
+
+std::vector<std::string> AcceptancePolicy::on_committed(const Event& ev, bool keys_wanted) {
+  if (pending_.contains(ev.id)) forget_pending(ev.id);
+  if (ev.kind == nostr::nip62::kind_request_to_vanish) vanish_requests_known_ = true;
+  forget_maintainers(ev);
+  std::vector<std::string> released;
+  if (keys_wanted) released = keys_released_by(ev);
   if (ev.kind == kind_announcement) {
-    released.push_back(wait_key::identifier(ev.d_tag()));
+    if (keys_wanted) released.push_back(wait_key::identifier(ev.d_tag()));
     for (const auto& member : members_of(ev)) make_eligible(member, released);
   } else if (!is_identity_kind(ev.kind) && ev.kind != kind_deletion &&
              !eligible_authors_.count(ev.pubkey) && thread_path(ev, store_)) {
     make_eligible(ev.pubkey, released);
   }
+  if (!keys_wanted) released.clear();
   return released;
 }
 
@@ -596,7 +607,7 @@ void AcceptancePolicy::load_from_store(const std::function<void(std::uint64_t)>&
   announcements.kinds = std::vector<std::uint32_t>{kind_announcement};
   store_.scan({announcements}, [&](const Event& ev) {
     count_one();
-    on_committed(ev);
+    on_committed(ev, false);  // nothing is parked at start-up
     return true;
   });
   // Roots, then their descendants breadth-first, up to the thread depth.

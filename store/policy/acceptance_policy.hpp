@@ -224,8 +224,9 @@ class AcceptancePolicy {
   std::size_t pending_count() const { return pending_.size(); }
 
   /// Feeds one committed event (from the store's change feed, in commit
-  /// order). Returns the wait keys it satisfies, for RetryCache::release.
-  std::vector<std::string> on_committed(const nostr::Event& ev);
+  /// order). Returns the wait keys it satisfies, for RetryCache::release; with `keys_wanted`
+  /// false (nothing waits in the retry cache) it builds none and returns none.
+  std::vector<std::string> on_committed(const nostr::Event& ev, bool keys_wanted = true);
 
   /// Rebuilds the identity-eligibility state from the store at startup. `on_progress`, when set,
   /// gets the number of events read so far every `progress_every` events and once at the end

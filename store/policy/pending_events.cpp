@@ -35,6 +35,7 @@ bool PendingEvents::indexed_letter(char letter) {
 
 std::vector<PendingEvents::TagKey> PendingEvents::tag_keys(const nostr::Event& ev) const {
   std::vector<TagKey> keys;
+  keys.reserve(ev.tags.size());
   for (const auto& tag : ev.tags)
     if (tag.size() >= 2 && tag[0].size() == 1 && indexed_letter(tag[0][0]))
       keys.emplace_back(tag[0][0], tag[1]);
@@ -48,7 +49,9 @@ void PendingEvents::add(nostr::EventPtr event, std::vector<nostr::EventId> depen
   if (!event || entries_.count(event->id)) return;
   const auto& ev = *event;
   Entry entry;
-  for (auto& key : tag_keys(ev)) entry.tag_nodes.push_back(by_tag_.emplace(std::move(key), ev.id));
+  auto keys = tag_keys(ev);
+  entry.tag_nodes.reserve(keys.size());
+  for (auto& key : keys) entry.tag_nodes.push_back(by_tag_.emplace(std::move(key), ev.id));
   entry.kind_author_node = by_kind_author_.emplace(std::make_pair(ev.kind, ev.pubkey), ev.id);
   entry.author_node = by_author_.emplace(ev.pubkey, ev.id);
   for (const auto& dependency : depends_on)

@@ -255,6 +255,64 @@ TEST_F(EventStoreTest, AddressableIsKeyedByDTag) {
   EXPECT_FALSE(store_->contains(id(3)));
 }
 
+// exists() answers what a limit:1 query answers; address lookups read the current version from
+// the heads index and fall back to the scan for a `d` that is not the event's first.
+TEST_F(EventStoreTest, ExistsAgreesWithTheQueryForAddressesIdsAndTags) {
+  auto exp = [](std::int64_t t) { return nostr::Tag{"expiration", std::to_string(t)}; };
+  ASSERT_EQ(write(unsigned_event(1, 7, 100, 30617, {{"d", "repo"}})), WriteOutcome::stored);
+  ASSERT_EQ(write(unsigned_event(2, 7, 100, 30617, {{"d", "first"}, {"d", "second"}})),
+            WriteOutcome::stored);
+  ASSERT_EQ(write(unsigned_event(3, 7, 100, 10002)), WriteOutcome::stored);
+  ASSERT_EQ(write(unsigned_event(4, 7, 100, 30618, {{"d", "soon"}, exp(now_ + 5)})),
+            WriteOutcome::stored);
+  ASSERT_EQ(write(unsigned_event(5, 8, 100, 1621, {{"a", address(30617, 7, "repo")}})),
+            WriteOutcome::stored);
+  auto addressed = [&](std::uint32_t kind, std::uint64_t who, std::vector<std::string> d) {
+    nostr::Filter f;
+    f.kinds = std::vector<std::uint32_t>{kind};
+    f.authors = std::vector<nostr::Pubkey>{author(who)};
+    if (!d.empty()) f.tags['d'] = std::move(d);
+    return f;
+  };
+  auto by_id = [&](std::uint64_t n) {
+    nostr::Filter f;
+    f.ids = std::vector<nostr::EventId>{id(n)};
+    return f;
+  };
+  nostr::Filter tagged;
+  tagged.tags['a'] = {address(30617, 7, "repo")};
+  nostr::Filter since_later = addressed(30617, 7, {"repo"});
+  since_later.since = 101;
+  nostr::Filter none = addressed(30617, 7, {"repo"});
+  none.limit = 0;
+  const std::vector<std::pair<nostr::Filter, bool>> cases{
+      {addressed(30617, 7, {"repo"}), true},           // heads
+      {addressed(30617, 7, {"other", "repo"}), true},  // heads, second value
+      {addressed(30617, 7, {"second"}), true},         // not its first d: the scan finds it
+      {addressed(30617, 7, {"missing"}), false},       // neither
+      {addressed(30617, 8, {"repo"}), false},          // another author
+      {addressed(10002, 7, {}), true},                 // replaceable: no d
+      {addressed(30618, 7, {"soon"}), true},           // not expired yet
+      {since_later, false},                            // the head must match the whole filter
+      {none, false},                                   // limit 0
+      {by_id(5), true},
+      {by_id(9), false},
+      {tagged, true},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    auto f = cases[i].first;
+    f.normalize();
+    EXPECT_EQ(store_->exists({f}), cases[i].second) << "case " << i;
+    auto limited = f;
+    if (!limited.limit) limited.limit = 1;
+    EXPECT_EQ(!query(limited).empty(), cases[i].second) << "case " << i << " (query)";
+  }
+  EXPECT_TRUE(store_->exists({addressed(30617, 7, {"missing"}), by_id(5)}));
+  EXPECT_FALSE(store_->exists({}));
+  now_ += 10;  // the head of 30618:7:soon expired
+  EXPECT_FALSE(store_->exists({addressed(30618, 7, {"soon"})}));
+}
+
 TEST_F(EventStoreTest, AddressableWithLongDTagIsExact) {
   std::string long_a(300, 'a'), long_b = std::string(299, 'a') + "b";
   EXPECT_EQ(write(unsigned_event(1, 7, 100, 30000, {{"d", long_a}})), WriteOutcome::stored);
