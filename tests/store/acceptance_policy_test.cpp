@@ -402,6 +402,19 @@ TEST_F(PolicyTest, RetryCacheReleasesReplyWhenRootArrivesAndIdentityWhenEligible
   EXPECT_TRUE(policy_.evaluate(profile).accepted());
 }
 
+// With nothing parked the feed asks for no wait keys; eligibility is updated all the same.
+TEST_F(PolicyTest, ACommitWithoutWaitKeysStillMakesItsAuthorEligible) {
+  auto repo = announcement(key(1), "r");
+  ASSERT_TRUE(submit(repo).accepted());
+  auto issue = make(1621, key(3), {{"a", address(repo)}});
+  ASSERT_TRUE(policy_.evaluate(issue).accepted());
+  store_.events.push_back(issue);
+  EXPECT_TRUE(policy_.on_committed(issue, /*keys_wanted=*/false).empty());
+  EXPECT_FALSE(commit(make(1111, key(4), {{"E", nostr::to_hex(issue.id)}})).empty());
+  EXPECT_TRUE(policy_.evaluate(make(0, key(3), {})).accepted());  // kind 0: its author is eligible
+  EXPECT_FALSE(policy_.evaluate(make(0, key(5), {})).accepted());
+}
+
 TEST(RetryCache, ExpiresAndStaysBounded) {
   // Each entry costs its 100-byte estimate plus about 500 bytes of keys and index nodes.
   RetryCache cache({.max_events = 3, .max_bytes = 1300, .ttl_seconds = 60});
