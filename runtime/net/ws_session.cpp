@@ -57,7 +57,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
         buffer_(std::move(buffer)),
         remote_ip_(std::move(remote_ip)),
         id_(shared_->next_id++),
-        pause_hold_(ws_.get_executor()) {}
+        pause_hold_(ws_.get_executor()),
+        keepalive_(ws_.get_executor()) {}
 
   void start(beast::http::request<beast::http::string_body>&& request) {
     const auto& options = shared_->options;
@@ -68,12 +69,14 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     beast::error_code ignored;
     beast::get_lowest_layer(ws_).socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
     websocket::stream_base::timeout timeouts{};
-    timeouts.handshake_timeout = std::chrono::seconds(30);
-    // Beast pings after half the idle time and drops the peer if the whole
-    // interval passes without any traffic (pong included).
-    timeouts.idle_timeout = options.idle_ping_interval * 2;
-    timeouts.keep_alive_pings = true;
+    timeouts.handshake_timeout = std::chrono::seconds(30);  // the opening and closing handshakes
+    // The idle pings are ours (on_keepalive): Beast's idle timer is re-armed at every read, a
+    // timer cancelled and waited for again for each message a client sends.
+    timeouts.idle_timeout = websocket::stream_base::none();
+    timeouts.keep_alive_pings = false;
     ws_.set_option(timeouts);
+    // Control frames (a pong, the client's own pings) show the peer is there as messages do.
+    ws_.control_callback([this](websocket::frame_type, beast::string_view) { heard(); });
     if (options.compression) {
       // Beast negotiates the extension and inflates what the client sends; our messages are
       // framed and compressed by a MessageDeflater (runtime/net/ws_deflate.hpp says why).
@@ -156,7 +159,43 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     shared_->connections_changed();
     handler_ = shared_->factory(remote_ip_);
     handler_->on_open(shared_from_this());
+    heard();
+    arm_keepalive(last_heard_ + shared_->options.idle_ping_interval);
     do_read();
+  }
+
+  void heard() { last_heard_ = std::chrono::steady_clock::now(); }
+
+  void arm_keepalive(std::chrono::steady_clock::time_point at) {
+    keepalive_.expires_at(at);
+    keepalive_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+      if (auto self = weak.lock(); self && !ec) self->on_keepalive();
+    });
+  }
+
+  /// A client silent for an interval gets a ping; silent for one more (no pong either), it is
+  /// dropped. While reads wait for the handler, what the client sends waits unread, so that
+  /// counts as heard.
+  void on_keepalive() {
+    if (finished_ || closing_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto interval = shared_->options.idle_ping_interval;
+    if (read_waiting_) heard();
+    if (now - last_heard_ < interval) {
+      ping_unanswered_ = false;
+      return arm_keepalive(last_heard_ + interval);
+    }
+    if (!ping_unanswered_) {
+      ping_unanswered_ = true;
+      if (!ping_writing_) {
+        ping_writing_ = true;
+        ws_.async_ping(
+            {}, [self = shared_from_this()](beast::error_code) { self->ping_writing_ = false; });
+      }
+      return arm_keepalive(now + interval);
+    }
+    // The pending read fails and ends the session.
+    beast::get_lowest_layer(ws_).close();
   }
 
   void do_read() {
@@ -169,6 +208,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
 
   void on_read(beast::error_code ec) {
     if (ec) return on_closed();
+    heard();
     if (discarding_ || buffer_.size() > shared_->options.max_message_bytes) {
       discarding_ = true;
       buffer_.consume(buffer_.size());
@@ -315,6 +355,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
       shared_->connections_changed();
     }
     pause_hold_.cancel();  // callers hold their own reference through this call
+    keepalive_.cancel();
   }
 
   std::shared_ptr<Shared> shared_;
@@ -334,6 +375,10 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   std::size_t inbound_backlog_ = 0;  // text handed to the handler, not yet consumed
   bool read_waiting_ = false;        // a read is due once the backlog shrinks
   net::steady_timer pause_hold_;     // pending while reads wait (hold_while_paused)
+  net::steady_timer keepalive_;      // the next idle check (on_keepalive)
+  std::chrono::steady_clock::time_point last_heard_;  // the client's last frame, control or not
+  bool ping_unanswered_ = false;  // an idle ping went out and nothing was heard since
+  bool ping_writing_ = false;     // Beast allows one ping at a time
   bool writing_ = false;
   bool closing_ = false;
   bool close_started_ = false;

@@ -9,6 +9,9 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -157,6 +160,62 @@ TEST(WsTransportPause, APausedSessionIsReleasedWithItsIoContextWhenNoCloseEverRu
   server.reset();
   EXPECT_TRUE(session.expired()) << "a paused session outlived its io_context";
   (*connected)->close();
+}
+
+/// A WebSocket client that opens the connection and then neither sends nor reads anything.
+class SilentClient {
+ public:
+  explicit SilentClient(std::uint16_t port) : socket_(io_) {
+    socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    const std::string upgrade =
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    boost::asio::write(socket_, boost::asio::buffer(upgrade));
+    boost::asio::read_until(socket_, boost::asio::dynamic_buffer(received_), "\r\n\r\n");
+    received_.erase(0, received_.find("\r\n\r\n") + 4);
+    socket_.non_blocking(true);
+  }
+  /// Reads what arrived without waiting; true once the server closed the connection.
+  bool closed() {
+    char chunk[512];
+    boost::system::error_code ec;
+    for (;;) {
+      const auto n = socket_.read_some(boost::asio::buffer(chunk), ec);
+      if (ec == boost::asio::error::would_block) return false;
+      if (ec) return true;
+      received_.append(chunk, n);
+    }
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::socket socket_;
+  std::string received_;
+};
+
+// The idle pings: however quiet a client is, it stays while it answers them; one that neither
+// sends nor answers is pinged after an interval and dropped after one more.
+TEST_F(WsTransportTest, AQuietClientThatAnswersPingsStaysAndASilentOneIsDropped) {
+  WsOptions options;
+  options.compression = false;
+  options.idle_ping_interval = 1s;
+  start(options);
+  auto connected = WsClient::connect("127.0.0.1", server_.port(), "/", {});
+  ASSERT_TRUE(connected) << connected.error().message;
+  client_ = std::move(*connected);  // reads all along, so Beast answers each ping with a pong
+  ASSERT_TRUE(accepted_connection());
+
+  SilentClient silent(server_.port());
+  const auto opened = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until([&] { return silent.closed(); }, 10s)) << "a silent client stayed";
+  EXPECT_GE(std::chrono::steady_clock::now() - opened, 1s) << "dropped before any ping";
+  const std::string ping_frame("\x89\x00", 2);  // FIN + ping, no payload, unmasked
+  EXPECT_NE(silent.received().find(ping_frame), std::string::npos) << "dropped unpinged";
+
+  // The quiet client has been as silent as the dropped one, and longer.
+  EXPECT_FALSE(wait_until([&] { return !client_->is_open(); }, 1500ms))
+      << "a client answering the pings was dropped";
 }
 
 TEST_F(WsTransportTest, AFrameInPiecesArrivesAsOneMessageAndDrainRequestsFireOnceWritten) {
