@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "actors/sync/sync_manager_peers.hpp"
 #include "actors/sync/sync_metrics.hpp"
 #include "runtime/ops/log.hpp"
 
@@ -12,7 +13,12 @@ namespace graspd {
 
 namespace {
 
-using SyncManagerSelf = sync_manager_actor::stateful_pointer<SyncManagerState>;
+using sync_manager_detail::forget_peer_acks;
+using sync_manager_detail::on_held_for_peers;
+using sync_manager_detail::on_peer_ack_due;
+using sync_manager_detail::on_relay_published;
+using sync_manager_detail::send_held_to_peer;
+using sync_manager_detail::SyncManagerSelf;
 
 std::int64_t now(SyncManagerSelf self) {
   return self->state.config.unix_now();
@@ -21,92 +27,6 @@ std::int64_t now(SyncManagerSelf self) {
 bool is_peer(const SyncManagerState& st, const std::string& relay) {
   auto it = st.plan->relays().find(relay);
   return it != st.plan->relays().end() && it->second.is_peer;
-}
-
-bool peer_is_up(const SyncManagerState& st, const std::string& peer) {
-  auto relay = st.plan->relays().find(peer);
-  return relay != st.plan->relays().end() && st.connections.contains(peer) &&
-         relay->second.status == sync::ConnectionStatus::connected;
-}
-
-/// Sends `events` to the peer's connection, when it is up.
-void publish_to_peer(SyncManagerSelf self, const std::string& peer,
-                     std::vector<nostr::EventPtr> events) {
-  auto& st = self->state;
-  if (events.empty() || !peer_is_up(st, peer)) return;
-  self->send(st.connections.at(peer), RelayPublish{std::move(events)});
-}
-
-/// Sends a newly held event to every connected peer; the acceptance actor's reply (and with it
-/// the client's OK) waits for their answers, at most `peer_ack_timeout`.
-caf::result<bool> on_held_for_peers(SyncManagerSelf self, HeldForPeers& held) {
-  auto& st = self->state;
-  if (held.events.empty()) return true;
-  std::set<std::string> waiting;
-  for (const auto& peer : st.config.peers)
-    if (peer_is_up(st, peer)) {
-      publish_to_peer(self, peer, held.events);
-      waiting.insert(peer);
-    }
-  if (waiting.empty()) return true;
-  // A connection answers in order: the last event's answer comes last.
-  const auto id = held.events.back()->id;
-  if (auto old = st.peer_acks.find(id); old != st.peer_acks.end())
-    old->second.promise.deliver(false);
-  auto promise = self->make_response_promise<bool>();
-  st.peer_acks[id] = SyncManagerState::PeerAck{promise, std::move(waiting), true};
-  self->delayed_send(self, st.config.peer_ack_timeout, PeerAckDue{id});
-  return promise;
-}
-
-/// `relay` answered, or will not: the held event's reply goes once no peer is left to answer.
-void settle_peer_ack(SyncManagerSelf self, const nostr::EventId& id, const std::string& relay,
-                     bool accepted) {
-  auto& acks = self->state.peer_acks;
-  auto it = acks.find(id);
-  if (it == acks.end() || !it->second.waiting.erase(relay)) return;
-  it->second.all_accepted = it->second.all_accepted && accepted;
-  if (!it->second.waiting.empty()) return;
-  it->second.promise.deliver(it->second.all_accepted);
-  acks.erase(it);
-}
-
-void on_relay_published(SyncManagerSelf self, const RelayPublished& published) {
-  if (!published.accepted)
-    log::warn(log::components::sync_manager, "cluster peer ", published.relay,
-              " refused held event ", nostr::to_hex(published.id), ": ", published.message);
-  settle_peer_ack(self, published.id, published.relay, published.accepted);
-}
-
-void on_peer_ack_due(SyncManagerSelf self, const PeerAckDue& due) {
-  auto& acks = self->state.peer_acks;
-  auto it = acks.find(due.id);
-  if (it == acks.end()) return;
-  log::warn(log::components::sync_manager, "held event ", nostr::to_hex(due.id),
-            " not confirmed by ", it->second.waiting.size(),
-            " cluster peer(s) in time: its client is answered anyway");
-  it->second.promise.deliver(false);
-  acks.erase(it);
-}
-
-/// A peer that went cannot answer: what waited for it waits for the others only.
-void forget_peer_acks(SyncManagerSelf self, const std::string& relay) {
-  std::vector<nostr::EventId> waiting_on;
-  for (const auto& [id, ack] : self->state.peer_acks)
-    if (ack.waiting.contains(relay)) waiting_on.push_back(id);
-  for (const auto& id : waiting_on) settle_peer_ack(self, id, relay, false);
-}
-
-/// A peer that connects is sent everything purgatory holds here: what it held while it was away.
-void send_held_to_peer(SyncManagerSelf self, const std::string& peer) {
-  if (!self->state.acceptance) return;
-  self->request(self->state.acceptance, std::chrono::seconds(30), atom::held_events::value)
-      .then(
-          [self, peer](HeldForPeers& held) { publish_to_peer(self, peer, std::move(held.events)); },
-          [peer](caf::error& error) {
-            log::warn(log::components::sync_manager, "held events for peer ", peer,
-                      " not sent: ", caf::to_string(error));
-          });
 }
 
 void spawn_connection(SyncManagerSelf self, const std::string& relay, bool trusted = false) {
