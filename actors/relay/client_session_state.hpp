@@ -4,7 +4,7 @@
 // client_session_queries.cpp, NEG-* in client_session_negentropy.cpp. Nothing else includes it.
 #pragma once
 
-#include "actors/relay/client_session.hpp"
+#include "actors/relay/relay_context.hpp"
 
 #include "messages/client_address.hpp"
 

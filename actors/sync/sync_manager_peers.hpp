@@ -7,7 +7,8 @@
 
 #include <string>
 
-#include "actors/sync/sync_manager.hpp"
+#include "actors/sync/sync_manager_state.hpp"
+#include "messages/interfaces.hpp"
 
 namespace graspd::sync_manager_detail {
 
