@@ -1,5 +1,6 @@
 // Internal to the acceptance actor (actors/policy/acceptance*.cpp): the steps its source files
-// share. acceptance.cpp judges, writes and holds announcements and states; acceptance_pr.cpp holds
+// share. acceptance.cpp judges and writes, acceptance_purgatory.cpp holds announcements and states
+// in purgatory and records the holds; acceptance_pr.cpp holds
 // pull requests and keeps the refs/nostr placeholders (docs/spec/git-hosting.md §6–§7);
 // acceptance_peers.cpp tells the cluster peers what is held.
 #pragma once
@@ -35,7 +36,7 @@ inline bool came_by_sync(const Submission& submission) {
   return submission.source.rfind("relay:", 0) == 0;
 }
 
-// acceptance.cpp
+// acceptance.cpp and acceptance_purgatory.cpp (the purgatory steps)
 
 /// Stores an accepted event and answers after the commit; writes leave in decision order.
 void write(Self self, Submission submission, std::vector<nostr::EventId> depends_on);
@@ -66,6 +67,17 @@ bool moderate(Self self, const StoreModeration& changes);
 /// Stores an event released from purgatory; its purgatory record goes only once the store answered
 /// (kept when the write failed, so a restart holds it again), and `then` gets the answer.
 void write_released(Self self, nostr::EventPtr ev, Reply then);
+/// Tells the held feed about announcements whose repository changed level (StateOnly sync while
+/// held, Full once released, nothing once dropped).
+void tell_held_feed(Self self, const std::vector<nostr::EventPtr>& events,
+                    HeldRepositories::Change change);
+/// A new follower gets every held announcement now, then each change.
+void subscribe_held_feed(Self self, held_feed_actor subscriber);
+/// Purgatory records to erase, for persist().
+HeldRecordChanges erase_records(std::vector<nostr::EventId> ids);
+/// The repositories of held announcements that left purgatory without git data go (§4.7).
+void withdraw_repositories(Self self, const std::vector<policy::HeldEvent>& entries,
+                           std::vector<nostr::EventPtr>& dropped);
 
 // acceptance_peers.cpp
 
