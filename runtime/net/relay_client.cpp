@@ -18,6 +18,8 @@
 #include <deque>
 #include <type_traits>
 
+#include "runtime/net/ws_deflate.hpp"
+
 namespace graspd::runtime {
 
 namespace net = boost::asio;
@@ -264,9 +266,10 @@ class Connection final : public RelayClient,
             if (ec2) return finish(connect_failure("websocket handshake failed: " + ec2.message()));
             if (closing_) return shut_down("closed by graspd");
             open_ = true;
+            const auto agreed = handshake_[http::field::sec_websocket_extensions];
             const bool compressed =
-                options_.compression && handshake_[http::field::sec_websocket_extensions].find(
-                                            "permessage-deflate") != beast::string_view::npos;
+                options_.compression &&
+                negotiated_deflate(std::string_view(agreed.data(), agreed.size())).enabled;
             handshake_ = {};
             handler_->on_open(peer_, compressed);
             read();

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "runtime/net/ws_deflate.hpp"
+
 namespace graspd::runtime {
 
 namespace beast = boost::beast;
@@ -118,7 +120,8 @@ struct WsClient::Impl : std::enable_shared_from_this<WsClient::Impl> {
     {
       std::lock_guard lock(mutex);
       open = true;
-      negotiated_deflate = ext.find("permessage-deflate") != beast::string_view::npos;
+      negotiated_deflate =
+          runtime::negotiated_deflate(std::string_view(ext.data(), ext.size())).enabled;
     }
     connected.set_value({});
     do_read();
