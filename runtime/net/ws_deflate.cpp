@@ -244,6 +244,12 @@ void DeflateCache::compress_queued() {
   }
 }
 
+bool DeflateCache::contains(const std::string& body) const {
+  std::lock_guard lock(mutex_);
+  auto [it, end] = index_.equal_range(std::hash<std::string_view>{}(body));
+  return std::any_of(it, end, [&](const auto& indexed) { return *indexed.second->body == body; });
+}
+
 std::size_t DeflateCache::bytes() const {
   std::lock_guard lock(mutex_);
   return bytes_;

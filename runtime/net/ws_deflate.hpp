@@ -77,6 +77,9 @@ class DeflateCache {
   std::shared_ptr<const std::string> cached_or_queue(
       const std::shared_ptr<const std::string>& body);
 
+  /// Whether `body`'s compressed copy is cached; neither a use (the eviction order stays) nor a
+  /// miss (nothing is queued).
+  bool contains(const std::string& body) const;
   std::size_t bytes() const;
   std::uint64_t hits() const;
   /// Bytes of the bodies queued for the cache's thread and not in the cache yet.
