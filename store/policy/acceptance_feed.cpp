@@ -12,8 +12,6 @@ namespace graspd::policy {
 using nostr::Event;
 using nostr::EventId;
 using nostr::Filter;
-using nostr::Filters;
-using nostr::Pubkey;
 namespace nip34 = nostr::nip34;
 
 void AcceptancePolicy::on_accepted(nostr::EventPtr ev, std::vector<EventId> depends_on) {
@@ -56,7 +54,8 @@ void AcceptancePolicy::forget_pending(const EventId& id) {
   pending_.remove(id);
 }
 
-void AcceptancePolicy::make_eligible(const Pubkey& author, std::vector<std::string>& released) {
+void AcceptancePolicy::make_eligible(const nostr::Pubkey& author,
+                                     std::vector<std::string>& released) {
   if (eligible_authors_.insert(author).second) released.push_back(wait_key::author(author));
 }
 
@@ -129,7 +128,7 @@ void AcceptancePolicy::load_from_store(const std::function<void(std::uint64_t)>&
       std::vector<std::string> hex;
       for (std::size_t j = i; j < std::min(frontier.size(), i + max_ids_per_filter); ++j)
         hex.push_back(nostr::to_hex(frontier[j]));
-      Filters children;
+      nostr::Filters children;
       for (char letter : {'e', 'E', 'q'}) {
         Filter f;
         f.tags[letter] = hex;
