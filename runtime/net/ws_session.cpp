@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "runtime/net/coalescing_stream.hpp"
+#include "runtime/net/idle_pings.hpp"
 #include "runtime/net/ws_deflate.hpp"
 
 namespace graspd::runtime {
@@ -58,7 +59,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
         remote_ip_(std::move(remote_ip)),
         id_(shared_->next_id++),
         pause_hold_(ws_.get_executor()),
-        keepalive_(ws_.get_executor()) {}
+        keepalive_(ws_.get_executor()),
+        idle_pings_(shared_->options.idle_ping_interval, std::chrono::steady_clock::now()) {}
 
   void start(beast::http::request<beast::http::string_body>&& request) {
     const auto& options = shared_->options;
@@ -160,11 +162,11 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     handler_ = shared_->factory(remote_ip_);
     handler_->on_open(shared_from_this());
     heard();
-    arm_keepalive(last_heard_ + shared_->options.idle_ping_interval);
+    arm_keepalive(idle_pings_.last_heard() + shared_->options.idle_ping_interval);
     do_read();
   }
 
-  void heard() { last_heard_ = std::chrono::steady_clock::now(); }
+  void heard() { idle_pings_.heard(std::chrono::steady_clock::now()); }
 
   void arm_keepalive(std::chrono::steady_clock::time_point at) {
     keepalive_.expires_at(at);
@@ -173,29 +175,22 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     });
   }
 
-  /// A client silent for an interval gets a ping; silent for one more (no pong either), it is
-  /// dropped. While reads wait for the handler, what the client sends waits unread, so that
-  /// counts as heard.
+  /// The idle-ping rule (IdlePings) applied at each check. While reads wait for the handler,
+  /// what the client sends waits unread, so that counts as heard.
   void on_keepalive() {
     if (finished_ || closing_) return;
-    const auto now = std::chrono::steady_clock::now();
-    const auto interval = shared_->options.idle_ping_interval;
     if (read_waiting_) heard();
-    if (now - last_heard_ < interval) {
-      ping_unanswered_ = false;
-      return arm_keepalive(last_heard_ + interval);
+    const auto decision = idle_pings_.check(std::chrono::steady_clock::now());
+    if (decision.step == IdlePings::Step::drop) {
+      beast::get_lowest_layer(ws_).close();  // the pending read fails and ends the session
+      return;
     }
-    if (!ping_unanswered_) {
-      ping_unanswered_ = true;
-      if (!ping_writing_) {
-        ping_writing_ = true;
-        ws_.async_ping(
-            {}, [self = shared_from_this()](beast::error_code) { self->ping_writing_ = false; });
-      }
-      return arm_keepalive(now + interval);
+    if (decision.step == IdlePings::Step::ping && !ping_writing_) {
+      ping_writing_ = true;
+      ws_.async_ping(
+          {}, [self = shared_from_this()](beast::error_code) { self->ping_writing_ = false; });
     }
-    // The pending read fails and ends the session.
-    beast::get_lowest_layer(ws_).close();
+    arm_keepalive(decision.next_check);
   }
 
   void do_read() {
@@ -376,9 +371,8 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
   bool read_waiting_ = false;        // a read is due once the backlog shrinks
   net::steady_timer pause_hold_;     // pending while reads wait (hold_while_paused)
   net::steady_timer keepalive_;      // the next idle check (on_keepalive)
-  std::chrono::steady_clock::time_point last_heard_;  // the client's last frame, control or not
-  bool ping_unanswered_ = false;  // an idle ping went out and nothing was heard since
-  bool ping_writing_ = false;     // Beast allows one ping at a time
+  IdlePings idle_pings_;             // the client's last frame, control or not, and the ping out
+  bool ping_writing_ = false;        // Beast allows one ping at a time
   bool writing_ = false;
   bool closing_ = false;
   bool close_started_ = false;
