@@ -162,7 +162,7 @@ class WsSession final : public WsConnection, public std::enable_shared_from_this
     handler_ = shared_->factory(remote_ip_);
     handler_->on_open(shared_from_this());
     heard();
-    arm_keepalive(idle_pings_.last_heard() + shared_->options.idle_ping_interval);
+    on_keepalive();  // just heard: the first check waits an interval
     do_read();
   }
 
