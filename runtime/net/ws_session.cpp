@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "runtime/net/coalescing_stream.hpp"
-#include "runtime/net/idle_pings.hpp"
+#include "runtime/net/engine/idle_pings.hpp"
 #include "runtime/net/ws_deflate.hpp"
 
 namespace graspd::runtime {

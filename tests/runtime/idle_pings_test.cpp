@@ -1,5 +1,5 @@
-// The idle-ping rule on a clock of the test's own (runtime/net/idle_pings.hpp).
-#include "runtime/net/idle_pings.hpp"
+// The idle-ping rule on a clock of the test's own (runtime/net/engine/idle_pings.hpp).
+#include "runtime/net/engine/idle_pings.hpp"
 
 #include <gtest/gtest.h>
 
